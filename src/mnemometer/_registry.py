@@ -1,0 +1,132 @@
+"""Plug-in registries over entry points, loaded lazily and defensively.
+
+Built-ins register through the same entry-point groups third parties use
+(``mnemometer.stores``, ``mnemometer.suites``). Importing mnemometer imports no plug-in;
+a plug-in that fails to load is a warning naming it, never a dead CLI.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import warnings
+from collections.abc import Callable
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from mnemometer.errors import MissingExtraError, MnemometerError, UnknownNameError, did_you_mean
+
+
+class Registry:
+    """Names → factories for one kind of plug-in."""
+
+    def __init__(self, group: str, kind: str) -> None:
+        self.group = group
+        self.kind = kind
+        self._extra: dict[str, Callable[..., Any]] = {}
+
+    def _entry_points(self) -> dict[str, EntryPoint]:
+        return _group(self.group)
+
+    def register(self, name: str, factory: Callable[..., Any]) -> None:
+        """Register a factory in-process (tests, notebooks)."""
+        if name in self._entry_points() or name in self._extra:
+            raise MnemometerError(f"{self.kind} {name!r} is already registered")
+        self._extra[name] = factory
+
+    def unregister(self, name: str) -> None:
+        """Remove an in-process registration."""
+        self._extra.pop(name, None)
+
+    def names(self) -> list[str]:
+        """Every registered name, sorted."""
+        return sorted(set(self._entry_points()) | set(self._extra))
+
+    def load(self, name: str) -> Callable[..., Any]:
+        """Return the factory for ``name``.
+
+        Raises:
+            UnknownNameError: no such name (with a "did you mean").
+            MnemometerError: the plug-in is broken (its import failed).
+        """
+        if name in self._extra:
+            return self._extra[name]
+        ep = self._entry_points().get(name)
+        if ep is None:
+            raise UnknownNameError(
+                f"unknown {self.kind} {name!r}{did_you_mean(name, self.names())}; "
+                f"known: {', '.join(self.names())}"
+            )
+        try:
+            return ep.load()
+        except MissingExtraError:
+            raise
+        except Exception as e:  # a broken plug-in must not kill the CLI
+            raise MnemometerError(
+                f"{self.kind} {name!r} ({ep.value}) failed to load: {type(e).__name__}: {e}"
+            ) from None
+
+    def describe(self, name: str) -> str:
+        """First docstring line of the plug-in, or a warning when it cannot load."""
+        try:
+            factory = self.load(name)
+        except MnemometerError as e:
+            warnings.warn(str(e), stacklevel=2)
+            return f"(broken: {e})"
+        doc = inspect.getdoc(factory) or ""
+        return doc.splitlines()[0] if doc else ""
+
+
+@cache
+def _group(group: str) -> dict[str, EntryPoint]:
+    eps: dict[str, EntryPoint] = {}
+    for ep in entry_points(group=group):
+        if ep.name in eps and eps[ep.name].value != ep.value:
+            warnings.warn(
+                f"{group}: {ep.name!r} is registered twice ({eps[ep.name].value}, {ep.value}); "
+                "the first wins",
+                stacklevel=2,
+            )
+            continue
+        eps.setdefault(ep.name, ep)
+    return eps
+
+
+def call_with_context(factory: Callable[..., Any], options: dict[str, Any], **context: Any) -> Any:
+    """Call ``factory(**options)``, adding each context value the factory accepts.
+
+    Context (``lang``, ``workdir``, ...) is offered, never forced: a factory that does not
+    name a parameter does not get it, and an explicit option wins over context.
+
+    Raises:
+        MnemometerError: an option the factory does not accept (with the accepted ones).
+    """
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return factory(**options)
+    params = sig.parameters
+    var_kw = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    accepted = [n for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for key in options:
+        if key not in params and not var_kw:
+            name = getattr(factory, "__name__", str(factory))
+            raise MnemometerError(
+                f"{name} has no option {key!r}{did_you_mean(key, accepted)}; "
+                f"options: {', '.join(accepted) or '(none)'}"
+            )
+    kwargs = {k: v for k, v in context.items() if k in params and k not in options}
+    return factory(**options, **kwargs)
+
+
+def require(module: str, extra: str, what: str) -> Any:
+    """Import an optional dependency or raise the exact install command."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtraError(what, extra, module) from None
+
+
+STORES = Registry("mnemometer.stores", "store")
+SUITES = Registry("mnemometer.suites", "suite")

@@ -1,0 +1,48 @@
+"""The ``mnemometer`` command: one thin module per verb."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from mnemometer.cli.check_store import check_store_cmd
+from mnemometer.cli.list import list_cmd
+from mnemometer.cli.log import log_group
+from mnemometer.cli.report import report_cmd
+from mnemometer.cli.run import run_cmd
+from mnemometer.errors import MnemometerError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mnemometer")
+def cli() -> None:
+    """Measure AI-agent memory.
+
+    Every option can also be set from the environment as MNEMOMETER_<COMMAND>_<OPTION>,
+    e.g. MNEMOMETER_RUN_STORE=bm25.
+    """
+
+
+for command in (run_cmd, report_cmd, list_cmd, check_store_cmd, log_group):
+    cli.add_command(command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: user errors become one line on stderr and exit code 2."""
+    try:
+        cli.main(args=argv, prog_name="mnemometer", auto_envvar_prefix="MNEMOMETER",
+                 standalone_mode=False)  # fmt: skip
+    except MnemometerError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted; continue with --resume RUN_DIR", err=True)
+        sys.exit(130)
+    sys.exit(0)

@@ -1,0 +1,42 @@
+"""Errors a user can act on.
+
+Every error that reaches the CLI as a :class:`MnemometerError` is printed as one line on
+stderr with exit code 2; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class MnemometerError(Exception):
+    """Bad input or environment: one clear message, no traceback."""
+
+
+class DatasetError(MnemometerError):
+    """A dataset file is missing, malformed or violates the schema."""
+
+
+class UnknownNameError(MnemometerError):
+    """A store, suite or dataset name is not registered."""
+
+
+class MissingExtraError(MnemometerError):
+    """An optional dependency is not installed."""
+
+    def __init__(self, what: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{what} needs the optional dependency {module!r}: "
+            f"pip install 'mnemometer[{extra}]'"
+        )
+        self.extra = extra
+
+
+class RunLogError(MnemometerError):
+    """A run directory is missing, incompatible or corrupt."""
+
+
+def did_you_mean(name: str, choices: list[str]) -> str:
+    """Return a ' (did you mean X?)' suffix for the closest choice, or ''."""
+    import difflib
+
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.5)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -1,0 +1,54 @@
+"""Durable writing of run directories."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO
+
+from mnemometer.log._schema import HEADER_FILE, ITEMS_FILE, ItemResult, RunHeader
+
+
+def write_header(run_dir: Path, header: RunHeader) -> None:
+    """Write the header atomically (a crash leaves the old or the new one, never half)."""
+    tmp = run_dir / (HEADER_FILE + ".tmp")
+    tmp.write_text(header.model_dump_json(indent=1) + "\n", "utf-8")
+    os.replace(tmp, run_dir / HEADER_FILE)
+
+
+class ItemWriter:
+    """Appends item results, one line each, handed to the OS as soon as they finish.
+
+    Every line reaches the kernel before the next item is reported, so a killed process
+    (even SIGKILL) loses nothing it reported; ``fsync=True`` also survives power loss, at
+    the cost of a disk flush per item.
+    """
+
+    def __init__(self, run_dir: Path, fsync: bool = False) -> None:
+        path = run_dir / ITEMS_FILE
+        _drop_partial_tail(path)
+        self._f: IO[bytes] = open(path, "ab", buffering=0)
+        self._fsync = fsync
+
+    def write(self, item: ItemResult) -> None:
+        """Append one result."""
+        self._f.write(item.model_dump_json(exclude_defaults=True).encode() + b"\n")
+        if self._fsync:
+            os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        """Close the file (fsyncing it once)."""
+        try:
+            os.fsync(self._f.fileno())
+        finally:
+            self._f.close()
+
+
+def _drop_partial_tail(path: Path) -> None:
+    """Cut a last line left unterminated by a crash, so appends start on a clean line."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)

@@ -1,0 +1,138 @@
+"""Reports from run directories: text, Markdown and JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from mnemometer.log._reader import read_header, read_items
+from mnemometer.log._schema import Metric, RunHeader, Summary
+from mnemometer.runner._run import summarize
+
+Format = Literal["text", "md", "json"]
+_HEADLINE = ("hit", "recall", "mrr", "ndcg", "precision")
+
+
+def report(run_dir: str | Path, fmt: Format = "text") -> str:
+    """Render a run directory as ``text``, ``md`` (Markdown) or ``json``.
+
+    JSON is machine-readable and holds the header, every aggregated metric (overall and per
+    group) and the counts; text and Markdown show the same numbers for people.
+    """
+    header = read_header(run_dir)
+    summary = summarize(run_dir)
+    if fmt == "json":
+        return json.dumps(_as_json(header, summary), indent=1, ensure_ascii=False)
+    if fmt == "md":
+        return _markdown(header, summary)
+    if fmt == "text":
+        return _text(header, summary)
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def _as_json(header: RunHeader, summary: Summary) -> dict[str, Any]:
+    return {
+        "header": header.model_dump(mode="json"),
+        "summary": summary.model_dump(mode="json"),
+    }
+
+
+def _fmt(m: Metric) -> str:
+    if m.value is None:
+        return "n/a"
+    if m.name.endswith("_ms"):
+        return f"{m.value:.2f}"
+    return f"{m.value:.3f}"
+
+
+def _ks(metrics: list[Metric]) -> list[int]:
+    return sorted({m.k for m in metrics if m.k is not None})
+
+
+def _rank_table(metrics: list[Metric]) -> tuple[list[str], list[list[str]]]:
+    """Rows: one per metric name; columns: one per k."""
+    ks = _ks(metrics)
+    by = {(m.name, m.k): m for m in metrics}
+    names = [n for n in _HEADLINE if any(key[0] == n for key in by)]
+    rows = [[n] + [_fmt(by[(n, k)]) if (n, k) in by else "" for k in ks] for n in names]
+    return ["metric"] + [f"@{k}" for k in ks], rows
+
+
+def _scalars(metrics: list[Metric]) -> list[Metric]:
+    return [m for m in metrics if m.k is None]
+
+
+def _title(h: RunHeader) -> str:
+    return (
+        f"{h.suite} · {h.system.name} · {h.dataset.name} "
+        f"({h.dataset.language}, {h.dataset.content_hash[:12]})"
+    )
+
+
+def _text(h: RunHeader, s: Summary) -> str:
+    out = [_title(h), f"run {h.run_id} · status {h.status} · items {_counts(s)}"]
+    cols, rows = _rank_table(s.overall)
+    if rows:
+        out.append(_grid(cols, rows))
+    for m in _scalars(s.overall):
+        out.append(f"  {m.key:<18} {_fmt(m)}" + (f"  (n={m.n})" if m.n is not None else ""))
+    for key, groups in s.groups.items():
+        k = _headline_k(s.overall)
+        out.append(f"by {key} (hit@{k} / recall@{k} / mrr@{k}, n):")
+        for value, ms in groups.items():
+            out.append("  " + _group_line(value, ms, k))
+    for section, body in s.sections.items():
+        out.append(f"{section}: {json.dumps(body, ensure_ascii=False)}")
+    out += [f"note: {n}" for n in s.notes]
+    return "\n".join(out)
+
+
+def _markdown(h: RunHeader, s: Summary) -> str:
+    out = [f"## {_title(h)}", "", f"Run `{h.run_id}`, status {h.status}, items {_counts(s)}.", ""]
+    cols, rows = _rank_table(s.overall)
+    if rows:
+        out += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        out += ["| " + " | ".join(r) + " |" for r in rows]
+        out.append("")
+    scal = _scalars(s.overall)
+    if scal:
+        out += ["| metric | value |", "|---|---|"] + [f"| {m.key} | {_fmt(m)} |" for m in scal]
+        out.append("")
+    k = _headline_k(s.overall)
+    for key, groups in s.groups.items():
+        out += [f"### By {key}", "", f"| {key} | n | hit@{k} | recall@{k} | mrr@{k} |",
+                "|---|---|---|---|---|"]  # fmt: skip
+        for value, ms in groups.items():
+            by = {(m.name, m.k): m for m in ms}
+            n = by.get(("hit", k))
+            cells = [_fmt(by[(x, k)]) if (x, k) in by else "" for x in ("hit", "recall", "mrr")]
+            out.append(f"| {value} | {n.n if n else ''} | " + " | ".join(cells) + " |")
+        out.append("")
+    out += [f"- {n}" for n in s.notes]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _headline_k(metrics: list[Metric]) -> int | None:
+    ks = _ks(metrics)
+    return ks[-1] if ks else None
+
+
+def _group_line(value: str, ms: list[Metric], k: int | None) -> str:
+    by = {(m.name, m.k): m for m in ms}
+    cells = [_fmt(by[(x, k)]) if (x, k) in by else "-" for x in ("hit", "recall", "mrr")]
+    n = next((m.n for m in ms if m.n is not None), 0)
+    return f"{value:<20} " + " / ".join(cells) + f"  (n={n})"
+
+
+def _counts(s: Summary) -> str:
+    c = s.counts
+    text = f"{c.get('items', 0)}/{c.get('planned', c.get('items', 0))}"
+    bad = [f"{c[k]} {k}" for k in ("errors", "timeouts") if c.get(k)]
+    return text + (f" ({', '.join(bad)})" if bad else "")
+
+
+def _grid(cols: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in [cols, *rows]) for i in range(len(cols))]
+    line = lambda r: "  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))  # noqa: E731
+    return "\n".join([line(cols)] + [line(r) for r in rows])

@@ -1,0 +1,92 @@
+"""Retrieval metrics at k over a ranked list of ids and a complete relevant set."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from mnemometer.log._schema import Metric
+
+RANK_METRICS = ("precision", "recall", "hit", "mrr", "ndcg")
+"""Per-query metrics computed at every k."""
+
+
+def dedupe(ids: Iterable[str]) -> list[str]:
+    """Keep the first occurrence of each id (a store may return versions of one memory)."""
+    return list(dict.fromkeys(ids))
+
+
+def rank_metrics(ranked: Sequence[str], relevant: Iterable[str], ks: Sequence[int]) -> list[Metric]:
+    """Precision, recall, hit, MRR and nDCG (binary relevance) at each k.
+
+    Recall divides by the whole relevant set; precision by k. ``relevant`` must be non-empty.
+    """
+    rel = set(relevant)
+    if not rel:
+        raise ValueError("rank metrics need a non-empty relevant set")
+    ranked = dedupe(ranked)
+    hits = [i for i, mid in enumerate(ranked) if mid in rel]  # 0-based ranks of relevant hits
+    out: list[Metric] = []
+    for k in ks:
+        found = [r for r in hits if r < k]
+        n = len(found)
+        dcg = sum(1.0 / math.log2(r + 2) for r in found)
+        idcg = sum(1.0 / math.log2(r + 2) for r in range(min(len(rel), k)))
+        out += [
+            Metric(name="precision", k=k, value=n / k),
+            Metric(name="recall", k=k, value=n / len(rel)),
+            Metric(name="hit", k=k, value=1.0 if n else 0.0),
+            Metric(name="mrr", k=k, value=1.0 / (found[0] + 1) if found else 0.0),
+            Metric(name="ndcg", k=k, value=dcg / idcg),
+        ]
+    return out
+
+
+def failed_metrics(ks: Sequence[int]) -> list[Metric]:
+    """The metrics of an item whose call failed: every value 0 (a failure, not a gap)."""
+    return [Metric(name=m, k=k, value=0.0) for k in ks for m in RANK_METRICS]
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (linear interpolation), or None for no values."""
+    if not values:
+        return None
+    s = sorted(values)
+    pos = (len(s) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def latency_metrics(latencies_ms: Sequence[float]) -> list[Metric]:
+    """Mean, p50 and p95 latency in milliseconds."""
+    n = len(latencies_ms)
+    mean = sum(latencies_ms) / n if n else None
+    return [
+        Metric(name="latency_mean_ms", value=mean, higher_is_better=False, n=n),
+        Metric(name="latency_p50_ms", value=percentile(latencies_ms, 50), higher_is_better=False, n=n),
+        Metric(name="latency_p95_ms", value=percentile(latencies_ms, 95), higher_is_better=False, n=n),
+    ]
+
+
+def mean_metrics(per_item: Iterable[list[Metric]]) -> list[Metric]:
+    """Average metrics by (name, k) over items, skipping not-applicable values."""
+    sums: dict[tuple[str, int | None], list[float]] = {}
+    direction: dict[tuple[str, int | None], bool] = {}
+    for metrics in per_item:
+        for m in metrics:
+            key = (m.name, m.k)
+            direction[key] = m.higher_is_better
+            bucket = sums.setdefault(key, [])
+            if m.value is not None:
+                bucket.append(m.value)
+    return [
+        Metric(
+            name=name,
+            k=k,
+            value=(sum(v) / len(v)) if v else None,
+            higher_is_better=direction[(name, k)],
+            n=len(v),
+        )
+        for (name, k), v in sums.items()
+    ]

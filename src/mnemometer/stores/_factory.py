@@ -1,0 +1,47 @@
+"""Create stores by registered name, with options and run context."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mnemometer._registry import STORES, call_with_context
+from mnemometer.errors import MnemometerError
+from mnemometer.stores._protocol import Store
+
+
+def store_names() -> list[str]:
+    """Every registered store name."""
+    return STORES.names()
+
+
+def create_store(
+    name: str,
+    options: dict[str, Any] | None = None,
+    *,
+    lang: str | None = None,
+    workdir: Path | None = None,
+) -> Store:
+    """Create the store registered as ``name``.
+
+    Args:
+        name: registered name (``keyword``, ``bm25``, ``tfidf``, or a plug-in's).
+        options: keyword arguments for the store's factory.
+        lang: dataset language, offered to factories that take ``lang``.
+        workdir: a directory inside the run directory, offered to factories that take
+            ``workdir`` (stores that keep files keep them there).
+
+    Raises:
+        MnemometerError: unknown name, bad option, missing extra, or not a Store.
+    """
+    factory = STORES.load(name)
+    context: dict[str, Any] = {}
+    if lang:
+        context["lang"] = lang
+    if workdir is not None:
+        context["workdir"] = workdir
+    store = call_with_context(factory, dict(options or {}), **context)
+    missing = [m for m in ("reset", "store", "search") if not callable(getattr(store, m, None))]
+    if missing:
+        raise MnemometerError(f"store {name!r} does not implement {', '.join(missing)}()")
+    return store

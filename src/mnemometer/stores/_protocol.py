@@ -1,0 +1,122 @@
+"""The Store protocol (three methods) and optional capabilities detected at run time."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result."""
+
+    memory_id: str
+    """The id the store was given for this memory."""
+    score: float = 0.0
+    """Store-specific relevance score; higher is better."""
+    text: str = ""
+    """The stored text, when the store returns it."""
+
+    @classmethod
+    def coerce(cls, obj: Any) -> Hit:
+        """Accept a :class:`Hit` or a MemTest-style dict (``memory_id``, ``score``, ``content``)."""
+        if isinstance(obj, Hit):
+            return obj
+        if isinstance(obj, Mapping):
+            mid = obj.get("memory_id", obj.get("id"))
+            if mid is None:
+                raise TypeError(f"search result has no 'memory_id': {dict(obj)!r:.120}")
+            text = obj.get("text", obj.get("content", "")) or ""
+            return cls(str(mid), float(obj.get("score", 0.0) or 0.0), str(text))
+        raise TypeError(f"search result must be a Hit or a dict, got {type(obj).__name__}")
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A memory system under test at the retrieval level.
+
+    ``metadata`` carries ``memory_id`` (to be returned in hits) and, when known,
+    ``timestamp`` (ISO 8601). It never carries answer-key labels unless a suite opts in
+    and the run log records that it did.
+    """
+
+    def reset(self) -> None:
+        """Forget everything."""
+        ...
+
+    def store(self, text: str, metadata: dict[str, Any]) -> None:
+        """Remember ``text`` under ``metadata['memory_id']``."""
+        ...
+
+    def search(self, query: str, top_k: int) -> Sequence[Hit | Mapping[str, Any]]:
+        """Return at most ``top_k`` hits, best first."""
+        ...
+
+
+@runtime_checkable
+class BatchStore(Protocol):
+    """Capability: store many memories in one call (faster indexing)."""
+
+    def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Store every ``(text, metadata)`` pair."""
+        ...
+
+
+@runtime_checkable
+class Flushable(Protocol):
+    """Capability: finish indexing; the runner calls it after storing and before searching."""
+
+    def flush(self) -> None:
+        """Block until everything stored is searchable."""
+        ...
+
+
+@runtime_checkable
+class DeletableStore(Protocol):
+    """Capability: delete a memory by id."""
+
+    def delete(self, memory_id: str) -> None:
+        """Forget one memory."""
+        ...
+
+
+@runtime_checkable
+class ListableStore(Protocol):
+    """Capability: list what the store keeps (used to verify storage)."""
+
+    def list_ids(self) -> Sequence[str]:
+        """Return the ids of every memory the store keeps."""
+        ...
+
+
+@runtime_checkable
+class ClockAware(Protocol):
+    """Capability: a simulated clock, for time-aware and forgetting stores."""
+
+    def set_time(self, now: datetime) -> None:
+        """Set the store's notion of "now"."""
+        ...
+
+
+@runtime_checkable
+class Abstaining(Protocol):
+    """Capability: declares that an empty result means "nothing relevant"."""
+
+    abstains: bool
+
+
+def capabilities(store: object) -> list[str]:
+    """Names of the optional capabilities ``store`` implements."""
+    checks = {
+        "store_many": BatchStore,
+        "flush": Flushable,
+        "delete": DeletableStore,
+        "list_ids": ListableStore,
+        "set_time": ClockAware,
+    }
+    caps = [name for name, proto in checks.items() if isinstance(store, proto)]
+    if getattr(store, "abstains", False):
+        caps.append("abstains")
+    return caps

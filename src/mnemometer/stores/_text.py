@@ -1,0 +1,68 @@
+"""Tokenisation for English and Chinese, shared by the lexical stores."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable
+from functools import cache
+
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_EN_STOP = frozenset(
+    """a an and are as at be been but by did do does for from had has have he her his i if in
+    into is it its me my no not of on or our she so that the their them then there these they
+    this to was we were what when where which who whom why will with you your""".split()
+)
+_ZH_STOP = frozenset("的 了 在 是 和 与 及 也 就 都 而 之 把 被 对 给 从 向 于 吗 呢 吧 啊 么 什么 哪些 有 过 一个".split())
+_jieba_lock = threading.Lock()
+
+Tokenizer = Callable[[str], list[str]]
+
+
+def tokenizer(lang: str, stem: bool = True) -> Tokenizer:
+    """Return the tokeniser for ``lang`` (``en``, ``zh``; anything else is treated as ``en``).
+
+    English: lower-cased words, stop words removed, Snowball-stemmed when ``stem``.
+    Chinese: jieba search-mode segmentation (words and their sub-words), plus any Latin
+    words, stop words removed.
+    """
+    return _zh_tokenizer() if lang.startswith("zh") else _en_tokenizer(stem)
+
+
+@cache
+def _en_tokenizer(stem: bool) -> Tokenizer:
+    stemmer = None
+    if stem:
+        import Stemmer
+
+        stemmer = Stemmer.Stemmer("english")
+
+    def tok(text: str) -> list[str]:
+        words = [w.strip("'") for w in _WORD.findall(text.lower())]
+        words = [w for w in words if w and w not in _EN_STOP]
+        return stemmer.stemWords(words) if stemmer else words
+
+    return tok
+
+
+@cache
+def _zh_tokenizer() -> Tokenizer:
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    with _jieba_lock:  # jieba's lazy dictionary load is not thread-safe
+        jieba.initialize()
+    en = _en_tokenizer(True)
+
+    def tok(text: str) -> list[str]:
+        out: list[str] = []
+        for run in _CJK_RUN.findall(text):
+            out.extend(w for w in jieba.lcut_for_search(run) if w not in _ZH_STOP)
+        rest = _CJK_RUN.sub(" ", text)
+        if rest.strip():
+            out.extend(en(rest))
+        return out
+
+    return tok

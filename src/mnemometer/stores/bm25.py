@@ -1,0 +1,38 @@
+"""``bm25``: Okapi BM25 on ``bm25s`` with English stemming or Chinese segmentation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mnemometer.stores._lexical import IndexedStore
+
+
+class BM25Store(IndexedStore):
+    """BM25 (Lucene variant) over every stored text, via bm25s.
+
+    Args:
+        lang: ``en``, ``zh`` or ``auto`` (from the dataset, else detected).
+        k1: term-frequency saturation.
+        b: length normalisation.
+    """
+
+    def __init__(self, lang: str = "auto", k1: float = 1.5, b: float = 0.75) -> None:
+        self.k1 = float(k1)
+        self.b = float(b)
+        super().__init__(lang=lang)
+
+    def _build(self, docs: list[list[str]]) -> None:
+        import bm25s
+        from bm25s.tokenization import Tokenized
+
+        vocab: dict[str, int] = {}
+        ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in docs]
+        self._bm25 = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
+        self._bm25.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
+        self._vocab = vocab
+
+    def _scores(self, tokens: list[str]) -> np.ndarray:
+        ids = [self._vocab[t] for t in tokens if t in self._vocab]
+        if not ids:
+            return np.zeros(len(self._ids), dtype=np.float32)
+        return self._bm25.get_scores(ids)

@@ -1,0 +1,177 @@
+"""``retrieval``: store every memory, ask every query, score the ranking."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from mnemometer.datasets._models import Dataset, Query
+from mnemometer.errors import MnemometerError
+from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, Summary
+from mnemometer.scoring.retrieval import (
+    dedupe,
+    failed_metrics,
+    latency_metrics,
+    mean_metrics,
+)
+from mnemometer.scoring.retrieval import rank_metrics as _rank_metrics
+from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, Hit
+from mnemometer.suites._base import Item
+
+DEFAULT_KS = (1, 5, 10, 20)
+
+
+def store_dataset(store: Any, dataset: Dataset, versions: str = "all") -> dict[str, float]:
+    """Reset ``store`` and give it every memory; return ``{"index": seconds}``.
+
+    The store sees text, ``memory_id`` and ``timestamp`` only: never the answer-key labels.
+    Time-aware stores first learn the dataset's reference time.
+    """
+    t0 = time.perf_counter()
+    store.reset()
+    if isinstance(store, ClockAware) and dataset.info.reference_time is not None:
+        store.set_time(dataset.info.reference_time)
+    batch: list[tuple[str, dict[str, Any]]] = []
+    for m in dataset.memories:
+        meta: dict[str, Any] = {"memory_id": m.id}
+        if m.timestamp is not None:
+            meta["timestamp"] = m.timestamp.isoformat()
+        texts = m.texts() if versions == "all" else m.texts()[:1]
+        batch.extend((text, dict(meta)) for _, text in texts)
+    if isinstance(store, BatchStore):
+        store.store_many(batch)
+    else:
+        for text, meta in batch:
+            store.store(text, meta)
+    if isinstance(store, Flushable):
+        store.flush()
+    return {"index": time.perf_counter() - t0}
+
+
+def timed_search(store: Any, text: str, top_k: int) -> tuple[list[Hit], float]:
+    """Search and return the hits (coerced, at most ``top_k``) and the call's milliseconds."""
+    t0 = time.perf_counter()
+    raw = store.search(text, top_k)
+    ms = (time.perf_counter() - t0) * 1000.0
+    return [Hit.coerce(h) for h in raw][:top_k], ms
+
+
+class RetrievalSuite:
+    """Retrieval quality: precision, recall, hit, MRR and nDCG at k, by type and difficulty.
+
+    Args:
+        top_k: how many hits to ask for (default: the largest k).
+        ks: cut-offs for the metrics.
+        versions: ``all`` stores every stylistic version of a memory, ``first`` only one.
+    """
+
+    name: ClassVar[str] = "retrieval"
+    version: ClassVar[str] = "1"
+
+    def __init__(
+        self, top_k: int | None = None, ks: Sequence[int] = DEFAULT_KS, versions: str = "all"
+    ) -> None:
+        ks = sorted({int(k) for k in ks})
+        if not ks or ks[0] < 1:
+            raise MnemometerError("ks must be positive integers")
+        if top_k is not None:
+            if int(top_k) < 1:
+                raise MnemometerError(f"--top-k must be at least 1, got {top_k}")
+            ks = sorted({k for k in ks if k <= int(top_k)} | {int(top_k)})
+        if versions not in ("all", "first"):
+            raise MnemometerError(f"versions must be 'all' or 'first', got {versions!r}")
+        self.ks = ks
+        self.top_k = int(top_k) if top_k is not None else ks[-1]
+        self.versions = versions
+        self._abstains = False
+
+    def options(self) -> dict[str, Any]:
+        """Resolved options."""
+        return {"top_k": self.top_k, "ks": self.ks, "versions": self.versions}
+
+    def plan(self, dataset: Dataset) -> list[Item]:
+        """One item per query."""
+        return [Item(q.id, i, q) for i, q in enumerate(dataset.queries)]
+
+    def setup(self, system: Any, dataset: Dataset) -> dict[str, float]:
+        """Store every memory."""
+        self._abstains = bool(getattr(system, "abstains", False))
+        return store_dataset(system, dataset, self.versions)
+
+    def run_item(self, system: Any, item: Item) -> ItemResult:
+        """Search once and score the ranking."""
+        q: Query = item.payload
+        hits, ms = timed_search(system, q.text, self.top_k)
+        ranked = dedupe(h.memory_id for h in hits)
+        if q.relevant_ids:
+            metrics = _rank_metrics(ranked, q.relevant_ids, self.ks)
+        else:
+            # A negative query: the right answer is nothing. Only a store that declares
+            # that an empty result means "nothing relevant" can be scored on it.
+            value = (0.0 if ranked else 1.0) if self._abstains else None
+            metrics = [Metric(name="abstention", value=value)]
+        return ItemResult(
+            item_id=item.id,
+            index=item.index,
+            input=q.text,
+            groups=_groups(q),
+            expected=q.relevant_ids,
+            retrieved=[RetrievedHit(id=h.memory_id, score=h.score) for h in hits],
+            metrics=metrics,
+            latency_ms=ms,
+        )
+
+    def failed(self, item: Item, error: str, status: str) -> ItemResult:
+        """A failed search scores 0 on every metric."""
+        q: Query = item.payload
+        metrics = (
+            failed_metrics(self.ks) if q.relevant_ids else [Metric(name="abstention", value=0.0)]
+        )
+        return ItemResult(
+            item_id=item.id, index=item.index, status=status, error=error, input=q.text,
+            groups=_groups(q), expected=q.relevant_ids, metrics=metrics,
+        )  # fmt: skip
+
+    def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
+        """Means over queries with ground truth, by type and difficulty; latency; counts."""
+        positive = [r for r in items if r.expected]
+        negative = [r for r in items if not r.expected]
+        overall = mean_metrics(r.metrics for r in positive)
+        overall += mean_metrics(r.metrics for r in negative)
+        overall += latency_metrics([r.latency_ms for r in items if r.latency_ms is not None])
+        groups: dict[str, dict[str, list[Metric]]] = {}
+        for key in ("type", "difficulty"):
+            buckets: dict[str, list[ItemResult]] = defaultdict(list)
+            for r in items:
+                if key in r.groups:
+                    buckets[r.groups[key]].append(r)
+            if buckets:
+                groups[key] = {
+                    v: mean_metrics(r.metrics for r in rs) for v, rs in sorted(buckets.items())
+                }
+        counts = {
+            "items": len(items),
+            "planned": header.item_count,
+            "with_ground_truth": len(positive),
+            "negative": len(negative),
+            "errors": sum(r.status == "error" for r in items),
+            "timeouts": sum(r.status == "timeout" for r in items),
+        }
+        notes = list(header.dataset.notes)
+        if negative and not any(m.value is not None for r in negative for m in r.metrics):
+            notes.append(
+                f"{len(negative)} negative queries not scored: the store does not declare "
+                "that an empty result means 'nothing relevant' (abstains)"
+            )
+        if counts["errors"] or counts["timeouts"]:
+            notes.append("failed and timed-out items score 0 on every metric")
+        return Summary(overall=overall, groups=groups, counts=counts, notes=notes)
+
+
+def _groups(q: Query) -> dict[str, str]:
+    g = {"type": q.type}
+    if q.difficulty:
+        g["difficulty"] = q.difficulty
+    return g

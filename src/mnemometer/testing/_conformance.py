@@ -1,0 +1,150 @@
+"""Conformance kit for store authors: ``check_store(store)`` in your own CI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mnemometer.stores._protocol import (
+    DeletableStore,
+    Flushable,
+    Hit,
+    ListableStore,
+    capabilities,
+)
+
+_DOCS = [
+    ("c1", "The lighthouse keeper repaints the red door every spring."),
+    ("c2", "Marta bought three kilograms of blueberries at the harbour market."),
+    ("c3", "The quarterly budget review moved from Tuesday to Thursday afternoon."),
+    ("c4", "张伟在杭州西湖边的茶馆买了两斤龙井茶。"),
+    ("c5", "Our team retrospective happens on the first Monday of each month."),
+]
+
+
+@dataclass
+class Check:
+    """One conformance check and its outcome."""
+
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclass
+class ConformanceReport:
+    """All checks run against one store."""
+
+    checks: list[Check] = field(default_factory=list)
+    capabilities: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every check passed."""
+        return all(c.ok for c in self.checks)
+
+    def __str__(self) -> str:
+        lines = [f"{'PASS' if c.ok else 'FAIL'}  {c.name}" + (f": {c.detail}" if c.detail else "")
+                 for c in self.checks]  # fmt: skip
+        lines.append(f"capabilities: {', '.join(self.capabilities) or '(none)'}")
+        return "\n".join(lines)
+
+
+def check_store(store: Any, *, raise_on_failure: bool = False) -> ConformanceReport:
+    """Run the conformance checks against ``store`` (it is reset first and left reset).
+
+    Checks: the three methods exist; every stored text is found by an exact self-query in the
+    top 5 with its own id; ``top_k`` is respected; hits name only stored ids and come best
+    first; Chinese text works; an empty query does not raise; ``reset`` forgets; and the
+    optional capabilities it declares (``list_ids``, ``delete``) behave.
+
+    Args:
+        store: the store to check.
+        raise_on_failure: raise ``AssertionError`` with the report when a check fails.
+    """
+    rep = ConformanceReport(capabilities=capabilities(store))
+
+    def check(name: str, fn: Callable[[], str | None]) -> None:
+        try:
+            problem = fn()
+        except Exception as e:
+            rep.checks.append(Check(name, False, f"raised {type(e).__name__}: {e}"))
+        else:
+            rep.checks.append(Check(name, problem is None, problem or ""))
+
+    missing = [m for m in ("reset", "store", "search") if not callable(getattr(store, m, None))]
+    rep.checks.append(Check("has reset/store/search", not missing, ", ".join(missing)))
+    if missing:
+        return _finish(rep, raise_on_failure)
+
+    def load() -> None:
+        store.reset()
+        for mid, text in _DOCS:
+            store.store(text, {"memory_id": mid, "timestamp": "2026-01-01T00:00:00"})
+        if isinstance(store, Flushable):
+            store.flush()
+
+    def search(q: str, k: int) -> list[Hit]:
+        return [Hit.coerce(h) for h in store.search(q, k)]
+
+    check("stores with memory_id and timestamp only", lambda: load())
+
+    def self_query() -> str | None:
+        lost = [mid for mid, text in _DOCS if mid not in [h.memory_id for h in search(text, 5)]]
+        return f"exact text not found in top 5 for {lost}" if lost else None
+
+    check("finds each memory by its exact text (top 5)", self_query)
+
+    def top_k() -> str | None:
+        n = len(search("the", 1))
+        return None if n <= 1 else f"asked for 1 hit, got {n}"
+
+    check("respects top_k", top_k)
+
+    def known_ids() -> str | None:
+        ids = {h.memory_id for h in search(_DOCS[1][1], 10)}
+        extra = ids - {mid for mid, _ in _DOCS}
+        return f"returned ids never stored: {sorted(extra)}" if extra else None
+
+    check("returns only stored ids", known_ids)
+
+    def ordered() -> str | None:
+        scores = [h.score for h in search("the team budget review", 5)]
+        return None if scores == sorted(scores, reverse=True) else f"scores not descending: {scores}"
+
+    check("returns hits best first", ordered)
+    check("handles an empty query", lambda: (search("", 5), None)[1])
+
+    if isinstance(store, ListableStore):
+        def listed() -> str | None:
+            missing_ids = {mid for mid, _ in _DOCS} - set(store.list_ids())
+            return f"list_ids misses {sorted(missing_ids)}" if missing_ids else None
+
+        check("list_ids lists every stored memory", listed)
+
+    if isinstance(store, DeletableStore):
+        def deleted() -> str | None:
+            store.delete("c2")
+            if isinstance(store, Flushable):
+                store.flush()
+            return "deleted memory still returned" if "c2" in [
+                h.memory_id for h in search(_DOCS[1][1], 5)] else None  # fmt: skip
+
+        check("delete forgets a memory", deleted)
+
+    def forgets() -> str | None:
+        store.reset()
+        if isinstance(store, Flushable):
+            store.flush()
+        left = [h.memory_id for h in search(_DOCS[0][1], 5)]
+        return f"still returns {left} after reset" if left else None
+
+    check("reset forgets everything", forgets)
+    return _finish(rep, raise_on_failure)
+
+
+def _finish(rep: ConformanceReport, raise_on_failure: bool) -> ConformanceReport:
+    if raise_on_failure and not rep.ok:
+        raise AssertionError(f"store failed conformance:\n{rep}")
+    return rep
