@@ -8,6 +8,7 @@ the Four Novels set (``query`` instead of ``query_text``, ``text`` beside ``cont
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ _TYPE_MAP = {
 }
 _DIFFICULTY = {"简单": "easy", "中等": "medium", "困难": "hard"}
 _TIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d", "%d %B %Y", "%B %d, %Y", "%Y")
+# Four Novels appends "[人物:X 地点:Y 时间:Z 朝代:W 事件:E]" (sometimes cut short) to its text.
+_LABEL_TAIL = re.compile(r"\s*\[人物:[^\[]*$")
 _MEMORY_OWN_KEYS = {"memory_id", "versions", "content", "text"}
 _QUERY_OWN_KEYS = {
     "query_id", "query_text", "query", "query_type", "expected_memory_ids", "expected_answer",
@@ -68,7 +71,7 @@ def from_memtest(raw: dict[str, Any], path: Path) -> Dataset:
 def _memories(raw: list[Any], path: Path, notes: list[str]) -> list[Memory]:
     out: list[Memory] = []
     seen: set[str] = set()
-    dup = empty = 0
+    dup = empty = stripped = 0
     used_text_field = False
     for i, m in enumerate(raw):
         if not isinstance(m, dict) or not m.get("memory_id"):
@@ -87,6 +90,9 @@ def _memories(raw: list[Any], path: Path, notes: list[str]) -> list[Memory]:
         # so prefer it: the label would leak the answer key into what the store sees.
         text = versions[0].text if versions else str(m.get("text") or m.get("content") or "")
         used_text_field |= bool(m.get("text")) and not versions
+        if not versions and _LABEL_TAIL.search(text):
+            text = _LABEL_TAIL.sub("", text)
+            stripped += 1
         if not text.strip():
             empty += 1
             continue
@@ -99,6 +105,8 @@ def _memories(raw: list[Any], path: Path, notes: list[str]) -> list[Memory]:
         notes.append(f"{dup} memories with a repeated memory_id dropped (first kept)")
     if empty:
         notes.append(f"{empty} memories with no text dropped")
+    if stripped:
+        notes.append(f"{stripped} appended label strings ('[人物:...]') removed from memory text")
     if used_text_field:
         notes.append("memory text taken from 'text' (the fragment without appended labels)")
     return out

@@ -106,6 +106,11 @@ def _markdown(h: RunHeader, s: Summary) -> str:
         for value, ms in groups.items():
             by = {(m.name, m.k): m for m in ms}
             n = by.get(("hit", k))
+            if n is None:  # e.g. negative queries: scored on abstention, not rank
+                scal = ", ".join(f"{m.key} {_fmt(m)}" for m in _scalars(ms))
+                count = next((m.n for m in ms if m.n is not None), "")
+                out.append(f"| {value} | {count} | {scal} | | |")
+                continue
             cells = [_fmt(by[(x, k)]) if (x, k) in by else "" for x in ("hit", "recall", "mrr")]
             out.append(f"| {value} | {n.n if n else ''} | " + " | ".join(cells) + " |")
         out.append("")
@@ -120,8 +125,11 @@ def _headline_k(metrics: list[Metric]) -> int | None:
 
 def _group_line(value: str, ms: list[Metric], k: int | None) -> str:
     by = {(m.name, m.k): m for m in ms}
-    cells = [_fmt(by[(x, k)]) if (x, k) in by else "-" for x in ("hit", "recall", "mrr")]
     n = next((m.n for m in ms if m.n is not None), 0)
+    if ("hit", k) not in by:  # e.g. negative queries: show what they are scored on
+        cells = [f"{m.key} {_fmt(m)}" for m in _scalars(ms)]
+        return f"{value:<20} " + ", ".join(cells) + f"  (n={n})"
+    cells = [_fmt(by[(x, k)]) if (x, k) in by else "-" for x in ("hit", "recall", "mrr")]
     return f"{value:<20} " + " / ".join(cells) + f"  (n={n})"
 
 

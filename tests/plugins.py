@@ -1,0 +1,70 @@
+"""Third-party plug-ins for tests, discovered through real entry points.
+
+``install(tmp)`` writes a ``*.dist-info`` with an ``entry_points.txt`` next to the modules
+below, exactly as pip would; putting ``tmp`` on ``PYTHONPATH`` (or ``sys.path``) makes
+``importlib.metadata`` find them.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+MODULE = '''
+import os, signal, threading
+from pathlib import Path
+
+
+class KillerStore:
+    """Keyword-like store that SIGKILLs its own process once, after N searches."""
+
+    def __init__(self, after=5, marker=""):
+        self.after, self.marker, self.n = int(after), marker, 0
+        self.docs = []
+        self.lock = threading.Lock()
+
+    def reset(self):
+        self.docs = []
+
+    def store(self, text, metadata):
+        self.docs.append((metadata["memory_id"], set(text.lower().split())))
+
+    def search(self, query, top_k):
+        with self.lock:
+            self.n += 1
+            if self.n > self.after and self.marker and not Path(self.marker).exists():
+                Path(self.marker).write_text("killed")
+                os.kill(os.getpid(), signal.SIGKILL)
+        words = set(query.lower().split())
+        scored = [(len(words & d), i, mid) for i, (mid, d) in enumerate(self.docs)]
+        scored = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
+        # MemTest-style dict results: a seed adapter ports unchanged.
+        return [{"memory_id": mid, "score": float(s), "content": ""} for s, _, mid in scored[:top_k]]
+
+
+class NeedsExtra:
+    """A store whose SDK is not installed."""
+
+    def __init__(self):
+        from mnemometer._registry import require
+        require("surely_not_installed_sdk", "vector", "store 'needs-extra'")
+'''
+
+ENTRY_POINTS = """
+[mnemometer.stores]
+killer = mnemo_test_plugin:KillerStore
+needs-extra = mnemo_test_plugin:NeedsExtra
+broken = mnemo_test_broken:Store
+"""
+
+
+def install(root: Path) -> Path:
+    """Write the plug-in package and its dist-info under ``root``; return ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "mnemo_test_plugin.py").write_text(textwrap.dedent(MODULE))
+    (root / "mnemo_test_broken.py").write_text("raise RuntimeError('this plug-in is broken')\n")
+    info = root / "mnemo_test_plugin-0.1.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mnemo-test-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    return root

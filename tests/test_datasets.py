@@ -1,0 +1,168 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import seed_file
+from mnemometer.datasets import (
+    Dataset,
+    DatasetInfo,
+    Memory,
+    Query,
+    builtin_datasets,
+    load_dataset,
+    save_dataset,
+)
+from mnemometer.errors import DatasetError
+
+MEMTEST = [
+    "sample_db_100.json",
+    "sample_db_4875b98.json",
+    "sample_db_a4ad044.json",
+    "hp_benchmark_db.json",
+    "hp_benchmark_db_raw.json",
+    "four_novels_db.json",
+    "tianlongbabu_db.json",
+]
+
+
+def small() -> Dataset:
+    return Dataset(
+        info=DatasetInfo(name="t", language="en"),
+        memories=[Memory(id="a", text="alpha"), Memory(id="b", text="beta")],
+        queries=[Query(id="q", text="alpha?", relevant_ids=["a"])],
+    )
+
+
+@pytest.mark.parametrize("name", builtin_datasets())
+def test_builtin_datasets_are_consistent(name: str) -> None:
+    ds = load_dataset(name)
+    ids = {m.id for m in ds.memories}
+    assert ds.info.reference_time is not None
+    assert len(ds.memories) >= 20 and len(ds.queries) >= 10
+    assert all(set(q.relevant_ids) <= ids for q in ds.queries)
+    assert any(q.is_negative for q in ds.queries)
+    assert ds.info.language == name.split("-")[1]
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_native_round_trip_keeps_content_and_hash(tmp_path: Path, suffix: str) -> None:
+    ds = load_dataset("demo-zh")
+    path = save_dataset(ds, tmp_path / f"d{suffix}")
+    again = load_dataset(path)
+    assert again.memories == ds.memories
+    assert again.queries == ds.queries
+    assert again.info.content_hash == ds.info.content_hash
+
+
+def test_content_hash_changes_with_content() -> None:
+    a = small().with_hash()
+    b = small()
+    b.memories[0].text = "alpha!"
+    assert a.info.content_hash != b.with_hash().info.content_hash
+
+
+@pytest.mark.parametrize("name", MEMTEST)
+def test_every_memtest_variant_loads(name: str) -> None:
+    raw = json.loads(seed_file("memtest", name).read_text("utf-8"))
+    ds = load_dataset(seed_file("memtest", name))
+    ids = {m.id for m in ds.memories}
+    assert ds.memories and ds.queries
+    # No dangling id survives, and every query either has ground truth or is a negative.
+    for q in ds.queries:
+        assert set(q.relevant_ids) <= ids
+        assert q.relevant_ids or q.type == "negative"
+    # Every labelled query is either kept or accounted for in the notes.
+    labelled = [q for q in raw["queries"] if q.get("expected_memory_ids") or q.get("is_negative")]
+    if len(ds.queries) < len(labelled):
+        assert any("point to no memory" in n for n in ds.info.notes)
+
+
+def test_memtest_versions_and_reference_time() -> None:
+    ds = load_dataset(seed_file("memtest", "sample_db_100.json"))
+    m = ds.memories[0]
+    assert len(m.versions) == 3 and m.text == m.versions[0].text
+    assert str(ds.info.reference_time) == "2026-05-26 21:21:12"
+    assert ds.info.language == "zh"
+    assert m.timestamp is not None and m.timestamp < ds.info.reference_time
+    # Labels stay with the dataset (for scoring), typed query types are mapped.
+    assert "person" in m.metadata
+    assert {q.type for q in ds.queries} == {"person", "location", "event", "time", "composite"}
+
+
+def test_hp_dangling_ids_reported_and_excluded() -> None:
+    ds = load_dataset(seed_file("memtest", "hp_benchmark_db.json"))
+    assert len(ds.memories) == 1626
+    assert len(ds.queries) == 130  # 133 less the 3 whose only ids no longer exist
+    assert any("3 expected ids point to no memory" in n for n in ds.info.notes)
+    assert ds.info.language == "en"
+
+
+def test_four_novels_uses_fragment_text_and_query_field() -> None:
+    ds = load_dataset(seed_file("memtest", "four_novels_db.json"))
+    assert ds.info.language == "zh"
+    assert not any("[人物:" in m.text for m in ds.memories)
+    assert all(q.text for q in ds.queries)
+    assert len({q.id for q in ds.queries}) == len(ds.queries)
+
+
+def test_raw_hp_unlabelled_queries_excluded_with_a_note() -> None:
+    ds = load_dataset(seed_file("memtest", "hp_benchmark_db_raw.json"))
+    assert len(ds.queries) <= 87
+    assert any("without expected ids" in n for n in ds.info.notes)
+
+
+# --- bad input -------------------------------------------------------------------------
+
+
+def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
+    p = tmp_path / "bad.json"
+    p.write_text('{"info": {"name": "x"},\n "memories": [}\n')
+    with pytest.raises(DatasetError, match=r"bad.json:2:\d+: malformed JSON"):
+        load_dataset(p)
+
+
+def test_schema_violation_names_field_path(tmp_path: Path) -> None:
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps({"info": {"name": "x"}, "memories": [{"id": "a"}], "queries": []}))
+    with pytest.raises(DatasetError, match=r"memories\.0\.text: Field required"):
+        load_dataset(p)
+
+
+def test_unknown_field_is_rejected(tmp_path: Path) -> None:
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps({"info": {"name": "x", "langauge": "en"}, "memories": []}))
+    with pytest.raises(DatasetError, match=r"info\.langauge: Extra inputs"):
+        load_dataset(p)
+
+
+def test_jsonl_error_names_line(tmp_path: Path) -> None:
+    p = tmp_path / "d.jsonl"
+    p.write_text('{"kind":"info","name":"x"}\n{"kind":"memory","id":"a","text":"t"}\n'
+                 '{"kind":"query","id":"q","text":"t","relevant_ids":"a"}\n')
+    with pytest.raises(DatasetError, match=r"d.jsonl:3: relevant_ids"):
+        load_dataset(p)
+
+
+def test_dangling_id_in_native_dataset_is_an_error(tmp_path: Path) -> None:
+    ds = small()
+    ds.queries[0].relevant_ids = ["zzz"]
+    path = save_dataset(ds, tmp_path / "d.json")
+    with pytest.raises(DatasetError, match="'zzz' is not a memory id"):
+        load_dataset(path)
+
+
+def test_missing_file_and_did_you_mean() -> None:
+    with pytest.raises(DatasetError, match="did you mean 'demo-en'"):
+        load_dataset("demo-em")
+    with pytest.raises(DatasetError, match="no such file"):
+        load_dataset("nope/missing.json")
+
+
+def test_not_a_dataset(tmp_path: Path) -> None:
+    p = tmp_path / "x.json"
+    p.write_text("[1, 2, 3]")
+    with pytest.raises(DatasetError, match="not a dataset"):
+        load_dataset(p)
