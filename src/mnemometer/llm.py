@@ -1,0 +1,470 @@
+"""OpenAI-compatible LLM client: retries, timeouts, a disk cache and token accounting.
+
+Works against any server that speaks the OpenAI REST shape (OpenAI, DeepSeek, Ollama, vLLM,
+llama.cpp's server, ``mnemometer serve-llm``, :mod:`mnemometer.testing.llm_server`). It uses
+only the standard library, so the core install stays light.
+
+Typical use::
+
+    from mnemometer.llm import LLMClient
+
+    llm = LLMClient.from_settings(base_url="http://127.0.0.1:8080/v1", model="smollm2")
+    reply = llm.chat([{"role": "user", "content": "Hi"}], max_tokens=32)
+    reply.text, reply.usage.total_tokens
+    data = llm.chat_json(messages, schema={"type": "object", ...})   # parsed JSON
+    vectors = llm.embed(["a text", "another"])
+    llm.usage                                                        # running totals
+
+Settings come from arguments, then the environment (``MNEMOMETER_LLM_BASE_URL``,
+``MNEMOMETER_LLM_MODEL``, ``MNEMOMETER_LLM_API_KEY``, ``MNEMOMETER_LLM_CACHE``), then a TOML
+config file with an ``[llm]`` table holding the same keys (``base_url``, ``model``,
+``api_key``, ``cache_dir``, ``timeout``, ``max_retries``).
+
+The client is thread-safe: one instance can serve concurrent scenarios.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import random
+import threading
+import time
+import tomllib
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mnemometer.errors import MnemometerError
+
+ENV_PREFIX = "MNEMOMETER_LLM_"
+_RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+class LLMError(MnemometerError):
+    """The LLM endpoint is unreachable, rejected the request, or answered nonsense."""
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts of one call (or running totals)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    cached_calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.calls + other.calls,
+            self.cached_calls + other.cached_calls,
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        """Counts for a run log's ``tokens`` field."""
+        return {"prompt": self.prompt_tokens, "completion": self.completion_tokens}
+
+
+@dataclass(frozen=True, slots=True)
+class ChatReply:
+    """One chat completion."""
+
+    text: str
+    """The first choice's message content ("" when the model sent none)."""
+    usage: Usage
+    """Tokens of this call (zero when the server did not say)."""
+    seconds: float
+    """Wall time of the call, retries included (0 for a cache hit)."""
+    cached: bool = False
+    """True when the reply came from the disk cache."""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    """The decoded response body."""
+
+
+@dataclass(frozen=True, slots=True)
+class LLMSettings:
+    """Where and how to reach the endpoint (resolved by :meth:`LLMClient.from_settings`)."""
+
+    base_url: str
+    model: str
+    api_key: str | None = None
+    timeout: float = 60.0
+    max_retries: int = 3
+    cache_dir: Path | None = None
+
+    def redacted(self) -> dict[str, Any]:
+        """Settings for a run header: never the key."""
+        return {
+            "base_url": self.base_url,
+            "model": self.model,
+            "api_key": "***" if self.api_key else None,
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+        }
+
+
+def resolve_settings(
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+    *,
+    config_file: str | Path | None = None,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    cache_dir: str | Path | None = None,
+) -> LLMSettings:
+    """Merge arguments, environment and config file (in that order of precedence).
+
+    Raises:
+        LLMError: no base URL or model anywhere, or an unreadable config file.
+    """
+    file_cfg: dict[str, Any] = {}
+    if config_file is not None:
+        path = Path(config_file)
+        try:
+            doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as e:
+            raise LLMError(f"{path}: cannot read LLM config: {e.strerror}") from None
+        except tomllib.TOMLDecodeError as e:
+            raise LLMError(f"{path}: invalid TOML: {e}") from None
+        file_cfg = dict(doc.get("llm", doc))
+        unknown = set(file_cfg) - {"base_url", "model", "api_key", "timeout", "max_retries",
+                                   "cache_dir"}  # fmt: skip
+        if unknown:
+            raise LLMError(f"{path}: unknown [llm] keys: {', '.join(sorted(unknown))}")
+
+    def pick(arg: Any, key: str) -> Any:
+        if arg is not None:
+            return arg
+        env = os.environ.get(ENV_PREFIX + key.upper())
+        return env if env not in (None, "") else file_cfg.get(key)
+
+    url = pick(base_url, "base_url")
+    name = pick(model, "model")
+    if not url:
+        raise LLMError(
+            "no LLM endpoint: pass --llm-base-url URL or set MNEMOMETER_LLM_BASE_URL "
+            "(start a local one with `mnemometer serve-llm`)"
+        )
+    if not name:
+        raise LLMError("no LLM model: pass --llm-model NAME or set MNEMOMETER_LLM_MODEL")
+    cache = pick(cache_dir, "cache_dir") or os.environ.get(ENV_PREFIX + "CACHE")
+    return LLMSettings(
+        base_url=str(url).rstrip("/"),
+        model=str(name),
+        api_key=pick(api_key, "api_key") or None,
+        timeout=float(pick(timeout, "timeout") or 60.0),
+        max_retries=int(pick(max_retries, "max_retries") or 3),
+        cache_dir=Path(cache) if cache else None,
+    )
+
+
+class LLMClient:
+    """A small, thread-safe client for OpenAI-compatible chat and embeddings endpoints.
+
+    Args:
+        base_url: endpoint root including ``/v1`` (``http://127.0.0.1:8080/v1``).
+        model: model name sent with every request.
+        api_key: bearer token, if the server wants one.
+        timeout: seconds allowed per HTTP attempt.
+        max_retries: extra attempts after a 429/5xx or a dropped connection.
+        backoff: first back-off in seconds; doubles each retry (with jitter), and a
+            ``Retry-After`` header wins when present.
+        cache_dir: directory for the disk cache (off when ``None``). Entries are keyed on
+            the SHA-256 of the full request (URL, path and body), never on the key.
+        structured: how :meth:`chat_json` asks for a schema: ``json_object`` sends
+            ``{"type": "json_object", "schema": ...}`` (llama.cpp, vLLM); ``json_schema``
+            sends OpenAI's structured-output form.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+        cache_dir: str | Path | None = None,
+        structured: str = "json_object",
+    ) -> None:
+        if structured not in ("json_object", "json_schema"):
+            raise LLMError(f"structured must be json_object or json_schema, got {structured!r}")
+        self.settings = LLMSettings(
+            base_url.rstrip("/"), model, api_key, float(timeout), int(max_retries),
+            Path(cache_dir) if cache_dir else None,
+        )  # fmt: skip
+        self.backoff = float(backoff)
+        self.structured = structured
+        self._lock = threading.Lock()
+        self._usage = Usage()
+
+    @classmethod
+    def from_settings(cls, settings: LLMSettings | None = None, **kwargs: Any) -> LLMClient:
+        """Build a client from :class:`LLMSettings`, or resolve them from ``kwargs``/env/file."""
+        s = settings or resolve_settings(**kwargs)
+        return cls(s.base_url, s.model, s.api_key, timeout=s.timeout,
+                   max_retries=s.max_retries, cache_dir=s.cache_dir)  # fmt: skip
+
+    @property
+    def model(self) -> str:
+        """The model name."""
+        return self.settings.model
+
+    @property
+    def usage(self) -> Usage:
+        """Running token totals over every call made through this client."""
+        return self._usage
+
+    # ---- public calls -------------------------------------------------------------------
+
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = 0,
+        response_format: Mapping[str, Any] | None = None,
+        **extra: Any,
+    ) -> ChatReply:
+        """Ask for one chat completion.
+
+        ``max_tokens`` is sent as such (llama.cpp ignores ``max_completion_tokens``); any
+        ``extra`` field (``stop``, ``tools``, ...) is passed through unchanged.
+
+        Raises:
+            LLMError: unreachable endpoint, unknown model, bad key, or a malformed reply.
+        """
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": [dict(m) for m in messages],
+            "temperature": temperature,
+        }
+        if max_tokens is not None:
+            body["max_tokens"] = int(max_tokens)
+        if seed is not None:
+            body["seed"] = int(seed)
+        if response_format is not None:
+            body["response_format"] = dict(response_format)
+        body.update(extra)
+        data, seconds, cached = self._post("/chat/completions", body)
+        try:
+            message = data["choices"][0]["message"]
+            text = message.get("content") or ""
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise LLMError(
+                f"{self.settings.base_url}: chat reply has no choices[0].message: "
+                f"{json.dumps(data)[:200]}"
+            ) from None
+        usage = _usage(data.get("usage"), cached)
+        self._account(usage)
+        return ChatReply(str(text), usage, 0.0 if cached else seconds, cached, data)
+
+    def chat_json(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        schema: Mapping[str, Any],
+        *,
+        name: str = "answer",
+        **kwargs: Any,
+    ) -> Any:
+        """Ask for JSON constrained by ``schema`` and return it parsed.
+
+        Raises:
+            LLMError: the model's content is not valid JSON.
+        """
+        if self.structured == "json_schema":
+            fmt: dict[str, Any] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": dict(schema), "strict": True},
+            }
+        else:
+            fmt = {"type": "json_object", "schema": dict(schema)}
+        reply = self.chat(messages, response_format=fmt, **kwargs)
+        try:
+            return json.loads(reply.text)
+        except json.JSONDecodeError:
+            raise LLMError(
+                f"model {self.model!r} did not return valid JSON: {reply.text[:200]!r}"
+            ) from None
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed ``texts`` with ``/embeddings``; one vector per text, in order.
+
+        Raises:
+            LLMError: the server's reply is not OpenAI-shaped (e.g. per-token vectors).
+        """
+        if not texts:
+            return []
+        body = {"model": self.settings.model, "input": list(texts)}
+        data, _, cached = self._post("/embeddings", body)
+        try:
+            rows = sorted(data["data"], key=lambda r: r.get("index", 0))
+            vectors = [[float(x) for x in r["embedding"]] for r in rows]
+        except (KeyError, TypeError, ValueError):
+            raise LLMError(
+                f"{self.settings.base_url}/embeddings: reply is not OpenAI-shaped (one flat "
+                "vector per input); llama.cpp's server returns per-token vectors — use the "
+                "MiniLM model instead"
+            ) from None
+        if len(vectors) != len(texts):
+            raise LLMError(f"/embeddings returned {len(vectors)} vectors for {len(texts)} texts")
+        self._account(_usage(data.get("usage"), cached))
+        return vectors
+
+    def models(self) -> list[str]:
+        """Model ids the endpoint serves (``GET /models``)."""
+        data = self._request("GET", "/models", None)
+        try:
+            return [str(m["id"]) for m in data["data"]]
+        except (KeyError, TypeError):
+            raise LLMError(f"{self.settings.base_url}/models: unexpected reply") from None
+
+    def check(self) -> None:
+        """Fail fast, before a run: the endpoint answers, the key works, the model exists.
+
+        Raises:
+            LLMError: with the fix.
+        """
+        names = self.models()
+        if names and self.model not in names:
+            from mnemometer.errors import did_you_mean
+
+            raise LLMError(
+                f"model {self.model!r} is not served by {self.settings.base_url}"
+                f"{did_you_mean(self.model, names)}; available: {', '.join(names[:10])}"
+            )
+
+    # ---- plumbing -----------------------------------------------------------------------
+
+    def _account(self, usage: Usage) -> None:
+        with self._lock:
+            self._usage = self._usage + usage
+
+    def _post(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
+        key = None
+        cache = self.settings.cache_dir
+        if cache is not None:
+            canonical = json.dumps(
+                {"url": self.settings.base_url, "path": path, "body": body},
+                sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+            )  # fmt: skip
+            key = hashlib.sha256(canonical.encode()).hexdigest()
+            hit = cache / key[:2] / f"{key}.json"
+            if hit.is_file():
+                try:
+                    return json.loads(hit.read_text(encoding="utf-8")), 0.0, True
+                except (OSError, json.JSONDecodeError):
+                    pass  # a torn entry: ask again and overwrite it
+        t0 = time.perf_counter()
+        data = self._request("POST", path, body)
+        seconds = time.perf_counter() - t0
+        if key is not None and cache is not None:
+            target = cache / key[:2] / f"{key}.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(f".{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+            os.replace(tmp, target)  # atomic: readers never see half an entry
+        return data, seconds, False
+
+    def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        url = self.settings.base_url + path
+        payload = None if body is None else json.dumps(body).encode()
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.settings.api_key:
+            headers["Authorization"] = f"Bearer {self.settings.api_key}"
+        attempts = self.settings.max_retries + 1
+        last = ""
+        for attempt in range(attempts):
+            req = urllib.request.Request(url, data=payload, headers=headers, method=method)
+            retry_after: float | None = None
+            try:
+                with urllib.request.urlopen(req, timeout=self.settings.timeout) as resp:
+                    raw = resp.read()
+            except urllib.error.HTTPError as e:
+                detail = _error_detail(e)
+                if e.code in (401, 403):
+                    raise LLMError(
+                        f"{url}: the API key was rejected (HTTP {e.code}: {detail}); "
+                        "set MNEMOMETER_LLM_API_KEY or pass --llm-api-key"
+                    ) from None
+                if e.code == 404 and _mentions_model(detail):
+                    raise LLMError(
+                        f"{url}: model {self.model!r} not found ({detail}); "
+                        "check --llm-model against the server's /models"
+                    ) from None
+                if e.code not in _RETRY_STATUS:
+                    raise LLMError(f"{url}: HTTP {e.code}: {detail}") from None
+                last = f"HTTP {e.code}: {detail}"
+                retry_after = _retry_after(e.headers.get("Retry-After"))
+            except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
+                reason = getattr(e, "reason", e)
+                last = f"{type(reason).__name__}: {reason}"
+                if attempt + 1 >= attempts and not isinstance(e, http.client.HTTPException):
+                    raise LLMError(
+                        f"cannot reach the LLM endpoint {self.settings.base_url} ({last}); "
+                        "is the server running? start one with `mnemometer serve-llm` or "
+                        "pass --llm-base-url"
+                    ) from None
+            else:
+                try:
+                    data = json.loads(raw)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    last = f"malformed JSON reply ({raw[:80]!r})"
+                else:
+                    if isinstance(data, dict):
+                        return data
+                    last = f"reply is not a JSON object ({raw[:80]!r})"
+            if attempt + 1 < attempts:
+                wait = self.backoff * (2**attempt) * (1 + random.random() * 0.25)
+                time.sleep(retry_after if retry_after is not None else wait)
+        raise LLMError(f"{url}: gave up after {attempts} attempts; last: {last}")
+
+
+def _usage(raw: Any, cached: bool) -> Usage:
+    if cached:
+        return Usage(calls=1, cached_calls=1)
+    if not isinstance(raw, Mapping):
+        return Usage(calls=1)
+    return Usage(int(raw.get("prompt_tokens") or 0), int(raw.get("completion_tokens") or 0), 1)
+
+
+def _error_detail(e: urllib.error.HTTPError) -> str:
+    try:
+        body = e.read().decode("utf-8", "replace")
+    except Exception:
+        return str(e.reason)
+    try:
+        err = json.loads(body).get("error")
+        if isinstance(err, Mapping):
+            return str(err.get("message") or err)
+        if err:
+            return str(err)
+    except (json.JSONDecodeError, AttributeError):
+        pass
+    return body[:200] or str(e.reason)
+
+
+def _mentions_model(detail: str) -> bool:
+    return "model" in detail.lower()
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return min(float(value), 30.0) if value else None
+    except ValueError:
+        return None
