@@ -5,9 +5,8 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
 import plugins
+import pytest
 from conftest import MNEMOMETER, seed_file
 
 

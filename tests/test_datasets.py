@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import seed_file
+
 from mnemometer.datasets import (
     Dataset,
     DatasetInfo,

@@ -7,10 +7,10 @@ import sys
 import threading
 from pathlib import Path
 
-import pytest
-
 import plugins
+import pytest
 from conftest import MNEMOMETER, seed_file
+
 from mnemometer import run
 from mnemometer._registry import STORES
 from mnemometer.errors import MnemometerError
@@ -176,7 +176,8 @@ def test_pool_timeout_replaces_hung_worker() -> None:
             gate.wait(10)
         return x * 2
 
-    out = {d.item: d for d in execute(fn, list(range(6)), concurrency=2, timeout=0.2)}
+    out: dict = {}
+    execute(fn, list(range(6)), lambda d: out.setdefault(d.item, d), concurrency=2, timeout=0.2)
     gate.set()
     assert out[0].timed_out
     assert all(out[i].result == i * 2 for i in range(1, 6))

@@ -1,0 +1,1 @@
+"""The mnemometer command line."""

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from mnemometer.log._reader import read_header, read_items
+from mnemometer.log._reader import read_header
 from mnemometer.log._schema import Metric, RunHeader, Summary
 from mnemometer.runner._run import summarize
 

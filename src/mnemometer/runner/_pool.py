@@ -1,21 +1,21 @@
 """Bounded-concurrency execution with a timeout on every call.
 
-Python cannot kill a thread, so a call that overruns its timeout is recorded as a timeout at
-once, its worker is retired (it exits when the call finally returns and its late result is
-dropped), and a fresh worker takes its place: concurrency never shrinks behind hung calls.
+Workers hand each outcome straight to ``on_done`` (serialised by one lock), so a finished
+item costs no thread hand-off. Python cannot kill a thread: a call that overruns its timeout
+is reported as a timeout at once, its worker is retired (it exits when the call finally
+returns and its late result is dropped) and a fresh worker takes its place, so concurrency
+never shrinks behind hung calls.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
-R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,15 +30,17 @@ class Done(Generic[T]):
 
 
 def execute(
-    fn: Callable[[T], R],
+    fn: Callable[[T], Any],
     items: Sequence[T],
+    on_done: Callable[[Done[T]], None],
     concurrency: int = 1,
     timeout: float | None = None,
-) -> Iterator[Done[T]]:
-    """Run ``fn`` over ``items``; yield each outcome as it finishes (completion order).
+) -> None:
+    """Run ``fn`` over ``items`` and call ``on_done`` once per item as it finishes.
 
-    With ``concurrency == 1`` and no timeout the calls run inline in the caller's thread
-    (no hand-off cost). Exceptions are captured per item, never raised.
+    ``on_done`` calls never overlap. With ``concurrency == 1`` and no timeout, calls run
+    inline in the caller's thread. Exceptions from ``fn`` are captured per item; an exception
+    from ``on_done`` stops the run and is raised here.
     """
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
@@ -48,11 +50,12 @@ def execute(
             try:
                 r = fn(item)
             except Exception as e:
-                yield Done(item, error=e, seconds=time.perf_counter() - t0)
+                on_done(Done(item, error=e, seconds=time.perf_counter() - t0))
             else:
-                yield Done(item, result=r, seconds=time.perf_counter() - t0)
+                on_done(Done(item, result=r, seconds=time.perf_counter() - t0))
         return
-    yield from _Pool(fn, items, concurrency, timeout).run()
+    if items:
+        _Pool(fn, items, on_done, concurrency, timeout).run()
 
 
 class _Worker(threading.Thread):
@@ -64,70 +67,76 @@ class _Worker(threading.Thread):
 
     def run(self) -> None:
         p = self.pool
-        while not self.retired:
+        while True:
+            with p.cond:
+                if self.retired or p.failure or p.next >= len(p.items):
+                    return
+                pos = p.next
+                p.next += 1
+                t0 = time.perf_counter()
+                self.current = (pos, t0)
             try:
-                pos = p.todo.get_nowait()
-            except queue.Empty:
-                return
-            t0 = time.perf_counter()
-            self.current = (pos, t0)
-            try:
-                r = p.fn(p.items[pos])
-                out = (pos, self, r, None, time.perf_counter() - t0)
+                done = Done(p.items[pos], result=p.fn(p.items[pos]),
+                            seconds=time.perf_counter() - t0)  # fmt: skip
             except Exception as e:
-                out = (pos, self, None, e, time.perf_counter() - t0)
-            self.current = None
-            p.done.put(out)
+                done = Done(p.items[pos], error=e, seconds=time.perf_counter() - t0)
+            with p.cond:
+                self.current = None
+                if self.retired:
+                    return  # already reported as a timeout
+                p.report(done)
 
 
 class _Pool:
-    def __init__(self, fn: Callable[[Any], Any], items: Sequence[Any], n: int, timeout: float | None):
-        self.fn, self.items, self.timeout = fn, items, timeout
-        self.todo: queue.SimpleQueue[int] = queue.SimpleQueue()
-        for pos in range(len(items)):
-            self.todo.put(pos)
-        self.done: queue.SimpleQueue[tuple] = queue.SimpleQueue()
+    def __init__(self, fn: Callable[[Any], Any], items: Sequence[Any],
+                 on_done: Callable[[Done[Any]], None], n: int, timeout: float | None) -> None:
+        self.fn, self.items, self.on_done, self.timeout = fn, items, on_done, timeout
+        self.cond = threading.Condition()
+        self.next = 0
+        self.remaining = len(items)
+        self.failure: BaseException | None = None
         self.workers = [_Worker(self) for _ in range(min(n, len(items)))]
-        self.lock = threading.Lock()
 
-    def run(self) -> Iterator[Done[Any]]:
-        reported: set[int] = set()
+    def report(self, done: Done[Any]) -> None:
+        """Hand one outcome to ``on_done``; the caller holds ``cond``."""
+        if self.failure is None:
+            try:
+                self.on_done(done)
+            except BaseException as e:  # surfaced in the caller's thread by run()
+                self.failure = e
+        self.remaining -= 1
+        if self.remaining == 0 or self.failure is not None:
+            self.cond.notify_all()
+
+    def run(self) -> None:
         for w in self.workers:
             w.start()
-        remaining = len(self.items)
-        while remaining:
-            try:
-                pos, worker, r, e, secs = self.done.get(timeout=self._wait())
-            except queue.Empty:
-                for timed in self._expire(reported):
-                    remaining -= 1
-                    yield timed
-                continue
-            if pos in reported or worker.retired:
-                continue  # the late result of a call already reported as a timeout
-            reported.add(pos)
-            remaining -= 1
-            yield Done(self.items[pos], result=r, error=e, seconds=secs)
+        with self.cond:
+            while self.remaining and self.failure is None:
+                self.cond.wait(self._wait())
+                if self.timeout:
+                    self._expire()
+        if self.failure is not None:
+            raise self.failure
 
     def _wait(self) -> float | None:
         if not self.timeout:
             return None
-        now = time.perf_counter()
-        starts = [c[1] for w in self.workers if not w.retired and (c := w.current)]
+        starts = [c[1] for w in self.workers if (c := w.current)]
         if not starts:
             return self.timeout
-        return max(0.0, min(starts) + self.timeout - now) + 0.001
+        return max(0.0, min(starts) + self.timeout - time.perf_counter()) + 0.001
 
-    def _expire(self, reported: set[int]) -> Iterator[Done[Any]]:
-        now = time.perf_counter()
+    def _expire(self) -> None:
         assert self.timeout
+        now = time.perf_counter()
         for i, w in enumerate(self.workers):
             cur = w.current
-            if w.retired or not cur or now - cur[1] < self.timeout or cur[0] in reported:
+            if not cur or now - cur[1] < self.timeout:
                 continue
             w.retired = True
-            reported.add(cur[0])
+            w.current = None
             fresh = _Worker(self)
             self.workers[i] = fresh
             fresh.start()
-            yield Done(self.items[cur[0]], timed_out=True, seconds=now - cur[1])
+            self.report(Done(self.items[cur[0]], timed_out=True, seconds=now - cur[1]))

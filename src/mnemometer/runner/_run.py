@@ -17,7 +17,7 @@ from mnemometer.log._reader import read_header, read_items
 from mnemometer.log._schema import DatasetRef, ItemResult, RunHeader, Summary, SystemRef
 from mnemometer.log._writer import ItemWriter, write_header
 from mnemometer.runner import _env
-from mnemometer.runner._pool import execute
+from mnemometer.runner._pool import Done, execute
 from mnemometer.stores._factory import create_store
 from mnemometer.stores._protocol import capabilities
 from mnemometer.suites import create_suite
@@ -180,21 +180,23 @@ def _execute(
             for phase, secs in suite.setup(system, ds).items():
                 timings[phase] = timings.get(phase, 0.0) + secs
         t_items = time.perf_counter()
-        finished = len(done)
         total = len(items)
         run_item = suite.run_item
-        for d in execute(lambda it: run_item(system, it), todo, concurrency, timeout):
+        state = {"finished": len(done)}
+
+        def record(d: Done[Item]) -> None:
             if d.timed_out:
                 result = suite.failed(d.item, f"timed out after {timeout:g} s", "timeout")
             elif d.error is not None:
-                msg = f"{type(d.error).__name__}: {d.error}"
-                result = suite.failed(d.item, msg, "error")
+                result = suite.failed(d.item, f"{type(d.error).__name__}: {d.error}", "error")
             else:
                 result = d.result
             writer.write(result)
-            finished += 1
+            state["finished"] += 1
             if progress is not None:
-                progress(finished, total)
+                progress(state["finished"], total)
+
+        execute(lambda it: run_item(system, it), todo, record, concurrency, timeout)
         timings["items"] = timings.get("items", 0.0) + time.perf_counter() - t_items
     finally:
         writer.close()
@@ -228,6 +230,11 @@ def _dataset_path(dataset: str | Path) -> str:
 
 def _system_ref(name: str, options: dict[str, Any], system: Any) -> SystemRef:
     cls = type(system)
+    # A store may resolve its options (a model path, a language fallback); recording the
+    # resolved values makes the log say what ran, and they stay valid factory options.
+    resolved = getattr(system, "resolved_options", None)
+    if callable(resolved):
+        options = {**options, **resolved()}
     return SystemRef(
         kind="store",
         name=name,

@@ -9,14 +9,14 @@ from typing import Any, ClassVar
 
 from mnemometer.datasets._models import Dataset, Query
 from mnemometer.errors import MnemometerError
-from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, Summary
+from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
 from mnemometer.scoring.retrieval import (
     dedupe,
     failed_metrics,
     latency_metrics,
     mean_metrics,
+    rank_values,
 )
-from mnemometer.scoring.retrieval import rank_metrics as _rank_metrics
 from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, Hit
 from mnemometer.suites._base import Item
 
@@ -106,22 +106,23 @@ class RetrievalSuite:
         hits, ms = timed_search(system, q.text, self.top_k)
         ranked = dedupe(h.memory_id for h in hits)
         if q.relevant_ids:
-            metrics = _rank_metrics(ranked, q.relevant_ids, self.ks)
+            metrics: list[dict[str, Any]] = rank_values(ranked, q.relevant_ids, self.ks)
         else:
             # A negative query: the right answer is nothing. Only a store that declares
             # that an empty result means "nothing relevant" can be scored on it.
             value = (0.0 if ranked else 1.0) if self._abstains else None
-            metrics = [Metric(name="abstention", value=value)]
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            input=q.text,
-            groups=_groups(q),
-            expected=q.relevant_ids,
-            retrieved=[RetrievedHit(id=h.memory_id, score=h.score) for h in hits],
-            metrics=metrics,
-            latency_ms=ms,
-        )
+            metrics = [{"name": "abstention", "value": value}]
+        # One validation of plain data is several times cheaper than building each metric.
+        return ItemResult.model_validate({
+            "item_id": item.id,
+            "index": item.index,
+            "input": q.text,
+            "groups": _groups(q),
+            "expected": q.relevant_ids,
+            "retrieved": [{"id": h.memory_id, "score": h.score} for h in hits],
+            "metrics": metrics,
+            "latency_ms": ms,
+        })
 
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
         """A failed search scores 0 on every metric."""
