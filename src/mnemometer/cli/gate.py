@@ -1,0 +1,29 @@
+"""``mnemometer gate COMPARISON --policy FILE``: the verdict is the exit code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command("gate")
+@click.argument("comparison", type=click.Path(path_type=Path))
+@click.option("--policy", "-p", type=click.Path(path_type=Path), required=True,
+              help="TOML gate policy.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Output format.")
+def gate_cmd(comparison: Path, policy: Path, fmt: str) -> None:
+    """Check a COMPARISON JSON (from `mnemometer compare -o`) against a gate policy.
+
+    Exit code: 0 pass, 1 fail, 2 bad input (malformed comparison or policy, unknown keys).
+
+    Example: mnemometer gate cmp.json --policy gates/release.toml
+    """
+    from mnemometer.comparison import gate, render_gate
+
+    result = gate(comparison, policy)
+    click.echo(render_gate(result, fmt))
+    if not result.passed:
+        sys.exit(1)

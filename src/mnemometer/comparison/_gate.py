@@ -1,0 +1,194 @@
+"""Gates: check a comparison against a TOML policy; the verdict is the exit code."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mnemometer.comparison._model import Comparison
+from mnemometer.errors import MnemometerError, did_you_mean
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class GatePolicy(_Model):
+    """A gate policy. Every key is optional; Memory Layer's gate files load as they are."""
+
+    min_paired_items: int = 0
+    """Fail with fewer paired observations."""
+    min_success_rate_delta: float = 0.0
+    """Fail when the success delta is below this (so by default a regression fails)."""
+    max_mcnemar_p_value: float | None = None
+    """Fail when the McNemar p is above this."""
+    max_holm_p_value: float | None = None
+    """Fail when the Holm-adjusted success p is above this."""
+    max_token_delta: int | None = None
+    """Fail when the candidate spent more than this many extra tokens."""
+    max_latency_delta_ms: float | None = None
+    """Fail when the candidate's mean latency grew by more than this."""
+    min_metric_delta: dict[str, float] = Field(default_factory=dict)
+    """Metric key or name → minimum mean paired delta. A metric absent from the
+    comparison fails (a gate on a metric that was never measured is a mistake)."""
+    min_candidate_metric: dict[str, float] = Field(default_factory=dict)
+    """Metric key or name → absolute floor on the candidate's mean."""
+    min_candidate_success_rate: float | None = None
+    """Absolute floor on the candidate's success rate."""
+    min_group_candidate_success_rate: dict[str, float] = Field(default_factory=dict)
+    """``field:value`` group → floor on the candidate's success rate there; a group with no
+    paired observations fails."""
+    allow_forced: bool = False
+    """Accept a comparison made with ``--force`` over mismatched runs."""
+
+
+class GateCheck(_Model):
+    """One check of a gate."""
+
+    name: str
+    """Policy key checked."""
+    passed: bool
+    """Whether it held."""
+    message: str
+    """What was compared."""
+
+
+class GateResult(_Model):
+    """The verdict."""
+
+    passed: bool
+    """True when every check held."""
+    checks: list[GateCheck]
+    """Every check, in policy order."""
+
+    @property
+    def reasons(self) -> list[str]:
+        """Messages of the failed checks."""
+        return [c.message for c in self.checks if not c.passed]
+
+
+def load_policy(path: str | Path) -> GatePolicy:
+    """Read a TOML gate policy.
+
+    Raises:
+        MnemometerError: missing file, malformed TOML, unknown keys or wrong types.
+    """
+    p = Path(path)
+    try:
+        raw = tomllib.loads(p.read_text("utf-8"))
+    except FileNotFoundError:
+        raise MnemometerError(f"{p}: no such policy file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise MnemometerError(f"{p}: malformed TOML: {e}") from None
+    try:
+        return GatePolicy.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(map(str, err["loc"]))
+        if err["type"] == "extra_forbidden":
+            known = list(GatePolicy.model_fields)
+            raise MnemometerError(
+                f"{p}: unknown key {loc!r}{did_you_mean(str(err['loc'][0]), known)}; "
+                f"known keys: {', '.join(known)}"
+            ) from None
+        raise MnemometerError(f"{p}: {loc}: {err['msg']}") from None
+
+
+def load_comparison(path: str | Path) -> Comparison:
+    """Read a comparison JSON written by ``mnemometer compare --format json``.
+
+    Raises:
+        MnemometerError: missing, malformed or not a comparison.
+    """
+    p = Path(path)
+    try:
+        return Comparison.model_validate_json(p.read_bytes())
+    except FileNotFoundError:
+        raise MnemometerError(f"{p}: no such comparison file") from None
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(map(str, err["loc"])) or "(file)"
+        raise MnemometerError(
+            f"{p}: not a comparison written by `mnemometer compare --format json` "
+            f"({loc}: {err['msg']})"
+        ) from None
+
+
+def gate(comparison: Comparison | str | Path, policy: GatePolicy | str | Path) -> GateResult:
+    """Check ``comparison`` against ``policy`` (objects or file paths)."""
+    c = comparison if isinstance(comparison, Comparison) else load_comparison(comparison)
+    pol = policy if isinstance(policy, GatePolicy) else load_policy(policy)
+    checks: list[GateCheck] = []
+
+    def check(name: str, ok: bool, message: str) -> None:
+        checks.append(GateCheck(name=name, passed=ok, message=message))
+
+    if c.forced:
+        check("allow_forced", pol.allow_forced,
+              "comparison was forced over mismatched runs: " + "; ".join(c.mismatches))  # fmt: skip
+    check("min_paired_items", c.pairs >= pol.min_paired_items,
+          f"paired observations {c.pairs} (minimum {pol.min_paired_items})")  # fmt: skip
+    s = c.success
+    if s.delta is None:
+        check("min_success_rate_delta", False, "no scorable pairs: success delta undefined")
+    else:
+        check("min_success_rate_delta", s.delta >= pol.min_success_rate_delta,
+              f"success delta {s.delta:+.4f} (minimum {pol.min_success_rate_delta:+.4f})")  # fmt: skip
+    if pol.max_mcnemar_p_value is not None:
+        check("max_mcnemar_p_value", s.p_value <= pol.max_mcnemar_p_value,
+              f"McNemar p {s.p_value:.4g} (maximum {pol.max_mcnemar_p_value:g})")  # fmt: skip
+    if pol.max_holm_p_value is not None:
+        ph = s.p_holm if s.p_holm is not None else s.p_value
+        check("max_holm_p_value", ph <= pol.max_holm_p_value,
+              f"Holm-adjusted success p {ph:.4g} (maximum {pol.max_holm_p_value:g})")  # fmt: skip
+    if pol.max_token_delta is not None:
+        check("max_token_delta", c.cost.token_delta <= pol.max_token_delta,
+              f"token delta {c.cost.token_delta:+d} (maximum {pol.max_token_delta:+d})")  # fmt: skip
+    if pol.max_latency_delta_ms is not None:
+        lat = c.cost.latency_delta_ms
+        check("max_latency_delta_ms", lat is not None and lat <= pol.max_latency_delta_ms,
+              f"latency delta {'n/a' if lat is None else f'{lat:+.2f}'} ms "
+              f"(maximum {pol.max_latency_delta_ms:+g})")  # fmt: skip
+    for key, floor in pol.min_metric_delta.items():
+        m = c.metric(key)
+        if m is None or m.mean_delta is None:
+            check("min_metric_delta", False, f"metric {key!r} has no paired values in the "
+                  f"comparison{did_you_mean(key, [x.key for x in c.metrics])}")  # fmt: skip
+        else:
+            check("min_metric_delta", m.mean_delta >= floor,
+                  f"{m.key} delta {m.mean_delta:+.4f} (minimum {floor:+.4f})")  # fmt: skip
+    for key, floor in pol.min_candidate_metric.items():
+        m = c.metric(key)
+        if m is None or m.candidate_mean is None:
+            check("min_candidate_metric", False, f"metric {key!r} has no candidate values")
+        else:
+            check("min_candidate_metric", m.candidate_mean >= floor,
+                  f"candidate {m.key} {m.candidate_mean:.4f} (minimum {floor:.4f})")  # fmt: skip
+    if pol.min_candidate_success_rate is not None:
+        rate = s.candidate_rate
+        check("min_candidate_success_rate",
+              rate is not None and rate >= pol.min_candidate_success_rate,
+              f"candidate success {'n/a' if rate is None else f'{rate:.4f}'} "
+              f"(minimum {pol.min_candidate_success_rate:.4f})")  # fmt: skip
+    for key, floor in pol.min_group_candidate_success_rate.items():
+        g = c.group(key)
+        if g is None or g.success.pairs == 0 or g.success.candidate_rate is None:
+            check("min_group_candidate_success_rate", False,
+                  f"group {key!r} has no paired observations"
+                  f"{did_you_mean(key, [x.key for x in c.groups])}")  # fmt: skip
+        else:
+            rate = g.success.candidate_rate
+            check("min_group_candidate_success_rate", rate >= floor,
+                  f"group {key} candidate success {rate:.4f} (minimum {floor:.4f})")  # fmt: skip
+    return GateResult(passed=all(ch.passed for ch in checks), checks=checks)
+
+
+def render_gate(result: GateResult, fmt: str = "text") -> str:
+    """Render a gate result as ``text`` or ``json``."""
+    if fmt == "json":
+        return result.model_dump_json(indent=1)
+    lines = [f"gate: {'pass' if result.passed else 'fail'}"]
+    lines += [f"  {'ok  ' if ch.passed else 'FAIL'} {ch.message}" for ch in result.checks]
+    return "\n".join(lines)

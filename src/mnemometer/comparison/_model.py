@@ -1,0 +1,195 @@
+"""The comparison JSON written by ``mnemometer compare`` and read by ``mnemometer gate``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+COMPARISON_SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class IntervalOut(_Model):
+    """A confidence interval of a mean paired delta."""
+
+    method: str
+    """``percentile``, ``bca``, ``cluster-percentile``, ``cluster-bca`` or ``cluster-robust``."""
+    low: float | None
+    """Lower bound (``None`` when undefined, e.g. one cluster)."""
+    high: float | None
+    """Upper bound."""
+    confidence: float
+    """Nominal coverage."""
+
+
+class SuccessStats(_Model):
+    """Paired success: rates, delta, exact McNemar and intervals."""
+
+    pairs: int
+    """Pairs where both sides have a success value."""
+    baseline_rate: float | None
+    """Baseline successes / pairs."""
+    candidate_rate: float | None
+    """Candidate successes / pairs."""
+    delta: float | None
+    """Candidate rate minus baseline rate."""
+    mcnemar_b: int = 0
+    """Pairs the baseline failed and the candidate passed."""
+    mcnemar_c: int = 0
+    """Pairs the baseline passed and the candidate failed."""
+    p_value: float = 1.0
+    """Two-sided exact McNemar p."""
+    p_holm: float | None = None
+    """Holm-adjusted p over every test in the comparison."""
+    intervals: list[IntervalOut] = Field(default_factory=list)
+    """Bootstrap (and cluster-robust) intervals of the delta."""
+    mde: float | None = None
+    """Minimum detectable effect (two-sided alpha 0.05, power 0.8) at this many pairs."""
+
+
+class MetricDelta(_Model):
+    """One metric compared pair by pair."""
+
+    key: str
+    """Display key, e.g. ``recall@10`` or ``recall_at_k``."""
+    name: str
+    """Metric name."""
+    k: int | None = None
+    """Cut-off, for metrics at k."""
+    higher_is_better: bool = True
+    """Direction of improvement."""
+    pairs: int
+    """Pairs where both sides have a value."""
+    baseline_mean: float | None
+    """Mean over the baseline's values."""
+    candidate_mean: float | None
+    """Mean over the candidate's values."""
+    mean_delta: float | None
+    """Mean of the paired deltas (candidate minus baseline)."""
+    p_value: float = 1.0
+    """Two-sided paired t-test p (1 when every delta is 0)."""
+    p_holm: float | None = None
+    """Holm-adjusted p over every test in the comparison."""
+    intervals: list[IntervalOut] = Field(default_factory=list)
+    """Bootstrap (and cluster-robust) intervals of the mean delta."""
+    mde: float | None = None
+    """Minimum detectable effect at this many pairs."""
+
+
+class GroupStats(_Model):
+    """The comparison restricted to items with one breakdown value."""
+
+    key: str
+    """``field:value``, e.g. ``eval_type:grounded_answer``."""
+    success: SuccessStats
+    """Paired success inside the group."""
+    metrics: list[MetricDelta] = Field(default_factory=list)
+    """Metric deltas inside the group."""
+    baseline_tokens: int = 0
+    """Baseline tokens inside the group."""
+    candidate_tokens: int = 0
+    """Candidate tokens inside the group."""
+
+
+class SideInfo(_Model):
+    """One side of the comparison."""
+
+    runs: list[str]
+    """Run directories."""
+    conditions: list[str]
+    """Distinct conditions (or store names) of those runs."""
+    run_groups: list[str]
+    """Distinct run groups."""
+    repeats: int
+    """Number of runs."""
+    total_tokens: int = 0
+    """Tokens over paired items."""
+    mean_latency_ms: float | None = None
+    """Mean latency over paired items that recorded one."""
+
+
+class CostStats(_Model):
+    """Tokens and latency, candidate minus baseline."""
+
+    token_delta: int = 0
+    """Candidate total tokens minus baseline total tokens (paired items)."""
+    mean_token_delta: float | None = None
+    """Mean paired token delta per pair."""
+    latency_delta_ms: float | None = None
+    """Candidate mean latency minus baseline mean latency."""
+    cost_adjusted_success_delta_per_1k_tokens: float | None = None
+    """Success delta per 1,000 added tokens (the plain delta when no tokens were added)."""
+
+
+class Comparison(_Model):
+    """Two sets of runs paired item by item, with statistics."""
+
+    schema_version: int = COMPARISON_SCHEMA_VERSION
+    """Comparison schema version (always first)."""
+    kind: Literal["mnemometer-comparison"] = "mnemometer-comparison"
+    """File kind."""
+    created_at: datetime
+    """When the comparison was made (UTC)."""
+    suite: str
+    """Suite name."""
+    suite_version: str
+    """Suite version."""
+    dataset_hash: str
+    """Dataset content hash shared by every run (the first run's when forced)."""
+    forced: bool = False
+    """True when runs that do not match were paired anyway with ``--force``."""
+    mismatches: list[str] = Field(default_factory=list)
+    """Why the runs would not pair without ``--force``."""
+    success_definition: str
+    """How item success was decided."""
+    resamples: int
+    """Bootstrap resamples."""
+    seed: int
+    """Bootstrap seed."""
+    confidence: float
+    """Interval coverage."""
+    baseline: SideInfo
+    """The baseline runs."""
+    candidate: SideInfo
+    """The candidate runs."""
+    pairs: int
+    """Paired observations (item × repeat × step)."""
+    unpaired: int = 0
+    """Item results present on one side only (listed in notes, never dropped silently)."""
+    cluster_by: str | None = None
+    """What groups dependent pairs (``item`` across repeats, ``conversation``, ``fixture``)."""
+    clusters: int | None = None
+    """Number of clusters, when clustering applies."""
+    success: SuccessStats
+    """Paired success over every pair."""
+    success_by_item: SuccessStats | None = None
+    """McNemar on per-item majority votes across repeats (when there are repeats)."""
+    metrics: list[MetricDelta] = Field(default_factory=list)
+    """Per-metric paired deltas."""
+    cost: CostStats
+    """Token and latency deltas."""
+    groups: list[GroupStats] = Field(default_factory=list)
+    """Breakdowns by item type and item metadata."""
+    notes: list[str] = Field(default_factory=list)
+    """Caveats the reader should see."""
+
+    def group(self, key: str) -> GroupStats | None:
+        """The group with ``key``, if any."""
+        return next((g for g in self.groups if g.key == key), None)
+
+    def metric(self, key: str) -> MetricDelta | None:
+        """The metric with display key or name ``key``, if any.
+
+        ``NAME_at_k`` (Memory Layer's spelling) also finds ``NAME@k`` at the largest k, so
+        its gate files work on runs of the retrieval suite.
+        """
+        found = next((m for m in self.metrics if key in (m.key, m.name)), None)
+        if found is None and key.endswith("_at_k"):
+            at_k = [m for m in self.metrics if m.name == key[:-5] and m.k is not None]
+            found = max(at_k, key=lambda m: m.k or 0, default=None)
+        return found
