@@ -42,8 +42,12 @@ class Suite(Protocol):
         """Prepare the system (e.g. store every memory); return phase timings in seconds."""
         ...
 
-    def run_item(self, system: Any, item: Item) -> ItemResult:
-        """Run one item and score it."""
+    def run_item(self, system: Any, item: Item) -> ItemResult | dict[str, Any]:
+        """Run one item and score it.
+
+        Return an :class:`ItemResult`, or plain data shaped like one: the log writer
+        serialises plain data directly (cheaper) and every line is validated on read.
+        """
         ...
 
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
