@@ -7,6 +7,7 @@ import sys
 import click
 
 from mnemometer.cli.check_store import check_store_cmd
+from mnemometer.cli.clean import clean_cmd
 from mnemometer.cli.compare import compare_cmd
 from mnemometer.cli.gate import gate_cmd
 from mnemometer.cli.list import list_cmd
@@ -29,6 +30,8 @@ def cli() -> None:
 for command in (run_cmd, report_cmd, list_cmd, check_store_cmd, log_group):
     cli.add_command(command)
 for command in (compare_cmd, gate_cmd):
+    cli.add_command(command)
+for command in (clean_cmd,):
     cli.add_command(command)
 
 
