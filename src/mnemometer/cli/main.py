@@ -10,6 +10,7 @@ from mnemometer.cli.check_store import check_store_cmd
 from mnemometer.cli.clean import clean_cmd
 from mnemometer.cli.compare import compare_cmd
 from mnemometer.cli.gate import gate_cmd
+from mnemometer.cli.generate import generate_cmd
 from mnemometer.cli.list import list_cmd
 from mnemometer.cli.log import log_group
 from mnemometer.cli.report import report_cmd
@@ -27,7 +28,7 @@ def cli() -> None:
     """
 
 
-for command in (run_cmd, report_cmd, list_cmd, check_store_cmd, log_group):
+for command in (run_cmd, report_cmd, list_cmd, check_store_cmd, log_group, generate_cmd):
     cli.add_command(command)
 for command in (compare_cmd, gate_cmd):
     cli.add_command(command)

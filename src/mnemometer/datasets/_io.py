@@ -64,14 +64,44 @@ def save_dataset(dataset: Dataset, path: str | Path) -> Path:
 
 
 def write_jsonl(
-    path: Path, info: DatasetInfo, memories: Iterable[Memory], queries: Iterable[Query]
+    path: Path,
+    info: DatasetInfo,
+    memories: Iterable[Memory | str],
+    queries: Iterable[Query | str],
 ) -> None:
-    """Stream a dataset to JSONL: an info line, then memories, then queries."""
+    """Stream a dataset to JSONL: an info line, then memories, then queries.
+
+    Memories and queries may be models or already-serialised JSON objects (``str``), so
+    a generator can stream millions of records without building pydantic objects.
+    """
     with open(path, "w", encoding="utf-8") as f:
         for kind, items in (("info", [info]), ("memory", memories), ("query", queries)):
             for item in items:
-                body = item.model_dump_json(exclude_none=True)
+                body = _body(item)
                 f.write(f'{{"kind":"{kind}",{body[1:]}\n')
+
+
+def write_json_stream(
+    path: Path,
+    info: DatasetInfo,
+    memories: Iterable[Memory | str],
+    queries: Iterable[Query | str],
+) -> None:
+    """Stream a dataset to native JSON (``info``, ``memories``, ``queries``), one record a line."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write('{"info":' + _body(info))
+        for key, items in (("memories", memories), ("queries", queries)):
+            f.write(f',\n"{key}":[')
+            sep = "\n"
+            for item in items:
+                f.write(sep + _body(item))
+                sep = ",\n"
+            f.write("\n]")
+        f.write("}\n")
+
+
+def _body(item: Any) -> str:
+    return item if isinstance(item, str) else item.model_dump_json(exclude_none=True)
 
 
 def dataset_json_schema() -> dict[str, Any]:
