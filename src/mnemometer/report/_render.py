@@ -78,12 +78,15 @@ def _text(h: RunHeader, s: Summary) -> str:
     for m in _scalars(s.overall):
         out.append(f"  {m.key:<18} {_fmt(m)}" + (f"  (n={m.n})" if m.n is not None else ""))
     for key, groups in s.groups.items():
-        k = _headline_k(s.overall)
+        k = _headline_k(s.overall, s)
         out.append(f"by {key} (hit@{k} / recall@{k} / mrr@{k}, n):")
         for value, ms in groups.items():
             out.append("  " + _group_line(value, ms, k))
     for section, body in s.sections.items():
-        out.append(f"{section}: {json.dumps(body, ensure_ascii=False)}")
+        if _is_table(body):
+            out += [f"{body.get('title', section)}:", _grid(body["columns"], body["rows"])]
+        else:
+            out.append(f"{section}: {json.dumps(body, ensure_ascii=False)}")
     out += [f"note: {n}" for n in s.notes]
     return "\n".join(out)
 
@@ -99,7 +102,7 @@ def _markdown(h: RunHeader, s: Summary) -> str:
     if scal:
         out += ["| metric | value |", "|---|---|"] + [f"| {m.key} | {_fmt(m)} |" for m in scal]
         out.append("")
-    k = _headline_k(s.overall)
+    k = _headline_k(s.overall, s)
     for key, groups in s.groups.items():
         out += [f"### By {key}", "", f"| {key} | n | hit@{k} | recall@{k} | mrr@{k} |",
                 "|---|---|---|---|---|"]  # fmt: skip
@@ -114,12 +117,28 @@ def _markdown(h: RunHeader, s: Summary) -> str:
             cells = [_fmt(by[(x, k)]) if (x, k) in by else "" for x in ("hit", "recall", "mrr")]
             out.append(f"| {value} | {n.n if n else ''} | " + " | ".join(cells) + " |")
         out.append("")
+    for section, body in s.sections.items():
+        if _is_table(body):  # sections without a table stay in the JSON report only
+            cols, rows = body["columns"], body["rows"]
+            out += [f"### {body.get('title', section)}", "", "| " + " | ".join(cols) + " |",
+                    "|" + "---|" * len(cols)]  # fmt: skip
+            out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+            out.append("")
     out += [f"- {n}" for n in s.notes]
     return "\n".join(out).rstrip() + "\n"
 
 
-def _headline_k(metrics: list[Metric]) -> int | None:
+def _is_table(body: Any) -> bool:
+    """A section renders as a table when it has ``columns`` and ``rows`` (lists of strings)."""
+    return isinstance(body, dict) and isinstance(body.get("columns"), list) and isinstance(
+        body.get("rows"), list
+    )
+
+
+def _headline_k(metrics: list[Metric], s: Summary | None = None) -> int | None:
     ks = _ks(metrics)
+    if not ks and s is not None:  # e.g. a suite whose overall metrics are scores, not ranks
+        ks = _ks([m for g in s.groups.values() for ms in g.values() for m in ms])
     return ks[-1] if ks else None
 
 

@@ -1,0 +1,314 @@
+"""``memtest``: MemTest's six dimensions, each measured by what the store does.
+
+Items, in plan order (ids are stable, so a run resumes):
+
+* ``storage/<memory>/<style>``: is this stored version still there? (self-query or list)
+* ``query/<query>``: every dataset query (retrieval, reasoning, deep, organisation).
+* ``cluster/<memory>``: a cluster member as the query; are its cluster-mates in the top k?
+* ``deep/<memory>``: seed-data depth probes (MemTest labels, self-query).
+* ``forget/<memory>``: found before and after the access-schedule replay.
+
+The replay runs in :meth:`MemtestSuite.setup` (it must happen before the other probes and
+in schedule order); its per-memory outcomes become the ``forget/`` items. A resumed run
+replays again, which a deterministic store reproduces exactly.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any, ClassVar
+
+from mnemometer.datasets._models import Dataset, Query
+from mnemometer.errors import MnemometerError
+from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, Summary
+from mnemometer.scoring.retrieval import dedupe, rank_metrics
+from mnemometer.stores._protocol import ClockAware, ListableStore
+from mnemometer.suites._base import Item
+from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
+from mnemometer.suites.memtest._score import DEFAULT_WEIGHTS, DIMENSIONS, chain_metrics, summarize
+from mnemometer.suites.retrieval import store_dataset, timed_search
+
+DEFAULT_KS = (1, 5, 10, 20)
+
+
+class MemtestSuite:
+    """The six MemTest dimensions: storage, retrieval, organisation, forgetting, reasoning, deep.
+
+    Args:
+        top_k: hits asked for per query (default 20).
+        k: the cut-off for dimension scores (recall@k, cluster recall@k, retention; default 10).
+        storage: ``auto`` (the store's ``list_ids`` if it has one, else self-query),
+            ``self-query`` or ``list``.
+        storage_limit: self-query at most this many memories (evenly spaced; 0 = all).
+        cluster_probes: at most this many clusters are probed (one member each).
+        horizon_days: how far the simulated clock moves past the reference time before the
+            forgetting retention probe (time-aware stores only).
+        weights: weight of each dimension in the overall score (missing ones keep defaults).
+    """
+
+    name: ClassVar[str] = "memtest"
+    version: ClassVar[str] = "1"
+
+    def __init__(
+        self,
+        top_k: int = 20,
+        k: int = 10,
+        storage: str = "auto",
+        storage_limit: int = 0,
+        cluster_probes: int = 500,
+        horizon_days: int = 90,
+        weights: dict[str, float] | None = None,
+    ) -> None:
+        if int(top_k) < 1 or not 1 <= int(k) <= int(top_k):
+            raise MnemometerError(f"need 1 <= k <= top_k, got k={k}, top_k={top_k}")
+        if storage not in ("auto", "self-query", "list"):
+            raise MnemometerError(f"storage must be auto, self-query or list, got {storage!r}")
+        if int(storage_limit) < 0 or int(cluster_probes) < 0 or int(horizon_days) < 0:
+            raise MnemometerError("storage_limit, cluster_probes and horizon_days must be >= 0")
+        w = dict(DEFAULT_WEIGHTS)
+        for key, value in (weights or {}).items():
+            if key not in DIMENSIONS:
+                raise MnemometerError(
+                    f"weights: unknown dimension {key!r}; one of {', '.join(DIMENSIONS)}"
+                )
+            if not isinstance(value, int | float) or value < 0:
+                raise MnemometerError(f"weights: {key} must be a number >= 0, got {value!r}")
+            w[key] = float(value)
+        if not any(w.values()):
+            raise MnemometerError("weights: at least one dimension needs a positive weight")
+        self.top_k = int(top_k)
+        self.k = int(k)
+        self.ks = sorted({x for x in DEFAULT_KS if x <= self.top_k} | {self.k, self.top_k})
+        self.storage = storage
+        self.storage_limit = int(storage_limit)
+        self.cluster_probes = int(cluster_probes)
+        self.horizon_days = int(horizon_days)
+        self.weights = w
+        self._plan: Plan | None = None
+        self._abstains = False
+        self._listed: set[str] | None = None
+        self._outcomes: dict[str, tuple[bool, bool, float]] = {}
+
+    def options(self) -> dict[str, Any]:
+        """Resolved options, including the overall-score weights (recorded in the run log)."""
+        return {
+            "top_k": self.top_k, "k": self.k, "storage": self.storage,
+            "storage_limit": self.storage_limit, "cluster_probes": self.cluster_probes,
+            "horizon_days": self.horizon_days, "weights": self.weights,
+        }  # fmt: skip
+
+    # ------------------------------------------------------------------ plan
+    def plan(self, dataset: Dataset) -> list[Item]:
+        """Storage, query, cluster, deep and forgetting items, in that order."""
+        p = self._plan = read_plan(dataset, self.cluster_probes)
+        items: list[Item] = []
+
+        def add(item_id: str, payload: Any) -> None:
+            items.append(Item(item_id, len(items), payload))
+
+        mems = dataset.memories
+        if self.storage_limit and len(mems) > self.storage_limit:
+            step = len(mems) / self.storage_limit
+            mems = [mems[int(i * step)] for i in range(self.storage_limit)]
+        for m in mems:
+            for style, text in m.texts():
+                add(f"storage/{m.id}/{style}", ("storage", m.id, style, text))
+        for q in dataset.queries:
+            add(f"query/{q.id}", ("query", q))
+        for pr in p.clusters:
+            add(f"cluster/{pr.memory_id}", ("cluster", pr, len(dataset.memories)))
+        for pr in p.deep_probes:
+            add(f"deep/{pr.memory_id}", ("deep", pr))
+        for pr in p.forgetting:
+            add(f"forget/{pr.memory_id}", ("forget", pr))
+        return items
+
+    # ----------------------------------------------------------------- setup
+    def setup(self, system: Any, dataset: Dataset) -> dict[str, float]:
+        """Store everything, replay the access schedule, re-store if the replay changed it."""
+        if self._plan is None:
+            self._plan = read_plan(dataset, self.cluster_probes)
+        self._abstains = bool(getattr(system, "abstains", False))
+        timings = store_dataset(system, dataset)
+        if self._plan.forgetting:
+            t0 = time.perf_counter()
+            changed = self._replay(system, dataset, self._plan.forgetting)
+            timings["forgetting_replay"] = time.perf_counter() - t0
+            if changed or isinstance(system, ClockAware):
+                # The other dimensions measure the store as it was first given the data.
+                timings["index_again"] = store_dataset(system, dataset)["index"]
+        mode = self._storage_mode(system)
+        self._listed = set(map(str, system.list_ids())) if mode == "list" else None
+        return timings
+
+    def _storage_mode(self, system: Any) -> str:
+        if self.storage == "auto":
+            return "list" if isinstance(system, ListableStore) else "self-query"
+        if self.storage == "list" and not isinstance(system, ListableStore):
+            raise MnemometerError(
+                "storage=list needs a store with list_ids(); use storage=self-query"
+            )
+        return self.storage
+
+    def _replay(self, system: Any, ds: Dataset, probes: list[Probe]) -> bool:
+        ref = ds.info.reference_time
+        clock = isinstance(system, ClockAware) and ref is not None
+        before = {p.memory_id: self._found(system, p) for p in probes}
+        schedule = sorted((d, p.memory_id, p) for p in probes for d in p.access_days)
+        t0 = time.perf_counter()
+        for day, _, p in schedule:
+            if clock:
+                system.set_time(ref + timedelta(days=day))
+            system.search(p.text, self.k)
+        ms = (time.perf_counter() - t0) * 1000.0 / max(1, len(schedule))
+        if clock:
+            system.set_time(ref + timedelta(days=self.horizon_days))
+        after = {p.memory_id: self._found(system, p) for p in probes}
+        self._outcomes = {m: (before[m], after[m], ms) for m in before}
+        return any(before[m] and not after[m] for m in before)
+
+    def _found(self, system: Any, p: Probe) -> bool:
+        hits, _ = timed_search(system, p.text, self.k)
+        return any(h.memory_id == p.memory_id for h in hits)
+
+    # ------------------------------------------------------------------ items
+    def run_item(self, system: Any, item: Item) -> ItemResult:
+        """Run one probe or query and score it."""
+        kind = item.payload[0]
+        return getattr(self, f"_item_{kind}")(system, item)
+
+    def _item_storage(self, system: Any, item: Item) -> ItemResult:
+        _, mid, style, text = item.payload
+        groups = {"dimension": "storage", "style": style}
+        if self._listed is not None:
+            kept = 1.0 if mid in self._listed else 0.0
+            return ItemResult(item_id=item.id, index=item.index, input=text, groups=groups,
+                              expected=[mid], metrics=[Metric(name="listed", value=kept)])  # fmt: skip
+        hits, ms = timed_search(system, text, 5)
+        ranked = dedupe(h.memory_id for h in hits)
+        metrics = [
+            Metric(name="kept", k=1, value=1.0 if ranked[:1] == [mid] else 0.0),
+            Metric(name="kept", k=5, value=1.0 if mid in ranked[:5] else 0.0),
+        ]
+        return ItemResult(item_id=item.id, index=item.index, input=text, groups=groups,
+                          expected=[mid], retrieved=_log_hits(hits), metrics=metrics,
+                          latency_ms=ms)  # fmt: skip
+
+    def _item_query(self, system: Any, item: Item) -> ItemResult:
+        q: Query = item.payload[1]
+        hits, ms = timed_search(system, q.text, self.top_k)
+        ranked = dedupe(h.memory_id for h in hits)
+        groups = {"dimension": _dimension(q), "type": q.type}
+        if q.difficulty:
+            groups["difficulty"] = q.difficulty
+        if "semantic_distance" in q.metadata:
+            groups["distance"] = str(q.metadata["semantic_distance"])
+        if q.relevant_ids:
+            metrics = rank_metrics(ranked, q.relevant_ids, self.ks)
+            r = len(q.relevant_ids)
+            if q.type == "composite":
+                got = len(set(ranked[:r]) & set(q.relevant_ids))
+                metrics.append(Metric(name="r_precision", value=got / r))
+            if q.type == "chain":
+                assert self._plan is not None
+                order = self._plan.chain_order.get(q.id)
+                metrics += chain_metrics(ranked[: self.top_k], q.relevant_ids, order)
+        else:
+            value = (0.0 if ranked else 1.0) if self._abstains else None
+            metrics = [Metric(name="abstention", value=value)]
+        return ItemResult(item_id=item.id, index=item.index, input=q.text, groups=groups,
+                          expected=q.relevant_ids, retrieved=_log_hits(hits), metrics=metrics,
+                          latency_ms=ms)  # fmt: skip
+
+    def _item_cluster(self, system: Any, item: Item) -> ItemResult:
+        _, p, n_memories = item.payload
+        hits, ms = timed_search(system, p.text, self.k + 1)
+        ranked = [x for x in dedupe(h.memory_id for h in hits) if x != p.memory_id][: self.k]
+        mates = set(p.targets)
+        recall = len(mates & set(ranked)) / len(mates)
+        # A random ranking of the other N-1 memories puts each mate in the top k with
+        # probability k / (N - 1): the expected cluster recall@k of a store that ignores topic.
+        chance = min(1.0, self.k / max(1, n_memories - 1))
+        metrics = [Metric(name="cluster_recall", k=self.k, value=recall),
+                   Metric(name="chance_recall", k=self.k, value=chance)]  # fmt: skip
+        return ItemResult(item_id=item.id, index=item.index, input=p.text,
+                          groups={"dimension": "organisation", "cluster": p.group},
+                          expected=sorted(mates), retrieved=_log_hits(hits), metrics=metrics,
+                          latency_ms=ms)  # fmt: skip
+
+    def _item_deep(self, system: Any, item: Item) -> ItemResult:
+        p: Probe = item.payload[1]
+        hits, ms = timed_search(system, p.text, self.top_k)
+        ranked = dedupe(h.memory_id for h in hits)
+        return ItemResult(item_id=item.id, index=item.index, input=p.text,
+                          groups={"dimension": "deep", "type": "deep-probe", "distance": p.group},
+                          expected=[p.memory_id], retrieved=_log_hits(hits),
+                          metrics=rank_metrics(ranked, [p.memory_id], self.ks),
+                          latency_ms=ms)  # fmt: skip
+
+    def _item_forget(self, system: Any, item: Item) -> ItemResult:
+        p: Probe = item.payload[1]
+        before, after, ms = self._forget_outcome(p.memory_id)
+        metrics = [Metric(name="found_before", k=self.k, value=float(before)),
+                   Metric(name="found_after", k=self.k, value=float(after))]  # fmt: skip
+        return ItemResult(item_id=item.id, index=item.index, input=p.text,
+                          groups={"dimension": "forgetting", "frequency": p.group},
+                          expected=[p.memory_id], metrics=metrics, latency_ms=ms,
+                          extra={"accesses": len(p.access_days)})  # fmt: skip
+
+    def _forget_outcome(self, memory_id: str) -> tuple[bool, bool, float]:
+        try:
+            return self._outcomes[memory_id]
+        except KeyError:
+            raise MnemometerError(f"no replay outcome for {memory_id}: setup did not run") from None
+
+    def failed(self, item: Item, error: str, status: str) -> ItemResult:
+        """A failed call scores as a failure: 0 on the item's main metrics."""
+        kind = item.payload[0]
+        dim = {"storage": "storage", "cluster": "organisation", "deep": "deep",
+               "forget": "forgetting"}.get(kind)  # fmt: skip
+        groups: dict[str, str] = {"dimension": dim or "retrieval"}
+        expected: list[str] = []
+        metrics: list[Metric]
+        if kind == "query":
+            q: Query = item.payload[1]
+            groups = {"dimension": _dimension(q), "type": q.type}
+            expected = q.relevant_ids
+            if q.relevant_ids:
+                metrics = [Metric(name=n, k=k, value=0.0)
+                           for k in self.ks for n in ("precision", "recall", "hit", "mrr", "ndcg")]  # fmt: skip
+            else:
+                metrics = [Metric(name="abstention", value=0.0 if self._abstains else None)]
+        elif kind == "storage":
+            groups["style"] = item.payload[2]
+            metrics = [Metric(name="kept", k=1, value=0.0), Metric(name="kept", k=5, value=0.0)]
+        elif kind == "cluster":
+            metrics = [Metric(name="cluster_recall", k=self.k, value=0.0)]
+        elif kind == "deep":
+            groups["distance"] = item.payload[1].group
+            metrics = [Metric(name="recall", k=self.k, value=0.0)]
+        else:
+            groups["frequency"] = item.payload[1].group
+            metrics = [Metric(name="found_before", k=self.k, value=None)]
+        return ItemResult(item_id=item.id, index=item.index, status=status, error=error,
+                          groups=groups, expected=expected, metrics=metrics)  # fmt: skip
+
+    def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
+        """Per-dimension results, the overall score, counts and notes."""
+        # Derived from the items alone, so a report recomputes exactly what the run printed.
+        return summarize(header, items, self.k, self.weights)
+
+
+def _dimension(q: Query) -> str:
+    if q.type in ("chain",):
+        return "reasoning"
+    if q.type == "cluster":
+        return "organisation"
+    if q.type == "deep":
+        return "deep"
+    return "retrieval"
+
+
+def _log_hits(hits: list[Any]) -> list[RetrievedHit]:
+    return [RetrievedHit(id=h.memory_id, score=h.score) for h in hits]
