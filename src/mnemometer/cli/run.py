@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
+from mnemometer.cli._agent_opts import agent_options, agent_run_kwargs
 from mnemometer.cli._common import echo_err, parse_options, stderr_progress
 
 
 @click.command("run")
+@agent_options
 @click.argument("suite", required=False, default="retrieval")
 @click.option("--dataset", "-d", help="Dataset file (native JSON/JSONL, MemTest JSON) or built-in name.")
 @click.option("--store", "-s", help="Store name (see `mnemometer list stores`).")
@@ -34,7 +37,7 @@ from mnemometer.cli._common import echo_err, parse_options, stderr_progress
 def run_cmd(
     suite: str, dataset: str | None, store: str | None, store_opts: tuple[str, ...],
     suite_opts: tuple[str, ...], top_k: int | None, out: Path | None, concurrency: int,
-    timeout: float, resume: Path | None, fsync: bool, fmt: str,
+    timeout: float, resume: Path | None, fsync: bool, fmt: str, **agent_kw: Any,
 ) -> None:  # fmt: skip
     """Run SUITE (default: retrieval) against a store and write a run directory.
 
@@ -43,6 +46,8 @@ def run_cmd(
     counted); 2: bad input.
 
     Example: mnemometer run retrieval --dataset demo-en --store bm25 --out runs/demo
+
+    Agents: mnemometer run scenarios --agent rag --store bm25 --llm-base-url URL --llm-model M
     """
     from mnemometer.report import report
     from mnemometer.runner import run
@@ -50,6 +55,7 @@ def run_cmd(
     suite_options = parse_options(suite_opts, "--suite-option")
     if top_k is not None:
         suite_options["top_k"] = top_k
+    agent_kwargs = agent_run_kwargs(suite_options, **agent_kw)
     with stderr_progress(f"{suite} · {store or 'resume'}") as bar:
         task = bar.add_task("items", total=None)
         result = run(
@@ -64,6 +70,7 @@ def run_cmd(
             resume=resume,
             fsync=fsync,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
+            **agent_kwargs,
         )
     if fmt != "none":
         click.echo(report(result.path, fmt))  # type: ignore[arg-type]

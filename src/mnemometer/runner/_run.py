@@ -16,7 +16,7 @@ from mnemometer.errors import MnemometerError, RunLogError
 from mnemometer.log._reader import read_header, read_items
 from mnemometer.log._schema import DatasetRef, ItemResult, RunHeader, Summary, SystemRef
 from mnemometer.log._writer import ItemWriter, write_header
-from mnemometer.runner import _env
+from mnemometer.runner import _agent, _env
 from mnemometer.runner._pool import Done, execute
 from mnemometer.stores._factory import create_store
 from mnemometer.stores._protocol import capabilities
@@ -51,6 +51,9 @@ def run(
     store: str | None = None,
     store_options: dict[str, Any] | None = None,
     suite_options: dict[str, Any] | None = None,
+    agent: str | None = None,
+    agent_options: dict[str, Any] | None = None,
+    llm: Any = None,
     out: str | Path | None = None,
     concurrency: int = 1,
     timeout: float | None = 60.0,
@@ -73,6 +76,12 @@ def run(
         store: registered store name.
         store_options: options for the store's factory.
         suite_options: options for the suite (``top_k``, ``ks``, ...).
+        agent: registered agent name; the run drives an agent (``system.kind="agent"``)
+            over the suite's own items. ``store``/``store_options`` then configure agents
+            that take a store (``rag``).
+        agent_options: options for the agent factory.
+        llm: :class:`~mnemometer.llm.LLMSettings` for agents that ask an LLM (default:
+            the environment).
         out: run directory to create (default ``runs/<suite>-<store>-<time>``).
         concurrency: items in flight at once.
         timeout: seconds allowed per item call; ``None`` for no limit.
@@ -91,7 +100,20 @@ def run(
     if timeout is not None and timeout <= 0:
         timeout = None
     if resume is not None:
+        if agent is not None or _agent.is_agent_run(resume):
+            header, the_suite, factory, ds, done = _agent.resume_agent_run(Path(resume), llm)
+            items = the_suite.plan(ds)
+            return _execute(Path(resume), header, the_suite, factory, ds, items, done,
+                            concurrency, timeout, fsync, progress)  # fmt: skip
         return _resume(Path(resume), concurrency, timeout, fsync, progress)
+    if agent is not None:
+        opts = _agent.agent_options_with_store(agent, agent_options, store, store_options)
+        run_dir, header, the_suite, factory, ds = _agent.start_agent_run(
+            suite, agent, opts, suite_options, out, llm, seed, run_group, repeat
+        )
+        items = the_suite.plan(ds)
+        return _execute(run_dir, header, the_suite, factory, ds, items, {}, concurrency,
+                        timeout, fsync, progress)  # fmt: skip
     if dataset is None or store is None:
         raise MnemometerError("a run needs --dataset and --store (or --resume RUN_DIR)")
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
@@ -204,7 +226,14 @@ def _execute(
     header = header.model_copy(update={"status": "finished", "timings": timings})
     write_header(run_dir, header)
     results = read_items(run_dir)
-    return RunResult(run_dir, header, suite.summarize(header, results))
+    summary = suite.summarize(header, results)
+    write_outputs = getattr(suite, "write_outputs", None)  # e.g. the scenarios CSV
+    if callable(write_outputs):
+        write_outputs(run_dir, header, summary)
+    close = getattr(system, "close", None) if header.system.kind == "agent" else None
+    if callable(close):
+        close()
+    return RunResult(run_dir, header, summary)
 
 
 def _new_run_dir(out: str | Path | None, suite: str, store: str) -> Path:

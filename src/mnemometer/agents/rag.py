@@ -1,0 +1,123 @@
+"""``rag``: any Store becomes an Agent (retrieve, answer with the shared prompt, store)."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from mnemometer.agents._factory import llm_client
+from mnemometer.agents._prompt import Conversation, answer
+from mnemometer.agents._protocol import Reply
+from mnemometer.llm import LLMClient, LLMSettings
+from mnemometer.stores._factory import create_store
+from mnemometer.stores._protocol import Flushable, Hit
+
+
+class RagAgentFactory:
+    """Retrieval-augmented agent over any Store, answering with an OpenAI-compatible LLM.
+
+    On every user message it searches the store with the message, asks the LLM with the
+    shared answer prompt (retrieved memories, oldest first, plus this session's recent
+    exchanges), then stores the message as a new memory. Every message is stored: there is
+    no keyword routing deciding what is a fact and what is a question.
+
+    Args:
+        store: registered store name (``bm25``, ``dense``, ...).
+        store_options: options for the store's factory.
+        top_k: memories retrieved per message.
+        history_turns: exchanges of the current session shown to the LLM.
+        max_tokens: answer length cap.
+        llm: endpoint settings (from ``--llm-base-url``/``--llm-model`` or the environment).
+        workdir: where stores that keep files keep them (one directory per scenario).
+    """
+
+    def __init__(
+        self,
+        store: str = "bm25",
+        store_options: dict[str, Any] | None = None,
+        top_k: int = 5,
+        history_turns: int = 3,
+        max_tokens: int = 64,
+        llm: LLMSettings | LLMClient | None = None,
+        workdir: Path | None = None,
+    ) -> None:
+        self.store_name = store
+        self.store_options = dict(store_options or {})
+        self.top_k = int(top_k)
+        self.history_turns = int(history_turns)
+        self.max_tokens = int(max_tokens)
+        self.llm = llm_client(llm)
+        self.llm.check()  # unreachable endpoint, bad key, unknown model: fail before the run
+        self.workdir = workdir
+        # Fail before the run, not in the first scenario: unknown store, bad option.
+        create_store(store, self.store_options, lang="en", workdir=self._dir("_probe"))
+        if self.workdir is not None:
+            shutil.rmtree(self._dir("_probe"), ignore_errors=True)
+
+    def _dir(self, namespace: str) -> Path | None:
+        return None if self.workdir is None else self.workdir / namespace
+
+    def resolved_options(self) -> dict[str, Any]:
+        """Options as they ran, for the run header."""
+        return {
+            "store": self.store_name, "store_options": self.store_options, "top_k": self.top_k,
+            "history_turns": self.history_turns, "max_tokens": self.max_tokens,
+            "llm": self.llm.settings.redacted(),
+        }  # fmt: skip
+
+    def create(self, namespace: str) -> RagAgent:
+        """A fresh agent with its own empty store."""
+        store = create_store(self.store_name, self.store_options, lang="en",
+                             workdir=self._dir(namespace))  # fmt: skip
+        store.reset()
+        return RagAgent(store, self.llm, self.top_k, self.history_turns, self.max_tokens)
+
+    def close(self) -> None:
+        """Nothing shared to release."""
+
+
+class RagAgent:
+    """One conversation partner over one store (see :class:`RagAgentFactory`)."""
+
+    def __init__(
+        self, store: Any, llm: LLMClient, top_k: int, history_turns: int, max_tokens: int
+    ) -> None:
+        self.store = store
+        self.llm = llm
+        self.top_k = top_k
+        self.max_tokens = max_tokens
+        self.chat = Conversation(history_turns)
+        self._texts: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def start_session(self, system: str | None = None) -> None:
+        """New session: the chat history is dropped, the store keeps everything."""
+        self.chat.start(system)
+
+    def send(self, message: str) -> Reply:
+        """Retrieve, answer, then remember the message."""
+        t0 = time.perf_counter()
+        hits = [Hit.coerce(h) for h in self.store.search(message, self.top_k)][: self.top_k]
+        # Oldest first, so "a later memory replaces an earlier one" reads true.
+        ids = sorted({h.memory_id for h in hits})
+        memories = [self._texts.get(i) or next(h.text for h in hits if h.memory_id == i)
+                    for i in ids]  # fmt: skip
+        search_ms = (time.perf_counter() - t0) * 1000.0
+        reply = answer(self.llm, message, memories, self.chat.recent(), self.chat.persona,
+                       max_tokens=self.max_tokens, memory_ms=search_ms)  # fmt: skip
+        t1 = time.perf_counter()
+        memory_id = f"m{len(self._texts):05d}"  # zero-padded: sorts in storage order
+        self._texts[memory_id] = message
+        self.store.store(message, {"memory_id": memory_id})
+        if isinstance(self.store, Flushable):
+            self.store.flush()
+        store_ms = (time.perf_counter() - t1) * 1000.0
+        self.chat.add(message, reply.text)
+        return Reply(reply.text, reply.tokens, search_ms + store_ms, reply.llm_ms)
+
+    def close(self) -> None:
+        """Forget everything."""
+        self.store.reset()

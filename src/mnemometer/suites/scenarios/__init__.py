@@ -1,0 +1,394 @@
+"""``scenarios``: conversational scenarios against memory-backed agents.
+
+The Letta-vs-Mem0 benchmark's nine scenarios (as its code runs them) plus the four
+alternative versions its documents describe, graded per turn with whole-word keywords,
+forbidden words, order and word limits (see :mod:`._grade`), with seeded noise, repeats,
+a calibrated similarity rescue, and latency split into memory and LLM time.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+import re
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, ClassVar
+
+from mnemometer.datasets._models import Dataset, DatasetInfo
+from mnemometer.errors import MnemometerError
+from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
+from mnemometer.scoring.retrieval import percentile
+from mnemometer.suites._base import Item
+from mnemometer.suites.scenarios import _grade as grading
+from mnemometer.suites.scenarios._format import (
+    Grade,
+    Scenario,
+    ScenarioError,
+    load_scenario,
+    load_scenarios,
+)
+from mnemometer.suites.scenarios._noise import perturb
+from mnemometer.suites.scenarios._similarity import MINILM_THRESHOLD, Similarity
+
+__all__ = [
+    "Grade",
+    "Scenario",
+    "ScenarioError",
+    "ScenarioSuite",
+    "load_scenario",
+    "load_scenarios",
+    "write_csv",
+]
+
+CSV_FILE = "scenarios.csv"
+CSV_COLUMNS = ("backend", "scenario", "mean_latency_ms", "accuracy", "mean_similarity")
+
+
+class ScenarioSuite:
+    """Conversational scenarios: per-turn keyword grading, noise, repeats, latency split.
+
+    Args:
+        path: a scenario file or directory (default: the packaged thirteen).
+        scenarios: ids to run (default: all).
+        noise: perturbation ratios of user turns, one run of every scenario per level.
+        repeat: runs of every scenario per noise level (mean and 95% CI per scenario).
+        similarity: ``minilm``, ``endpoint`` (the ``/embeddings`` of the LLM endpoint in
+            the environment, with ``embedding_model``) or ``none``.
+        embedding_model: model name for ``similarity=endpoint``.
+        rescue_threshold: cosine at or above which a reply missing keywords gets 0.5
+            (default: the MiniLM calibration; ``none`` turns the rescue off).
+        seed: seeds the noise.
+    """
+
+    name: ClassVar[str] = "scenarios"
+    version: ClassVar[str] = "1"
+
+    def __init__(
+        self,
+        path: str | None = None,
+        scenarios: list[str] | str | None = None,
+        noise: list[float] | float = 0.0,
+        repeat: int = 1,
+        similarity: str = "minilm",
+        rescue_threshold: float | str | None = "calibrated",
+        seed: int = 0,
+        embedding_model: str | None = None,
+    ) -> None:
+        if isinstance(scenarios, str):
+            scenarios = [s for s in scenarios.split(",") if s]
+        levels = noise if isinstance(noise, list | tuple) else [noise]
+        try:
+            self.noise = sorted({float(x) for x in levels})
+        except (TypeError, ValueError):
+            raise MnemometerError(f"--noise must be numbers in [0, 1], got {noise!r}") from None
+        if any(not 0.0 <= x <= 1.0 for x in self.noise):
+            raise MnemometerError(f"--noise must be in [0, 1], got {noise!r}")
+        if int(repeat) < 1:
+            raise MnemometerError(f"--repeat must be at least 1, got {repeat}")
+        self.repeat = int(repeat)
+        self.path = path
+        self.only = list(scenarios) if scenarios else None
+        self.scenarios = load_scenarios(path, self.only)
+        self.similarity_backend = similarity
+        llm = None
+        if similarity == "endpoint":
+            from mnemometer.llm import LLMClient, resolve_settings
+
+            llm = LLMClient.from_settings(resolve_settings(model=embedding_model))
+        self.sim = Similarity(similarity, llm)
+        if rescue_threshold in (None, "none", "off"):
+            self.threshold: float | None = None
+        elif rescue_threshold == "calibrated":
+            self.threshold = MINILM_THRESHOLD if similarity == "minilm" else None
+        else:
+            self.threshold = float(rescue_threshold)
+        self.seed = int(seed)
+
+    def options(self) -> dict[str, Any]:
+        """Resolved options (the rescue threshold included)."""
+        return {
+            "path": self.path, "scenarios": [s.id for s in self.scenarios],
+            "noise": self.noise, "repeat": self.repeat, "similarity": self.similarity_backend,
+            "rescue_threshold": self.threshold, "seed": self.seed,
+        }  # fmt: skip
+
+    def dataset(self) -> Dataset:
+        """The scenarios as a dataset reference: name, version and content hash."""
+        digest = hashlib.sha256()
+        for s in self.scenarios:
+            digest.update(f"{s.id}:{s.sha256}\n".encode())
+        source = self.path or "mnemometer:scenarios"
+        return Dataset(info=DatasetInfo(name="scenarios", version=self.version, language="en",
+                                        source=source, content_hash=digest.hexdigest()))  # fmt: skip
+
+    def plan(self, dataset: Dataset) -> list[Item]:
+        """One item per scenario × noise level × repeat."""
+        del dataset
+        items: list[Item] = []
+        for level in self.noise:
+            for rep in range(self.repeat):
+                for s in self.scenarios:
+                    item_id = s.id
+                    if len(self.noise) > 1 or level:
+                        item_id += f"@noise={level:g}"
+                    if self.repeat > 1:
+                        item_id += f"#{rep}"
+                    items.append(Item(item_id, len(items), (s, level, rep)))
+        return items
+
+    def setup(self, system: Any, dataset: Dataset) -> dict[str, float]:
+        """Load the similarity model once."""
+        del system, dataset
+        t0 = time.perf_counter()
+        self.sim.load()
+        return {"similarity_load": time.perf_counter() - t0}
+
+    def run_item(self, system: Any, item: Item) -> ItemResult:
+        """Play one scenario against a fresh agent and grade every graded turn."""
+        scenario, level, rep = item.payload
+        namespace = re.sub(r"[^A-Za-z0-9_-]+", "-", item.id) + "-" + hashlib.sha1(
+            item.id.encode()).hexdigest()[:6]  # fmt: skip
+        agent = system.create(namespace)
+        turns: list[dict[str, Any]] = []
+        errors: list[str] = []
+        # A system turn is a persona instruction: leading ones apply to the first session,
+        # later ones from the next session break on.
+        steps = list(enumerate(scenario.steps))
+        persona: str | None = None
+        while steps and steps[0][1].kind == "system":
+            persona = steps.pop(0)[1].content
+        session = 0
+        try:
+            agent.start_session(persona)
+            for idx, step in steps:
+                if step.kind == "session":
+                    session += 1
+                    agent.start_session(persona)
+                    continue
+                if step.kind == "system":
+                    persona = step.content
+                    continue
+                text = perturb(step.content, level, f"{self.seed}:{scenario.id}:{idx}:{rep}")
+                turns.append(self._turn(agent, idx, session, text, step.grade, errors))
+        finally:
+            try:
+                agent.close()
+            except Exception as e:  # closing must not lose the graded result
+                errors.append(f"close: {type(e).__name__}: {e}")
+        return self._result(item, scenario, level, rep, turns, errors)
+
+    def _turn(
+        self, agent: Any, idx: int, session: int, text: str, grade: Grade | None, errors: list[str]
+    ) -> dict[str, Any]:
+        row: dict[str, Any] = {"turn": idx, "session": session, "input": text}
+        t0 = time.perf_counter()
+        try:
+            reply = agent.send(text)
+        except Exception as e:  # a failed call is a recorded, counted failure
+            msg = f"turn {idx}: {type(e).__name__}: {e}"
+            errors.append(msg)
+            row.update(latency_ms=(time.perf_counter() - t0) * 1000.0, error=msg, reply=None)
+            if grade is not None:
+                row["grade"] = _grade_row(grading.failed(msg), grade)
+            return row
+        row.update(
+            reply=reply.text,
+            latency_ms=(time.perf_counter() - t0) * 1000.0,
+            memory_ms=reply.memory_ms,
+            llm_ms=reply.llm_ms,
+            tokens=dict(reply.tokens),
+        )
+        if grade is not None:
+            row["grade"] = _grade_row(self.grade(reply.text, grade), grade)
+        return row
+
+    def grade(self, reply: str, grade: Grade) -> grading.TurnGrade:
+        """Grade one reply against one graded turn (similarity rescue included)."""
+        if grade.grader == "persona":
+            markers = grade.markers or list(grading.PERSONA_MARKERS)
+            g = grading.grade_persona(reply, grade.required, markers, grade.forbidden)
+            return grading.rescue(g, self.sim(reply, grade.expected), None)
+        g = grading.grade_keywords(reply, grade.required, grade.forbidden,
+                                   ordered=grade.ordered, max_words=grade.max_words)  # fmt: skip
+        threshold = self.threshold if grade.rescue else None
+        return grading.rescue(g, self.sim(reply, grade.expected), threshold)
+
+    def _result(
+        self, item: Item, scenario: Scenario, level: float, rep: int,
+        turns: list[dict[str, Any]], errors: list[str],
+    ) -> ItemResult:  # fmt: skip
+        graded = [t["grade"] for t in turns if "grade" in t]
+        scores = [g["score"] for g in graded]
+        sims = [g["similarity"] for g in graded if g["similarity"] is not None]
+        tokens: dict[str, int] = defaultdict(int)
+        for t in turns:
+            for k, v in (t.get("tokens") or {}).items():
+                tokens[k] += int(v)
+        lat = [t["latency_ms"] for t in turns]
+        metrics = [
+            Metric(name="accuracy", value=sum(scores) / len(scores) if scores else 0.0,
+                   n=len(scores)),
+            Metric(name="similarity", value=sum(sims) / len(sims) if sims else None, n=len(sims)),
+            Metric(name="latency_mean_ms", value=sum(lat) / len(lat) if lat else None,
+                   higher_is_better=False, n=len(lat)),
+        ]  # fmt: skip
+        return ItemResult(
+            item_id=item.id,
+            index=item.index,
+            status="error" if errors else "ok",
+            error="; ".join(errors) if errors else None,
+            input=scenario.title,
+            groups={"scenario": scenario.id, "noise": f"{level:g}", "origin": scenario.origin},
+            output=next((t.get("reply") for t in reversed(turns) if "grade" in t), None),
+            metrics=metrics,
+            latency_ms=sum(lat),
+            tokens=dict(tokens),
+            extra={"repeat": rep, "noise": level, "turns": turns},
+        )
+
+    def failed(self, item: Item, error: str, status: str) -> ItemResult:
+        """A scenario whose agent could not even be created: every graded turn fails."""
+        scenario, level, rep = item.payload
+        return ItemResult(
+            item_id=item.id, index=item.index, status=status, error=error, input=scenario.title,
+            groups={"scenario": scenario.id, "noise": f"{level:g}", "origin": scenario.origin},
+            metrics=[Metric(name="accuracy", value=0.0, n=scenario.graded),
+                     Metric(name="similarity", value=None, n=0)],
+            extra={"repeat": rep, "noise": level, "turns": []},
+        )  # fmt: skip
+
+    def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
+        """Accuracy with 95% CIs per scenario and per noise level; latency and tokens."""
+        return summarize_items(header, items)
+
+    def write_outputs(self, run_dir: Path, header: RunHeader, summary: Summary) -> None:
+        """Write the seed-compatible CSV beside the run log."""
+        write_csv(run_dir / CSV_FILE, header, summary)
+
+
+def _grade_row(g: grading.TurnGrade, spec: Grade) -> dict[str, Any]:
+    return {
+        "score": g.score, "reason": g.reason, "words": g.words, "missing": list(g.missing),
+        "forbidden": list(g.forbidden), "similarity": g.similarity, "rescued": g.rescued,
+        "expected": spec.expected,
+    }  # fmt: skip
+
+
+def mean_ci(values: list[float]) -> tuple[float | None, float | None, float | None]:
+    """Mean and a 95% Student-t interval (``None`` bounds with fewer than two values)."""
+    if not values:
+        return None, None, None
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, None, None
+    from scipy.stats import t
+
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    return mean, max(0.0, mean - half), min(1.0, mean + half)
+
+
+def _value(r: ItemResult, name: str) -> float | None:
+    return next((m.value for m in r.metrics if m.name == name), None)
+
+
+def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
+    """The scenarios summary (also used to rebuild reports from a run directory)."""
+    del header
+    acc = [_value(r, "accuracy") or 0.0 for r in items]
+    sims = [v for r in items if (v := _value(r, "similarity")) is not None]
+    turns = [t for r in items for t in r.extra.get("turns", [])]
+    total = [t["latency_ms"] for t in turns if t.get("latency_ms") is not None]
+    mem = [t["memory_ms"] for t in turns if t.get("memory_ms") is not None]
+    llm = [t["llm_ms"] for t in turns if t.get("llm_ms") is not None]
+    tok = [sum((t.get("tokens") or {}).values()) for t in turns if t.get("tokens")]
+    mean, lo, hi = mean_ci(acc)
+    overall = [
+        Metric(name="accuracy", value=mean, n=len(acc)),
+        Metric(name="similarity", value=sum(sims) / len(sims) if sims else None, n=len(sims)),
+    ]
+    for label, values in (("turn", total), ("memory", mem), ("llm", llm)):
+        for p in (50, 95):
+            overall.append(Metric(name=f"{label}_latency_p{p}_ms", n=len(values),
+                                  value=percentile(values, p) if values else None,
+                                  higher_is_better=False))  # fmt: skip
+    overall.append(Metric(name="tokens_per_turn", value=sum(tok) / len(tok) if tok else None,
+                          higher_is_better=False, n=len(tok)))  # fmt: skip
+    by: dict[tuple[str, str], list[ItemResult]] = defaultdict(list)
+    by_noise: dict[str, list[float]] = defaultdict(list)
+    for r in items:
+        by[(r.groups.get("scenario", r.item_id), r.groups.get("noise", "0"))].append(r)
+        by_noise[r.groups.get("noise", "0")].append(_value(r, "accuracy") or 0.0)
+    rows = []
+    groups: dict[str, dict[str, list[Metric]]] = {"scenario": {}, "noise": {}}
+    for (sid, level), rs in by.items():
+        a = [_value(r, "accuracy") or 0.0 for r in rs]
+        m, low, high = mean_ci(a)
+        s = [v for r in rs if (v := _value(r, "similarity")) is not None]
+        lat = [t["latency_ms"] for r in rs for t in r.extra.get("turns", [])
+               if t.get("latency_ms") is not None]  # fmt: skip
+        rows.append({
+            "scenario": sid, "noise": float(level), "n": len(rs), "accuracy": m,
+            "ci_low": low, "ci_high": high,
+            "mean_latency_ms": sum(lat) / len(lat) if lat else None,
+            "mean_similarity": sum(s) / len(s) if s else None,
+            "failed": sum(1 for r in rs if r.status != "ok"),
+        })  # fmt: skip
+        key = sid if len(by_noise) == 1 else f"{sid}@noise={level}"
+        groups["scenario"][key] = [Metric(name="accuracy", value=m, n=len(a))]
+    noise_rows = []
+    for level, a in sorted(by_noise.items(), key=lambda kv: float(kv[0])):
+        m, low, high = mean_ci(a)
+        noise_rows.append({"noise": float(level), "n": len(a), "accuracy": m,
+                           "ci_low": low, "ci_high": high})  # fmt: skip
+        groups["noise"][level] = [Metric(name="accuracy", value=m, n=len(a))]
+    counts = {
+        "items": len(items),
+        "errors": sum(1 for r in items if r.status == "error"),
+        "timeouts": sum(1 for r in items if r.status == "timeout"),
+        "graded_turns": sum(1 for t in turns if "grade" in t),
+        "failed_turns": sum(1 for t in turns if t.get("error")),
+    }
+    notes = []
+    if counts["errors"] or counts["timeouts"]:
+        notes.append("failed scenarios and turns score 0.0 (they are counted, not dropped)")
+    return Summary(
+        overall=overall, groups=groups, counts=counts, notes=notes,
+        sections={"scenarios": rows, "accuracy_vs_noise": noise_rows,
+                  "accuracy_ci": {"low": lo, "high": hi}},
+    )  # fmt: skip
+
+
+def write_csv(path: Path, header: RunHeader, summary: Summary) -> None:
+    """The seed's CSV: backend, scenario, mean_latency_ms, accuracy, mean_similarity.
+
+    Rows are sorted by scenario, followed by an ``AVERAGE`` row (unweighted mean of the
+    rows, as the seed computed it).
+    """
+    backend = header.system.name
+    store = header.system.options.get("store")
+    if store:
+        backend += f":{store}"
+    rows = sorted(summary.sections.get("scenarios", []), key=lambda r: (r["scenario"], r["noise"]))
+    multi = len({r["noise"] for r in rows}) > 1
+
+    def fmt(v: float | None) -> str:
+        return "" if v is None else f"{v:.6f}"
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(CSV_COLUMNS)
+        for r in rows:
+            name = r["scenario"] + (f"@noise={r['noise']:g}" if multi else "")
+            w.writerow([backend, name, fmt(r["mean_latency_ms"]), fmt(r["accuracy"]),
+                        fmt(r["mean_similarity"])])  # fmt: skip
+        cols = ("mean_latency_ms", "accuracy", "mean_similarity")
+        avg = []
+        for c in cols:
+            vals = [r[c] for r in rows if r[c] is not None]
+            avg.append(fmt(sum(vals) / len(vals)) if vals else "")
+        w.writerow([backend, "AVERAGE", *avg])

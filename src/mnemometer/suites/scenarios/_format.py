@@ -1,0 +1,230 @@
+"""Scenario files: JSON Lines, one header line then one line per turn.
+
+::
+
+    {"scenario": "cross_session_recall", "title": "...", "origin": "seed"}
+    {"role": "user", "content": "My name is Darrin Smith and I live in Phoenix."}
+    {"session": "new"}
+    {"role": "user", "content": "What is my name and city?",
+     "grade": {"expected": "Darrin Phoenix", "required": ["darrin", "phoenix"], "max_words": 6}}
+
+A ``system`` turn (``{"role": "system", "content": "..."}``) sets a persona instruction for
+the current and later sessions. ``{"session": "new"}`` is a real session break: the agent's
+chat history is dropped and recall must come from memory. Every error names the file and
+line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mnemometer.errors import MnemometerError
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+class ScenarioError(MnemometerError):
+    """A scenario file is missing or malformed."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+
+class Grade(_Model):
+    """How one reply is graded."""
+
+    expected: str = Field(min_length=1)
+    """This turn's own reference answer (for similarity; never shown to the agent)."""
+    required: list[str] = Field(default_factory=list)
+    """Keywords that must appear as whole words; ``a|b`` lists alternatives."""
+    forbidden: list[str] = Field(default_factory=list)
+    """Keywords whose presence fails the turn (stale facts, wrong entities)."""
+    ordered: bool = False
+    """Required keywords must appear in the order listed."""
+    max_words: int | None = Field(default=None, ge=1)
+    """Word limit for the full score (longer correct replies score 0.5)."""
+    grader: Literal["keywords", "persona"] = "keywords"
+    """``keywords`` (the seed's generic grade) or ``persona`` (fact plus a formal marker)."""
+    markers: list[str] | None = None
+    """Persona markers (whole words); default: sir, ma'am, madam, mister, mr, mrs, ms, miss."""
+    rescue: bool = True
+    """Whether the similarity rescue may lift a 0.0 to 0.5 (never for ``persona``)."""
+
+    @field_validator("required", "forbidden")
+    @classmethod
+    def _no_blank(cls, v: list[str]) -> list[str]:
+        if any(not k.strip() for k in v):
+            raise ValueError("keywords must not be blank")
+        return v
+
+
+class Header(_Model):
+    """The first line of a scenario file."""
+
+    scenario: str = Field(min_length=1, pattern=r"^[a-z0-9_]+$")
+    """Stable id (lower-case, digits, underscores)."""
+    title: str = ""
+    """One line for people."""
+    origin: str = "custom"
+    """``seed`` (as the seed benchmark's code runs it), ``seed-docs`` (its documents'
+    alternative version) or ``custom``."""
+    notes: str = ""
+    """What differs from the origin, and why."""
+
+
+class Turn(_Model):
+    """A message turn."""
+
+    role: Literal["user", "system"]
+    """``user`` messages go to the agent; ``system`` sets a persona instruction."""
+    content: str = Field(min_length=1)
+    """The text."""
+    grade: Grade | None = None
+    """Present on graded user turns."""
+
+
+class SessionBreak(_Model):
+    """A real session boundary."""
+
+    session: Literal["new"]
+    """Always ``new``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a loaded scenario."""
+
+    kind: str
+    """``user``, ``system`` or ``session``."""
+    content: str = ""
+    grade: Grade | None = None
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A loaded scenario."""
+
+    id: str
+    title: str
+    origin: str
+    steps: tuple[Step, ...]
+    source: str
+    sha256: str
+
+    @property
+    def graded(self) -> int:
+        """How many turns are graded."""
+        return sum(1 for s in self.steps if s.grade is not None)
+
+
+def _where(path: Path, line: int) -> str:
+    return f"{path}:{line}"
+
+
+def _explain(e: ValidationError) -> str:
+    parts = []
+    for err in e.errors():
+        loc = ".".join(str(x) for x in err["loc"])
+        parts.append(f"{loc}: {err['msg']}" if loc else err["msg"])
+    return "; ".join(parts)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate one scenario file.
+
+    Raises:
+        ScenarioError: naming the file and line of the first problem.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read scenario file: {e.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{path}: not UTF-8 text") from None
+    header: Header | None = None
+    steps: list[Step] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ScenarioError(f"{_where(path, n)}: invalid JSON: {e.msg} (column {e.colno})") from None
+        if not isinstance(obj, dict):
+            raise ScenarioError(f"{_where(path, n)}: expected a JSON object")
+        try:
+            if header is None:
+                header = Header.model_validate(obj)
+            elif "session" in obj:
+                SessionBreak.model_validate(obj)
+                steps.append(Step("session", line=n))
+            else:
+                turn = Turn.model_validate(obj)
+                if turn.role == "system" and turn.grade is not None:
+                    raise ScenarioError(f"{_where(path, n)}: a system turn cannot be graded")
+                steps.append(Step(turn.role, turn.content, turn.grade, n))
+        except ValidationError as e:
+            what = "header" if header is None else "turn"
+            raise ScenarioError(f"{_where(path, n)}: invalid {what}: {_explain(e)}") from None
+    if header is None:
+        raise ScenarioError(f"{path}: empty scenario file (the first line is the header)")
+    if not any(s.grade is not None for s in steps):
+        raise ScenarioError(f"{path}: scenario {header.scenario!r} has no graded turn")
+    return Scenario(header.scenario, header.title, header.origin, tuple(steps), str(path),
+                    hashlib.sha256(raw).hexdigest())  # fmt: skip
+
+
+def load_scenarios(
+    source: str | Path | None = None, only: Iterable[str] | None = None
+) -> list[Scenario]:
+    """Load every ``*.jsonl`` scenario of a directory (default: the packaged thirteen).
+
+    The packaged ``order.json`` fixes the order; other files follow by name.
+
+    Raises:
+        ScenarioError: a missing directory, a malformed file, a duplicate or unknown id.
+    """
+    folder = Path(source) if source is not None else DATA_DIR
+    if folder.is_file():
+        files = [folder]
+    elif folder.is_dir():
+        files = sorted(folder.glob("*.jsonl"))
+    else:
+        raise ScenarioError(f"{folder}: no such scenario file or directory")
+    if not files:
+        raise ScenarioError(f"{folder}: no *.jsonl scenario files")
+    loaded = [load_scenario(f) for f in files]
+    seen: dict[str, str] = {}
+    for s in loaded:
+        if s.id in seen:
+            raise ScenarioError(f"{s.source}: scenario id {s.id!r} also in {seen[s.id]}")
+        seen[s.id] = s.source
+    order_file = folder / "order.json" if folder.is_dir() else None
+    if order_file is not None and order_file.is_file():
+        order = json.loads(order_file.read_text(encoding="utf-8"))
+        rank = {sid: i for i, sid in enumerate(order)}
+        loaded.sort(key=lambda s: (rank.get(s.id, len(rank)), s.id))
+    if only is not None:
+        wanted = list(only)
+        unknown = [w for w in wanted if w not in seen]
+        if unknown:
+            from mnemometer.errors import did_you_mean
+
+            raise ScenarioError(
+                f"unknown scenario {unknown[0]!r}{did_you_mean(unknown[0], list(seen))}; "
+                f"known: {', '.join(seen)}"
+            )
+        loaded = [s for s in loaded if s.id in set(wanted)]
+    return loaded
