@@ -10,9 +10,11 @@ import click
 
 from mnemometer.cli._agent_opts import agent_options, agent_run_kwargs
 from mnemometer.cli._common import echo_err, parse_options, stderr_progress
+from mnemometer.cli._suite_dir import suite_dir_options
 
 
 @click.command("run")
+@suite_dir_options
 @agent_options
 @click.argument("suite", required=False, default="retrieval")
 @click.option("--dataset", "-d", help="Dataset file (native JSON/JSONL, MemTest JSON) or built-in name.")

@@ -26,8 +26,10 @@ from mnemometer.errors import MnemometerError, did_you_mean
 from mnemometer.log._reader import RunLog, read_log
 from mnemometer.log._schema import HEADER_FILE, ItemResult, RunHeader
 
-SIDE_OPTIONS = frozenset({"condition", "profile", "conditions_file"})
-"""Suite options that describe the system side, not the suite: they may differ."""
+SIDE_OPTIONS = frozenset({"condition", "profile", "suite_dir", "memories", "notes", "repeat",
+                          "build_root", "memory_store", "memory_store_options"})
+"""Suite options that describe the system side or a location, not what was measured: they
+may differ (the suite, fixture and memories checksums may not)."""
 CLUSTER_FIELDS = ("conversation", "fixture")
 """Item group fields whose items share state and so are clustered."""
 

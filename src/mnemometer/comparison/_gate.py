@@ -31,8 +31,11 @@ class GatePolicy(_Model):
     max_latency_delta_ms: float | None = None
     """Fail when the candidate's mean latency grew by more than this."""
     min_metric_delta: dict[str, float] = Field(default_factory=dict)
-    """Metric key or name → minimum mean paired delta. A metric absent from the
-    comparison fails (a gate on a metric that was never measured is a mistake)."""
+    """Metric key or name → minimum mean paired delta. A metric the comparison never
+    measured counts as a delta of 0, as in Memory Layer (the check says so), unless
+    ``strict_metrics``."""
+    strict_metrics: bool = False
+    """Fail checks on metrics the comparison never measured instead of counting them as 0."""
     min_candidate_metric: dict[str, float] = Field(default_factory=dict)
     """Metric key or name → absolute floor on the candidate's mean."""
     min_candidate_success_rate: float | None = None
@@ -154,8 +157,14 @@ def gate(comparison: Comparison | str | Path, policy: GatePolicy | str | Path) -
     for key, floor in pol.min_metric_delta.items():
         m = c.metric(key)
         if m is None or m.mean_delta is None:
-            check("min_metric_delta", False, f"metric {key!r} has no paired values in the "
-                  f"comparison{did_you_mean(key, [x.key for x in c.metrics])}")  # fmt: skip
+            hint = did_you_mean(key, [x.key for x in c.metrics])
+            if pol.strict_metrics:
+                check("min_metric_delta", False,
+                      f"metric {key!r} was not measured in the comparison{hint}")  # fmt: skip
+            else:
+                check("min_metric_delta", 0.0 >= floor,
+                      f"metric {key!r} was not measured{hint}: counted as delta 0 "
+                      f"(minimum {floor:+.4f}; strict_metrics = true fails instead)")  # fmt: skip
         else:
             check("min_metric_delta", m.mean_delta >= floor,
                   f"{m.key} delta {m.mean_delta:+.4f} (minimum {floor:+.4f})")  # fmt: skip

@@ -1,0 +1,112 @@
+"""Conditions: named configurations of the system under test, data-driven.
+
+A condition maps a name to a registered store and its options. The built-in defaults
+below can be overridden or extended with a TOML file of ``[NAME]`` tables::
+
+    [bm25-tuned]
+    store = "bm25"
+    options = { k1 = 1.5 }
+    description = "BM25 with a higher k1"
+"""
+
+from __future__ import annotations
+
+import tomllib
+import warnings
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mnemometer._registry import STORES
+from mnemometer.errors import MnemometerError, UnknownNameError, did_you_mean
+
+
+class Condition(BaseModel):
+    """One condition: which store runs, with which options."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    store: str = Field(min_length=1)
+    """Registered store name (see ``mnemometer list stores``)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Options for the store's factory."""
+    fallback: str | None = None
+    """Store used, with a warning recorded in the run, when ``store`` cannot load."""
+    description: str = ""
+    """What the condition means."""
+
+
+DEFAULT_CONDITIONS: dict[str, Condition] = {
+    "no-memory": Condition(store="none", description="nothing is remembered (baseline)"),
+    "lexical": Condition(store="bm25", description="BM25 over the seeded memories"),
+    "semantic": Condition(store="dense", fallback="bm25",
+                          description="dense embeddings (MiniLM) over the seeded memories"),
+    "hybrid": Condition(store="hybrid", fallback="bm25",
+                        description="BM25 and dense fused by reciprocal rank"),
+    "full-memory": Condition(store="hybrid", fallback="bm25",
+                             description="every retrieval channel we have (today: hybrid)"),
+}  # fmt: skip
+
+
+def load_conditions(path: str | Path | None) -> dict[str, Condition]:
+    """The default conditions, overridden and extended by a TOML file when given.
+
+    Raises:
+        MnemometerError: missing file, malformed TOML, unknown keys.
+    """
+    out = dict(DEFAULT_CONDITIONS)
+    if path is None:
+        return out
+    p = Path(path)
+    try:
+        raw = tomllib.loads(p.read_text("utf-8"))
+    except FileNotFoundError:
+        raise MnemometerError(f"{p}: no such conditions file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise MnemometerError(f"{p}: malformed TOML: {e}") from None
+    for name, table in raw.items():
+        if not isinstance(table, dict):
+            raise MnemometerError(f"{p}: {name!r} must be a table: [{name}] store = \"...\"")
+        try:
+            out[name] = Condition.model_validate(table)
+        except ValidationError as e:
+            err = e.errors()[0]
+            loc = ".".join(map(str, err["loc"]))
+            hint = ""
+            if err["type"] == "extra_forbidden":
+                hint = did_you_mean(str(err["loc"][-1]), list(Condition.model_fields))
+            raise MnemometerError(f"{p}: [{name}] {loc}: {err['msg']}{hint}") from None
+    return out
+
+
+def resolve(name: str, conditions: dict[str, Condition]) -> Condition:
+    """The condition called ``name``.
+
+    Raises:
+        UnknownNameError: with "did you mean" and the known names.
+    """
+    if name not in conditions:
+        raise UnknownNameError(
+            f"unknown condition {name!r}{did_you_mean(name, list(conditions))}; known: "
+            f"{', '.join(conditions)} (or define it in a --conditions TOML file)"
+        )
+    return conditions[name]
+
+
+def pick_store(name: str, cond: Condition) -> tuple[str, dict[str, Any], str | None]:
+    """The store that will run ``cond``: its own, or its fallback with a note why.
+
+    Raises:
+        MnemometerError: the store cannot load and there is no fallback.
+    """
+    try:
+        STORES.load(cond.store)
+        return cond.store, dict(cond.options), None
+    except MnemometerError as e:
+        if cond.fallback is None:
+            raise MnemometerError(f"condition {name!r}: {e}") from None
+        note = (f"condition {name!r}: store {cond.store!r} unavailable ({e}); "
+                f"fell back to {cond.fallback!r}")  # fmt: skip
+        warnings.warn(note, stacklevel=2)
+        return cond.fallback, {}, note

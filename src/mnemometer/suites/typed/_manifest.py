@@ -1,0 +1,334 @@
+"""Suite directories: ``suite.toml`` (the manifest) plus ``items.jsonl``, with checksums."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mnemometer.datasets._models import Memory
+from mnemometer.errors import MnemometerError, did_you_mean
+from mnemometer.suites.typed._items import ITEM_TYPES, _Item
+
+MANIFEST = "suite.toml"
+
+
+class SuiteError(MnemometerError):
+    """A suite directory is missing or malformed (the message names the file and line)."""
+
+
+class SuiteManifest(BaseModel):
+    """``suite.toml``. Memory Layer's manifests load as they are."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    name: str = Field(min_length=1)
+    """Suite name."""
+    description: str = ""
+    """Free text."""
+    suite_version: str = "1"
+    """Maintainer-managed version label."""
+    label_status: Literal["draft", "reviewed"] = "draft"
+    """``reviewed`` claims the labels were checked by a person."""
+    fixture: str | None = None
+    """Fixture directory (or file) relative to the suite; its tree is hashed into runs."""
+    default_profile: Literal["offline", "llm"] = "offline"
+    """Profile used when ``--profile`` is not given."""
+    default_repeats: int = Field(1, ge=1)
+    """Repeats used when ``--repeat`` is not given."""
+    min_items: int | None = Field(None, ge=0)
+    """``doctor`` fails when the suite has fewer items."""
+    project: str | None = None
+    """Default project slug (Memory Layer); recorded only."""
+    items: str = "items.jsonl"
+    """Items file, relative to the suite."""
+    memories: str | None = None
+    """Memories to seed before the items run (JSONL of memories, or a Memory Layer seed
+    capture JSON), relative to the suite."""
+    conditions: list[str] = Field(default_factory=list)
+    """Conditions run when ``--condition`` is not given."""
+
+
+@dataclass(frozen=True)
+class SeedMemory:
+    """A memory to seed, with the tags and files the scorer may look at (never the store)."""
+
+    memory: Memory
+    tags: tuple[str, ...]
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LoadedSuite:
+    """A parsed suite directory."""
+
+    root: Path
+    manifest: SuiteManifest
+    items: list[_Item]
+    lines: dict[str, int]
+    """Item id → line number in the items file."""
+    checksum: str
+    """SHA-256 of manifest bytes, ``\\n--items--\\n``, items bytes."""
+    fixture_checksum: str | None
+    """SHA-256 over the fixture tree (relative paths and bytes), when there is a fixture."""
+    memories: list[SeedMemory]
+    memories_path: Path | None
+    memories_checksum: str | None
+
+    @property
+    def slug(self) -> str:
+        """The name as a file-name-safe slug."""
+        return slugify(self.manifest.name)
+
+
+def slugify(text: str) -> str:
+    """Lowercase, with runs of anything but letters and digits turned into ``-``."""
+    out = "".join(ch.lower() if ch.isalnum() else "-" for ch in text)
+    return "-".join(p for p in out.split("-") if p) or "suite"
+
+
+def find_manifest(path: str | Path) -> Path:
+    """The ``suite.toml`` for a suite directory or a manifest path.
+
+    Raises:
+        SuiteError: neither exists.
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / MANIFEST
+    if not p.is_file():
+        raise SuiteError(f"{path}: not a suite directory (no {MANIFEST})")
+    return p
+
+
+def is_suite_path(path: str | Path) -> bool:
+    """True when ``path`` is a suite directory or a ``suite.toml``."""
+    p = Path(path)
+    return (p / MANIFEST).is_file() or (p.is_file() and p.name.endswith(".toml"))
+
+
+def tree_checksum(path: Path) -> str:
+    """SHA-256 over every file under ``path`` (sorted relative paths, then bytes)."""
+    h = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for f in files:
+        rel = f.name if f == path else f.relative_to(path).as_posix()
+        h.update(rel.encode() + b"\0")
+        h.update(hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def inside(root: Path, rel: str) -> bool:
+    """True when ``rel`` is relative and stays inside ``root``."""
+    if Path(rel).is_absolute():
+        return False
+    return (root / rel).resolve().is_relative_to(root.resolve())
+
+
+def load_manifest(path: str | Path) -> tuple[Path, SuiteManifest, bytes]:
+    """Read and validate a manifest; returns ``(suite root, manifest, raw bytes)``."""
+    mpath = find_manifest(path)
+    raw = mpath.read_bytes()
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise SuiteError(f"{mpath}: malformed TOML: {e}") from None
+    try:
+        manifest = SuiteManifest.model_validate(data)
+    except ValidationError as e:
+        raise SuiteError(f"{mpath}: {_explain(e, list(SuiteManifest.model_fields))}") from None
+    return mpath.parent, manifest, raw
+
+
+def _explain(e: ValidationError, known: list[str]) -> str:
+    err = e.errors()[0]
+    loc = ".".join(map(str, err["loc"])) or "(top level)"
+    if err["type"] == "extra_forbidden":
+        return f"unknown field {loc!r}{did_you_mean(str(err['loc'][-1]), known)}"
+    if err["type"] == "missing":
+        return f"missing field {loc!r}"
+    return f"field {loc!r}: {err['msg']}"
+
+
+def parse_items(path: Path) -> tuple[list[_Item], dict[str, int], bytes]:
+    """Parse an items file: one JSON item per line; blank lines and ``#`` lines skipped.
+
+    Raises:
+        SuiteError: with ``file:line``, the field and the fix.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise SuiteError(f"{path}: items file not found") from None
+    items: list[_Item] = []
+    lines: dict[str, int] = {}
+    for n, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        try:
+            data = json.loads(s)
+        except json.JSONDecodeError as e:
+            raise SuiteError(f"{path}:{n}: malformed JSON at column {e.colno}: {e.msg}") from None
+        if not isinstance(data, dict):
+            raise SuiteError(f"{path}:{n}: an item must be a JSON object")
+        kind = data.get("eval_type")
+        if not isinstance(kind, str):
+            raise SuiteError(f"{path}:{n}: missing field 'eval_type' (one of "
+                             f"{', '.join(ITEM_TYPES)})")  # fmt: skip
+        if kind not in ITEM_TYPES:
+            raise SuiteError(f"{path}:{n}: unknown eval_type {kind!r}"
+                             f"{did_you_mean(kind, list(ITEM_TYPES))}; known: "
+                             f"{', '.join(ITEM_TYPES)}")  # fmt: skip
+        model = ITEM_TYPES[kind].model
+        try:
+            item = model.model_validate(data)
+        except ValidationError as e:
+            where = f" (item {data.get('id')!r})" if isinstance(data.get("id"), str) else ""
+            raise SuiteError(f"{path}:{n}{where}: {kind}: "
+                             f"{_explain(e, list(model.model_fields))}") from None  # fmt: skip
+        if item.id in lines:
+            raise SuiteError(f"{path}:{n}: duplicate item id {item.id!r} "
+                             f"(first on line {lines[item.id]})")  # fmt: skip
+        lines[item.id] = n
+        items.append(item)
+    return items, lines, raw
+
+
+def load_memories(path: Path) -> list[SeedMemory]:
+    """Read seed memories: our JSONL, or a Memory Layer seed (capture JSON, remember JSONL).
+
+    Our JSONL: one memory per line, ``{"id", "text", "timestamp"?, "tags"?, "files"?}``.
+
+    Raises:
+        SuiteError: missing or malformed, with the line.
+    """
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise SuiteError(f"{path}: memories file not found") from None
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise SuiteError(f"{path}:{e.lineno}: malformed JSON: {e.msg}") from None
+        cands = data.get("structured_candidates") if isinstance(data, dict) else None
+        if not isinstance(cands, list):
+            raise SuiteError(f"{path}: expected a Memory Layer seed capture with "
+                             "'structured_candidates'")  # fmt: skip
+        return [_capture_memory(c, i, path) for i, c in enumerate(cands)]
+    out: list[SeedMemory] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        try:
+            d = json.loads(s)
+        except json.JSONDecodeError as e:
+            raise SuiteError(f"{path}:{n}: malformed JSON at column {e.colno}: {e.msg}") from None
+        if not isinstance(d, dict):
+            raise SuiteError(f"{path}:{n}: a memory must be a JSON object")
+        out.append(_line_memory(d, len(out), path, n))
+    ids = [m.memory.id for m in out]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise SuiteError(f"{path}: duplicate memory id {dup!r}")
+    return out
+
+
+_MEMORY_KEYS = {"id", "text", "timestamp", "tags", "files", "metadata"}
+_REMEMBER_KEYS = {"project", "type", "title", "summary", "note", "tags"}
+
+
+def _line_memory(d: dict[str, Any], i: int, path: Path, n: int) -> SeedMemory:
+    if "text" not in d and set(d) <= _REMEMBER_KEYS:  # Memory Layer `remember` lines
+        text = ". ".join(str(d[k]).rstrip(". ") for k in ("title", "summary", "note") if d.get(k))
+        tags = tuple(str(t) for t in d.get("tags", []))
+        return SeedMemory(Memory(id=f"m{i + 1:03d}", text=text), tags, ())
+    unknown = set(d) - _MEMORY_KEYS
+    if unknown:
+        key = sorted(unknown)[0]
+        raise SuiteError(f"{path}:{n}: unknown field {key!r}"
+                         f"{did_you_mean(key, sorted(_MEMORY_KEYS))}")  # fmt: skip
+    for field in ("id", "text"):
+        if not isinstance(d.get(field), str) or not d[field].strip():
+            raise SuiteError(f"{path}:{n}: field {field!r} must be a non-empty string")
+    ts = d.get("timestamp")
+    try:
+        stamp = datetime.fromisoformat(ts) if ts else None
+    except (TypeError, ValueError):
+        raise SuiteError(f"{path}:{n}: field 'timestamp' must be ISO 8601, got {ts!r}") from None
+    mem = Memory(id=d["id"], text=d["text"], timestamp=stamp, metadata=d.get("metadata") or {})
+    return SeedMemory(mem, tuple(map(str, d.get("tags", []))), tuple(map(str, d.get("files", []))))
+
+
+def _capture_memory(c: Any, i: int, path: Path) -> SeedMemory:
+    if not isinstance(c, dict) or not isinstance(c.get("canonical_text"), str):
+        raise SuiteError(f"{path}: structured_candidates[{i}] has no canonical_text")
+    files = tuple(
+        str(s["file_path"]) for s in c.get("sources", []) if isinstance(s, dict) and s.get("file_path")
+    )
+    return SeedMemory(
+        Memory(id=f"m{i + 1:03d}", text=c["canonical_text"]),
+        tuple(str(t) for t in c.get("tags", [])),
+        files,
+    )
+
+
+def fixture_paths(manifest: SuiteManifest, items: list[_Item]) -> list[str]:
+    """Fixture paths named by the manifest and the items (relative to the suite root)."""
+    paths = [manifest.fixture] if manifest.fixture else []
+    paths += [str(fx) for it in items if isinstance(fx := getattr(it, "fixture", None), str)]
+    return list(dict.fromkeys(paths))
+
+
+def fixture_checksum(root: Path, manifest: SuiteManifest, items: list[_Item]) -> str | None:
+    """SHA-256 over every existing fixture tree; ``None`` when no fixture path exists.
+
+    Memory Layer's manifests use ``fixture`` as a label; a label that names no path inside
+    the suite contributes nothing (``doctor`` says so).
+    """
+    h = hashlib.sha256()
+    found = False
+    for rel in fixture_paths(manifest, items):
+        p = root / rel
+        if inside(root, rel) and p.exists():
+            found = True
+            h.update(rel.encode() + b"\0" + tree_checksum(p).encode() + b"\n")
+    return h.hexdigest() if found else None
+
+
+def load_suite(path: str | Path, memories: str | Path | None = None) -> LoadedSuite:
+    """Load a suite directory (or its ``suite.toml``).
+
+    Args:
+        path: suite directory or manifest.
+        memories: seed memories overriding the manifest's ``memories``.
+
+    Raises:
+        SuiteError: anything malformed, naming the file, line and field.
+    """
+    root, manifest, mraw = load_manifest(path)
+    if not inside(root, manifest.items):
+        raise SuiteError(f"{root / MANIFEST}: items path {manifest.items!r} leaves the suite")
+    items, lines, iraw = parse_items(root / manifest.items)
+    checksum = hashlib.sha256(mraw + b"\n--items--\n" + iraw).hexdigest()
+    fixture_sum = fixture_checksum(root, manifest, items)
+    mem_path: Path | None = None
+    if memories is not None:
+        mem_path = Path(memories)
+    elif manifest.memories:
+        if not inside(root, manifest.memories):
+            raise SuiteError(f"{root / MANIFEST}: memories path {manifest.memories!r} leaves "
+                             "the suite")  # fmt: skip
+        mem_path = root / manifest.memories
+    seeds = load_memories(mem_path) if mem_path is not None else []
+    mem_sum = hashlib.sha256(mem_path.read_bytes()).hexdigest() if mem_path else None
+    return LoadedSuite(root, manifest, items, lines, checksum, fixture_sum, seeds, mem_path,
+                       mem_sum)  # fmt: skip

@@ -1,0 +1,385 @@
+"""``items``: run a suite directory of typed items against a store.
+
+Each item searches the store; answer-type items then build an answer from the hits. Under
+the ``offline`` profile the answer is deterministic and extractive (no provider calls);
+under ``llm`` an OpenAI-compatible model answers from the retrieved memories.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from mnemometer.datasets._models import Dataset, DatasetInfo, Query
+from mnemometer.errors import MnemometerError
+from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, Summary
+from mnemometer.scoring.retrieval import latency_metrics, mean_metrics
+from mnemometer.stores._protocol import Hit
+from mnemometer.suites._base import Item
+from mnemometer.suites.retrieval import store_dataset, timed_search
+from mnemometer.suites.typed import _scoring as sc
+from mnemometer.suites.typed._items import (
+    ITEM_TYPES,
+    METADATA_FIELDS,
+    AdversarialStale,
+    GroundedAnswer,
+    ItemType,
+    ResumeQuality,
+    RetrievalQA,
+    _Item,
+    register_item_type,
+)
+from mnemometer.suites.typed._manifest import LoadedSuite, SeedMemory, load_suite
+
+REFUSAL = "Insufficient evidence in memory to answer."
+_LLM_SYSTEM = (
+    "Answer the question using only the memories given. Prefer the most recent memory when "
+    f"memories disagree. If they do not contain the answer, reply exactly: {REFUSAL}"
+)
+
+
+@dataclass
+class Answer:
+    """What the answerer produced for one item."""
+
+    text: str
+    refused: bool
+    cited: list[str]
+    tokens: dict[str, int] = field(default_factory=dict)
+    ms: float = 0.0
+
+
+@dataclass
+class _Ctx:
+    suite: TypedSuite
+    system: Any
+
+    def search(self, text: str, top_k: int) -> tuple[list[Hit], float]:
+        return timed_search(self.system, text, top_k)
+
+    def memory_text(self, h: Hit) -> str:
+        seed = self.suite.by_id.get(h.memory_id)
+        return seed.memory.text if seed else h.text
+
+    def tags(self, ids: list[str]) -> list[str]:
+        return [t for i in ids if (s := self.suite.by_id.get(i)) for t in s.tags]
+
+    def files(self, ids: list[str]) -> list[str]:
+        return [f for i in ids if (s := self.suite.by_id.get(i)) for f in s.files]
+
+
+class TypedSuite:
+    """A suite directory (``suite.toml`` + ``items.jsonl``) of typed items.
+
+    Args:
+        suite_dir: the suite directory (or its ``suite.toml``).
+        condition: condition name (recorded; the runner picks the store).
+        profile: ``offline`` or ``llm`` (default: the manifest's ``default_profile``).
+        memories: seed memories overriding the manifest's.
+        min_support: offline answers use hits holding at least this share of the
+            question's content words; below it the answer is a refusal.
+        answer_hits: offline answers quote this many supporting hits.
+        resume_hits: hits a resume briefing draws on.
+        skip_unsupported: skip (and record) items no runner exists for instead of failing.
+        suite_checksum: expected checksum (set on resume; a changed suite is refused).
+        fixture_checksum: recorded fixture checksum.
+        memories_checksum: recorded checksum of the memories file.
+        suite_name: recorded manifest name.
+        suite_version: recorded manifest version.
+        label_status: recorded label status.
+        skipped: recorded ids of skipped items.
+        notes: caveats recorded with the run (e.g. a condition's store fell back).
+    """
+
+    name: ClassVar[str] = "items"
+    version: ClassVar[str] = "1"
+
+    def __init__(
+        self, suite_dir: str, condition: str = "", profile: str | None = None,
+        memories: str | None = None, min_support: float = 0.5, answer_hits: int = 1,
+        resume_hits: int = 10, skip_unsupported: bool = False,
+        suite_checksum: str | None = None, fixture_checksum: str | None = None,
+        memories_checksum: str | None = None, suite_name: str | None = None,
+        suite_version: str | None = None, label_status: str | None = None,
+        skipped: list[str] | None = None, notes: list[str] | None = None,
+    ) -> None:  # fmt: skip
+        self.loaded: LoadedSuite = load_suite(suite_dir, memories)
+        if suite_checksum is not None and suite_checksum != self.loaded.checksum:
+            raise MnemometerError(f"{suite_dir}: the suite changed since the run started "
+                                  "(checksum differs); start a new run")  # fmt: skip
+        m = self.loaded.manifest
+        self.profile = profile or m.default_profile
+        if self.profile not in ("offline", "llm"):
+            raise MnemometerError(f"profile must be 'offline' or 'llm', got {self.profile!r}")
+        if not 0.0 <= min_support <= 1.0:
+            raise MnemometerError(f"min_support must be in [0, 1], got {min_support}")
+        self.suite_dir = str(self.loaded.root.resolve())
+        self.memories = str(self.loaded.memories_path.resolve()) if memories else None
+        self.condition = condition
+        self.min_support, self.answer_hits, self.resume_hits = min_support, answer_hits, resume_hits
+        self.by_id = {s.memory.id: s for s in self.loaded.memories}
+        runnable = [it for it in self.loaded.items if ITEM_TYPES[it.eval_type].runner]
+        self.skipped = [it.id for it in self.loaded.items if not ITEM_TYPES[it.eval_type].runner]
+        if self.skipped and not skip_unsupported:
+            kinds = sorted({it.eval_type for it in self.loaded.items if it.id in self.skipped})
+            needs = ITEM_TYPES[kinds[0]].needs
+            raise MnemometerError(
+                f"{self.loaded.root}: {len(self.skipped)} item(s) of type {', '.join(kinds)} "
+                f"need {needs}; pass --skip-unsupported to run the rest (skips are recorded)"
+            )
+        self.items = runnable
+        self.skip_unsupported = skip_unsupported
+        self.notes = list(notes or [])
+        self._llm: Any = None
+
+    def options(self) -> dict[str, Any]:
+        """Resolved options, with the suite, fixture and memories checksums."""
+        m = self.loaded.manifest
+        return {
+            "suite_dir": self.suite_dir, "suite_name": m.name, "suite_version": m.suite_version,
+            "label_status": m.label_status, "suite_checksum": self.loaded.checksum,
+            "fixture_checksum": self.loaded.fixture_checksum,
+            "memories": self.memories, "memories_checksum": self.loaded.memories_checksum,
+            "condition": self.condition, "profile": self.profile,
+            "min_support": self.min_support, "answer_hits": self.answer_hits,
+            "resume_hits": self.resume_hits, "skip_unsupported": self.skip_unsupported,
+            "skipped": self.skipped, "notes": self.notes,
+        }  # fmt: skip
+
+    def dataset(self) -> Dataset:
+        """The seed memories plus one query per item (so the dataset hash covers both)."""
+        m = self.loaded.manifest
+        queries = [
+            Query(id=it.id, text=it.text() or it.id, type=it.eval_type,
+                  relevant_ids=list(getattr(it, "expected_memory_ids", [])),
+                  difficulty=it.difficulty, metadata=it.model_dump(mode="json"))
+            for it in self.loaded.items
+        ]  # fmt: skip
+        ds = Dataset(
+            info=DatasetInfo(name=self.loaded.slug, version=m.suite_version,
+                             source=f"suite directory {self.loaded.root.name}"),
+            memories=[s.memory for s in self.loaded.memories],
+            queries=queries,
+        )  # fmt: skip
+        return ds.with_hash()
+
+    def plan(self, dataset: Dataset) -> list[Item]:
+        """Every runnable item, in file order."""
+        return [Item(it.id, i, it) for i, it in enumerate(self.items)]
+
+    def setup(self, system: Any, dataset: Dataset) -> dict[str, float]:
+        """Seed the memories (the store sees text, id and timestamp only)."""
+        if self.profile == "llm":
+            from mnemometer.llm import LLMClient, resolve_settings
+
+            self._llm = LLMClient.from_settings(resolve_settings())
+        return store_dataset(system, dataset, "first")
+
+    def run_item(self, system: Any, item: Item) -> ItemResult:
+        """Run and score one item with its type's runner."""
+        it: _Item = item.payload
+        t0 = time.perf_counter()
+        runner: Callable[..., ItemResult] = ITEM_TYPES[it.eval_type].runner  # type: ignore[assignment]
+        result = runner(it, _Ctx(self, system))
+        wall = (time.perf_counter() - t0) * 1000.0
+        extra = {**result.extra, "duration_ms": wall}
+        return result.model_copy(update={"item_id": it.id, "index": item.index,
+                                         "groups": it.groups(), "extra": extra})  # fmt: skip
+
+    def failed(self, item: Item, error: str, status: str) -> ItemResult:
+        """A failed item is a failure: success 0."""
+        it: _Item = item.payload
+        return ItemResult(item_id=it.id, index=item.index, status=status, error=error,
+                          input=it.text(), groups=it.groups(),
+                          metrics=[Metric(name="success", value=0.0)])  # fmt: skip
+
+    def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
+        """Success and every metric, overall and by item type and metadata."""
+        overall = mean_metrics(r.metrics for r in items)
+        overall += latency_metrics([r.latency_ms for r in items if r.latency_ms is not None])
+        groups: dict[str, dict[str, list[Metric]]] = {}
+        for key in ("eval_type", *METADATA_FIELDS):
+            buckets: dict[str, list[ItemResult]] = defaultdict(list)
+            for r in items:
+                if key in r.groups:
+                    buckets[r.groups[key]].append(r)
+            if buckets:
+                groups[key] = {v: mean_metrics(r.metrics for r in rs)
+                               for v, rs in sorted(buckets.items())}  # fmt: skip
+        tokens = sum(r.tokens.get("total", 0) for r in items)
+        counts = {
+            "items": len(items), "planned": header.item_count,
+            "succeeded": sum(any(m.name == "success" and m.value == 1.0 for m in r.metrics)
+                             for r in items),
+            "errors": sum(r.status == "error" for r in items),
+            "timeouts": sum(r.status == "timeout" for r in items),
+            "skipped": len(header.suite_options.get("skipped", [])), "tokens": tokens,
+        }  # fmt: skip
+        notes = list(header.dataset.notes) + list(header.suite_options.get("notes", []))
+        if counts["skipped"]:
+            notes.append(f"{counts['skipped']} item(s) skipped (no runner for their type): "
+                         + ", ".join(header.suite_options.get("skipped", [])[:5]))  # fmt: skip
+        return Summary(overall=overall, groups=groups, counts=counts, notes=notes)
+
+    # ---- answering --------------------------------------------------------------------
+
+    def answer(self, ctx: _Ctx, question: str, hits: list[Hit]) -> Answer:
+        """Answer ``question`` from ``hits`` under the suite's profile."""
+        t0 = time.perf_counter()
+        ans = self._llm_answer(ctx, question, hits) if self.profile == "llm" else \
+            self._offline_answer(ctx, question, hits)  # fmt: skip
+        ans.ms = (time.perf_counter() - t0) * 1000.0
+        return ans
+
+    def _offline_answer(self, ctx: _Ctx, question: str, hits: list[Hit]) -> Answer:
+        """Extractive and deterministic: quote the newest of the best-supported hits.
+
+        A hit supports the question when it holds at least ``min_support`` of the
+        question's content words. Among hits within 0.15 of the best support, newer
+        memories come first (then store rank); none supporting means a refusal.
+        """
+        scored = []
+        for rank, h in enumerate(hits):
+            s = sc.support(question, ctx.memory_text(h))
+            if s >= self.min_support:
+                seed = self.by_id.get(h.memory_id)
+                ts = seed.memory.timestamp.timestamp() if seed and seed.memory.timestamp else None
+                scored.append((s, rank, ts, h))
+        if not scored:
+            return Answer(REFUSAL, True, [], {"input": 0, "output": 0, "total": 0})
+        best = max(s for s, *_ in scored)
+        near = [x for x in scored if x[0] >= best - 0.15]
+        near.sort(key=lambda x: (x[2] is None, -(x[2] or 0.0), x[1]))
+        chosen = near[: self.answer_hits]
+        text = " ".join(ctx.memory_text(h) for *_, h in chosen)
+        return Answer(text, False, [h.memory_id for *_, h in chosen],
+                      {"input": 0, "output": 0, "total": 0})  # fmt: skip
+
+    def _llm_answer(self, ctx: _Ctx, question: str, hits: list[Hit]) -> Answer:
+        memories = "\n".join(f"[{h.memory_id}] {ctx.memory_text(h)}" for h in hits)
+        reply = self._llm.chat([
+            {"role": "system", "content": _LLM_SYSTEM},
+            {"role": "user", "content": f"Memories:\n{memories or '(none)'}\n\nQuestion: {question}"},
+        ])  # fmt: skip
+        text = reply.text.strip()
+        refused = REFUSAL.lower().rstrip(".") in text.lower() or not text
+        cited = [h.memory_id for h in hits if f"[{h.memory_id}]" in text] or \
+            ([h.memory_id for h in hits[:1]] if not refused else [])  # fmt: skip
+        u = reply.usage
+        tokens = {"input": u.prompt_tokens, "output": u.completion_tokens,
+                  "total": u.total_tokens}  # fmt: skip
+        return Answer(text, refused, cited, tokens)
+
+
+def _metric(name: str, value: float | None, higher: bool = True) -> Metric:
+    return Metric(name=name, value=value, higher_is_better=higher)
+
+
+def _hits_log(hits: list[Hit]) -> list[RetrievedHit]:
+    return [RetrievedHit(id=h.memory_id, score=h.score) for h in hits]
+
+
+def _all_met(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return None if not known else float(all(v >= 1.0 for v in known))
+
+
+def run_retrieval_qa(it: RetrievalQA, ctx: _Ctx) -> ItemResult:
+    """recall/MRR/nDCG over expected ids; tag and file recall over the hits' labels."""
+    hits, ms = ctx.search(it.question, it.top_k)
+    ids = [h.memory_id for h in hits]
+    rank = sc.rank_scores(ids, it.expected_memory_ids, it.top_k)
+    tag = sc.label_recall(it.expected_tags, ctx.tags(ids))
+    files = sc.label_recall(it.expected_files, ctx.files(ids))
+    metrics = [_metric(k, v) for k, v in rank.items()]
+    metrics += [_metric("tag_recall_at_k", tag), _metric("file_recall_at_k", files)]
+    metrics.append(_metric("success", _all_met([rank["recall_at_k"], tag, files])))
+    return ItemResult(item_id=it.id, index=0, input=it.question, expected=it.expected_memory_ids,
+                      retrieved=_hits_log(hits), metrics=metrics, latency_ms=ms,
+                      tokens={"input": 0, "output": 0, "total": 0})  # fmt: skip
+
+
+def run_grounded_answer(it: GroundedAnswer, ctx: _Ctx) -> ItemResult:
+    """Required assertions all asserted, no forbidden one asserted (negation-aware)."""
+    hits, ms = ctx.search(it.question, it.top_k)
+    ans = ctx.suite.answer(ctx, it.question, hits)
+    recall = sc.assertion_recall(ans.text, it.required_assertions)
+    forbidden = sc.assertion_hits(ans.text, it.forbidden_assertions)
+    metrics = [_metric("assertion_recall", recall),
+               _metric("forbidden_hits", float(forbidden), higher=False),
+               _metric("insufficient_evidence", float(ans.refused), higher=False)]  # fmt: skip
+    if it.expected_memory_ids:
+        ids = [h.memory_id for h in hits]
+        metrics += [_metric(k, v) for k, v in
+                    sc.rank_scores(ids, it.expected_memory_ids, it.top_k).items()]  # fmt: skip
+        cited_ok = [c for c in ans.cited if c in set(it.expected_memory_ids)]
+        metrics.append(_metric("citation_precision",
+                               len(cited_ok) / len(ans.cited) if ans.cited else None))  # fmt: skip
+    ok = (recall is None or recall >= 1.0) and forbidden == 0
+    metrics.append(_metric("success", float(ok)))
+    return _answered(it, hits, ans, metrics, ms)
+
+
+def run_adversarial_stale(it: AdversarialStale, ctx: _Ctx) -> ItemResult:
+    """``refuse``: refuse with no stale fact; ``prefer_fresh``: fresh facts, no stale ones."""
+    hits, ms = ctx.search(it.question, it.top_k)
+    ans = ctx.suite.answer(ctx, it.question, hits)
+    stale_tags = {t.strip().lower() for t in it.stale_tags}
+    fresh_tags = {t.strip().lower() for t in it.fresh_tags}
+    stale_cites = sum(bool(stale_tags & {t.lower() for t in ctx.tags([c])}) for c in ans.cited)
+    fresh_cites = sum(bool(fresh_tags & {t.lower() for t in ctx.tags([c])}) for c in ans.cited)
+    stale_hits = sc.assertion_hits(ans.text, it.stale_assertions)
+    fresh_recall = sc.assertion_recall(ans.text, it.fresh_assertions)
+    if it.expect == "refuse":
+        ok = ans.refused and stale_hits == 0
+    else:
+        ok = (not ans.refused and stale_cites == 0 and stale_hits == 0
+              and (fresh_recall is None or fresh_recall >= 1.0)
+              and (not fresh_tags or fresh_cites > 0))  # fmt: skip
+    metrics = [
+        _metric("stale_citations", float(stale_cites), higher=False),
+        _metric("fresh_citations", float(fresh_cites)),
+        _metric("stale_assertion_hits", float(stale_hits), higher=False),
+        _metric("fresh_assertion_recall", fresh_recall),
+        _metric("insufficient_evidence", float(ans.refused), higher=False),
+        _metric("success", float(ok)),
+    ]
+    return _answered(it, hits, ans, metrics, ms, expect=it.expect)
+
+
+def run_resume_quality(it: ResumeQuality, ctx: _Ctx) -> ItemResult:
+    """A briefing from the memories most related to the prompt, scored on topics."""
+    prompt = it.prompt or "recent work decisions status"
+    hits, ms = ctx.search(prompt, ctx.suite.resume_hits)
+    briefing = " ".join(ctx.memory_text(h) for h in hits)
+    recall = sc.assertion_recall(briefing, it.required_topics)
+    forbidden = sc.assertion_hits(briefing, it.forbidden_topics)
+    ok = (recall is None or recall >= 1.0) and forbidden == 0
+    metrics = [_metric("topic_recall", recall),
+               _metric("forbidden_hits", float(forbidden), higher=False),
+               _metric("success", float(ok))]  # fmt: skip
+    return ItemResult(item_id=it.id, index=0, input=it.prompt, retrieved=_hits_log(hits),
+                      output=briefing, metrics=metrics, latency_ms=ms,
+                      tokens={"input": 0, "output": 0, "total": 0})  # fmt: skip
+
+
+def _answered(it: _Item, hits: list[Hit], ans: Answer, metrics: list[Metric], ms: float,
+              **extra: Any) -> ItemResult:  # fmt: skip
+    return ItemResult(
+        item_id=it.id, index=0, input=it.text(), retrieved=_hits_log(hits), output=ans.text,
+        metrics=metrics, latency_ms=ms + ans.ms, tokens=ans.tokens,
+        extra={"refused": ans.refused, "cited": ans.cited, **extra},
+    )  # fmt: skip
+
+
+for _name, _fn in (("retrieval_qa", run_retrieval_qa), ("grounded_answer", run_grounded_answer),
+                   ("adversarial_stale", run_adversarial_stale),
+                   ("resume_quality", run_resume_quality)):  # fmt: skip
+    register_item_type(ItemType(_name, ITEM_TYPES[_name].model, _fn), replace=True)
+
+
+__all__ = ["REFUSAL", "Answer", "SeedMemory", "TypedSuite"]

@@ -1,0 +1,262 @@
+"""Suite directories: loading (ours and Memory Layer's), scoring, conditions, repeats, CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mnemometer.comparison import compare, gate
+from mnemometer.errors import MnemometerError
+from mnemometer.log import read_log
+from mnemometer.suites.typed import load_conditions, load_suite, run_suite
+from mnemometer.suites.typed._scoring import asserts, label_recall, rank_scores, support
+
+REPO = Path(__file__).resolve().parents[1]
+TEAM = REPO / "examples" / "suites" / "team-memory"
+ML = REPO.parent / "shared" / "seed-data" / "memory-layer"
+
+
+def ml(*parts: str) -> Path:
+    path = ML.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"seed data not found at {path} (expected ../shared beside the repo)")
+    return path
+
+
+class _Main:
+    name = "mnemometer"
+
+    def main(self, args, prog_name=None, **_):
+        from mnemometer.cli.main import main
+
+        main(list(args))
+
+
+def cli(*args: str):
+    return CliRunner().invoke(_Main(), [str(a) for a in args])
+
+
+def test_every_memory_layer_suite_loads_as_it_is():
+    suites = sorted(ml("evals").glob("*/*/suite.toml"))
+    assert len(suites) == 9
+    for manifest in suites:
+        s = load_suite(manifest.parent)
+        assert s.items and len(s.checksum) == 64
+    mq = load_suite(ml("evals/suites/memory-quality-v1"),
+                    memories=ml("derived/memory-quality-v1.seed-capture.json"))  # fmt: skip
+    assert len(mq.items) == 26 and len(mq.memories) == 21
+    assert {it.eval_type for it in mq.items} == {"retrieval_qa", "grounded_answer",
+                                                  "adversarial_stale"}  # fmt: skip
+    assert "mq-sync" in mq.memories[0].tags
+
+
+def test_suite_checksum_is_manifest_then_items():
+    import hashlib
+
+    s = load_suite(TEAM)
+    raw = (TEAM / "suite.toml").read_bytes() + b"\n--items--\n" + (TEAM / "items.jsonl").read_bytes()
+    assert s.checksum == hashlib.sha256(raw).hexdigest()
+
+
+def test_fixture_checksum_hashes_the_tree(tmp_path):
+    src = ml("evals/examples/app-build-smoke")
+    dst = tmp_path / "suite"
+    shutil.copytree(src, dst)
+    before = load_suite(dst).fixture_checksum
+    assert before is not None
+    (dst / "fixtures" / "static-site" / "index.html").write_text("changed")
+    assert load_suite(dst).fixture_checksum != before
+
+
+def _suite(tmp_path: Path, items: str, manifest: str = 'name = "t"\n') -> Path:
+    d = tmp_path / "s"
+    d.mkdir(exist_ok=True)
+    (d / "suite.toml").write_text(manifest)
+    (d / "items.jsonl").write_text(items)
+    return d
+
+
+@pytest.mark.parametrize(
+    ("items", "message"),
+    [
+        ('# c\n{"eval_type": "retrieval_qa", "id": "a", "question": "q"}\n{"eval_type": ',
+         r"items.jsonl:3: malformed JSON"),
+        ('{"eval_type": "retrival_qa", "id": "a", "question": "q"}\n',
+         r"items.jsonl:1: unknown eval_type 'retrival_qa' \(did you mean 'retrieval_qa'\?\)"),
+        ('\n{"eval_type": "grounded_answer", "id": "a"}\n',
+         r"items.jsonl:2 \(item 'a'\): grounded_answer: missing field 'question'"),
+        ('{"eval_type": "retrieval_qa", "id": "a", "question": "q", "top_k": "many"}\n',
+         r"items.jsonl:1 \(item 'a'\): retrieval_qa: field 'top_k'"),
+        ('{"eval_type": "retrieval_qa", "id": "a", "question": "q", "expected_tag": []}\n',
+         r"unknown field 'expected_tag' \(did you mean 'expected_tags'\?\)"),
+        ('{"eval_type": "retrieval_qa", "id": "a", "question": "q"}\n'
+         '{"eval_type": "retrieval_qa", "id": "a", "question": "r"}\n',
+         r"items.jsonl:2: duplicate item id 'a' \(first on line 1\)"),
+        ('{"eval_type": "adversarial_stale", "id": "a", "question": "q", "expect": "maybe"}\n',
+         r"field 'expect'"),
+        ('{"id": "a", "question": "q"}\n', r"items.jsonl:1: missing field 'eval_type'"),
+    ],
+)  # fmt: skip
+def test_malformed_items_name_line_and_field(tmp_path, items, message):
+    d = _suite(tmp_path, items)
+    with pytest.raises(MnemometerError, match=message):
+        load_suite(d)
+    r = cli("run", d, "--condition", "lexical")
+    assert r.exit_code == 2
+    assert r.output.startswith("error: ") and "Traceback" not in r.output
+
+
+def test_malformed_manifest(tmp_path):
+    d = _suite(tmp_path, "", 'name = "t"\nlabel_stats = "reviewed"\n')
+    with pytest.raises(MnemometerError, match=r"unknown field 'label_stats' \(did you mean 'label_status'"):
+        load_suite(d)
+    d = _suite(tmp_path, "", 'name = "t"\nitems = "../elsewhere.jsonl"\n')
+    with pytest.raises(MnemometerError, match="leaves the suite"):
+        load_suite(d)
+
+
+def test_negation_aware_assertions():
+    assert not asserts("Avoid red banners, which the design review rejected.", "red banners")
+    assert asserts("Use red banners for errors.", "red banners")
+    assert not asserts("Python services use ruff; black is no longer used.", "black")
+    assert asserts("Python services use ruff; black is no longer used.", "ruff")
+    assert not asserts("The gateway now listens on 9443; port 8081 was closed.", "8081")
+    assert not asserts("We replaced Mapwise in March.", "Mapwise")
+    assert asserts("no auto-retry after a failure", "no auto-retry")
+    assert not asserts("2500 ms", "250 ms")  # whole-word edges
+    assert asserts("a 250 ms flush window", "250 MS")
+
+
+def test_retrieval_scores():
+    s = rank_scores(["x", "a", "b"], ["a", "b"], 3)
+    assert s["recall_at_k"] == 1.0 and s["mrr"] == 0.5
+    assert s["ndcg"] == pytest.approx((1 / 1.585 + 1 / 2) / (1 + 1 / 1.585), rel=1e-3)
+    assert rank_scores(["a"], [], 3) == {"recall_at_k": None, "mrr": None, "ndcg": None}
+    assert label_recall(["Deploy ", "x"], ["deploy"]) == 0.5
+    assert label_recall([], ["deploy"]) is None
+    assert support("Which port does the gateway use?", "The gateway port is 1") == 2 / 3
+
+
+def test_run_suite_conditions_repeats_and_artifacts(tmp_path):
+    result = run_suite(TEAM, conditions=["no-memory", "lexical"], repeat=2, out=tmp_path / "r")
+    assert [p.path.name for p in result.runs] == ["no-memory-r0", "lexical-r0", "no-memory-r1",
+                                                   "lexical-r1"]  # fmt: skip
+    logs = [read_log(r.path) for r in result.runs]
+    assert {lg.header.run_group for lg in logs} == {result.run_group}
+    h = logs[1].header
+    assert h.suite == "items" and h.system.name == "bm25" and h.repeat == 0
+    assert h.suite_options["suite_checksum"] == load_suite(TEAM).checksum
+    assert h.suite_options["condition"] == "lexical" and h.suite_options["profile"] == "offline"
+    assert len(h.suite_options["memories_checksum"]) == 64
+    assert logs[0].header.dataset.content_hash == h.dataset.content_hash
+    assert logs[0].header.config_fingerprint != h.config_fingerprint
+    item = logs[1].items[0]
+    assert item.groups["eval_type"] == "retrieval_qa" and item.extra["duration_ms"] > 0
+    assert item.tokens == {"input": 0, "output": 0, "total": 0}
+    # the same suite, compared: no-memory never retrieves, lexical finds most
+    c = compare([logs[0].path, logs[2].path], [logs[1].path, logs[3].path], resamples=500)
+    assert c.pairs == 64 and c.cluster_by == "item" and c.clusters == 32
+    assert c.group("eval_type:retrieval_qa").success.baseline_rate == 0.0
+    assert c.success.candidate_rate > 0.8 > 0.2 > c.success.baseline_rate
+    # refusal items pass without memory: the answer key never leaks into the baseline
+    refuse = c.group("memory_capability:refusal").success
+    assert refuse.baseline_rate == 1.0
+    # the negation-aware check: the lexical answer quotes "avoid red banners" and passes
+    by_id = {r.item_id: r for r in logs[1].items}
+    banner = by_id["ga-error-banner"]
+    assert "red banners" in banner.output and _success(banner) == 1.0
+    assert _success(by_id["as-gateway-port"]) == 1.0  # newest of the near-best memories
+    # a changed suite refuses to pair
+    other = tmp_path / "other"
+    shutil.copytree(TEAM, other)
+    with open(other / "items.jsonl", "a") as f:
+        f.write('{"eval_type": "retrieval_qa", "id": "extra", "question": "deploys"}\n')
+    more = run_suite(other, conditions=["lexical"], out=tmp_path / "o")
+    with pytest.raises(MnemometerError, match="suite_checksum"):
+        compare([logs[0].path], [more.runs[0].path])
+
+
+def _success(item) -> float:
+    return next(m.value for m in item.metrics if m.name == "success")
+
+
+def test_memory_layer_quality_suite_runs_offline(tmp_path):
+    res = run_suite(ml("evals/suites/memory-quality-v1"), conditions=["no-memory", "lexical"],
+                    memories=ml("derived/memory-quality-v1.seed-capture.json"),
+                    out=tmp_path / "mq")  # fmt: skip
+    c = compare([res.runs[0].path], [res.runs[1].path], resamples=300)
+    assert c.pairs == 26
+    assert c.group("eval_type:retrieval_qa").success.candidate_rate == 1.0  # tag recall
+    verdict = gate(c, ml("evals/gates/memory-quality-v1.toml"))
+    names = [ch.name for ch in verdict.checks]
+    assert "min_group_candidate_success_rate" in names and "min_metric_delta" in names
+
+
+def test_conditions_file_and_visible_fallback(tmp_path):
+    f = tmp_path / "conditions.toml"
+    f.write_text('[kw]\nstore = "keyword"\n[ghost]\nstore = "no-such-store"\nfallback = "tfidf"\n')
+    table = load_conditions(f)
+    assert table["kw"].store == "keyword" and "hybrid" in table
+    with pytest.warns(UserWarning, match="fell back to 'tfidf'"):
+        res = run_suite(TEAM, conditions=["kw", "ghost"], conditions_file=f, out=tmp_path / "r")
+    assert [r.header.system.name for r in res.runs] == ["keyword", "tfidf"]
+    ghost = read_log(res.runs[1].path).header
+    assert "no-such-store" in ghost.suite_options["notes"][0]
+    assert any("fell back" in n for n in res.runs[1].summary.notes)
+    f.write_text('[kw]\nstore = "keyword"\nopts = {}\n')
+    with pytest.raises(MnemometerError, match=r"\[kw\] opts.*did you mean 'options'"):
+        load_conditions(f)
+
+
+def test_unknown_condition_and_unsupported_items(tmp_path):
+    r = cli("run", TEAM, "--condition", "hybird", "-o", tmp_path / "x")
+    assert r.exit_code == 2 and "unknown condition 'hybird' (did you mean 'hybrid'?)" in r.output
+    research = ml("evals/suites/research-v1")
+    r = cli("run", research, "--condition", "lexical", "-o", tmp_path / "y")
+    assert r.exit_code == 2 and "command_task" in r.output and "--skip-unsupported" in r.output
+    r = cli("run", research, "--condition", "lexical", "--skip-unsupported", "--profile",
+            "offline", "-o", tmp_path / "z", "--format", "json")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output[r.output.index("{"):])
+    assert out["runs"][0]["items"] == 9
+    header = read_log(out["runs"][0]["path"]).header
+    assert len(header.suite_options["skipped"]) == 3
+    r = cli("run", "retrieval", "--condition", "lexical")
+    assert r.exit_code == 2 and "--condition applies to suite directories" in r.output
+
+
+def test_manifest_defaults_are_honoured(tmp_path):
+    d = tmp_path / "suite"
+    shutil.copytree(TEAM, d)
+    text = (d / "suite.toml").read_text().replace("default_repeats = 1", "default_repeats = 2")
+    (d / "suite.toml").write_text(text.replace('["no-memory", "hybrid"]', '["lexical"]'))
+    res = run_suite(d, out=tmp_path / "r")
+    assert [r.path.name for r in res.runs] == ["lexical-r0", "lexical-r1"]
+    assert res.runs[0].header.suite_options["profile"] == "offline"
+
+
+def test_llm_profile_against_a_real_http_endpoint(tmp_path, monkeypatch):
+    from mnemometer.testing.llm_server import FakeLLMServer, last_user_message
+
+    def answer(body):
+        text = last_user_message(body)
+        lines = [ln for ln in text.splitlines() if ln.startswith("[")]
+        return lines[0].split("] ", 1)[1] if lines else "Insufficient evidence in memory to answer."
+
+    with FakeLLMServer(default=answer) as srv:
+        monkeypatch.setenv("MNEMOMETER_LLM_BASE_URL", srv.base_url)
+        monkeypatch.setenv("MNEMOMETER_LLM_MODEL", srv.model)
+        res = run_suite(TEAM, conditions=["no-memory", "lexical"], profile="llm",
+                        out=tmp_path / "r")  # fmt: skip
+        assert srv.requests  # the answers really went over HTTP
+    logs = [read_log(r.path) for r in res.runs]
+    assert logs[1].header.suite_options["profile"] == "llm"
+    answered = [i for i in logs[1].items if i.groups["eval_type"] == "grounded_answer"]
+    assert all(i.tokens.get("total", 0) > 0 for i in answered)
+    c = compare([logs[0].path], [logs[1].path], resamples=200)
+    assert c.success.candidate_rate > c.success.baseline_rate
+    assert c.candidate.total_tokens > 0
