@@ -42,6 +42,15 @@ def test_same_bytes_across_processes_and_hash_seeds(tmp_path: Path) -> None:
     assert _sha(other) != _sha(outs[0])  # the seed matters
 
 
+def test_hand_built_json_is_json_dumps() -> None:
+    from mnemometer.datasets.generate import generate_records
+    from mnemometer.datasets.generate._core import dumps
+
+    _, mems, queries = generate_records(300, "zh", seed=1)
+    for rec in [*mems, *queries]:
+        assert dumps(rec) == json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
+
+
 def test_json_and_jsonl_load_to_the_same_dataset(tmp_path: Path) -> None:
     write_generated(tmp_path / "d.json", 400, "en", seed=3)
     write_generated(tmp_path / "d.jsonl", 400, "en", seed=3)

@@ -373,12 +373,12 @@ class Generator:
         self.involves[p].append(i)
         if comp is not None:
             self.involves[comp].append(i)
-        self.by_place.setdefault(pid, []).append(i)
-        self.by_event.setdefault((a, ob, city), []).append(i)
-        self.by_spa.setdefault((p, pid, a), []).append(i)
-        self.by_cluster.setdefault((p, t), []).append(i)
+        _append(self.by_place, pid, i)
+        _append(self.by_event, (a, ob, city), i)
+        _append(self.by_spa, (p, pid, a), i)
+        _append(self.by_cluster, (p, t), i)
         if age >= DEEP_AGE[0]:
-            self.by_deep.setdefault((p, a, ob), []).append(i)
+            _append(self.by_deep, (p, a, ob), i)
         meta: dict[str, Any] = {"person": name}
         if comp is not None:
             meta["companion"] = w.names[comp]
@@ -398,6 +398,15 @@ class Generator:
         meta["frequency"] = level
         meta["access_days"] = sorted(rng.sample(range(1, 31), _FREQ_ACCESSES[level]))
         meta["cue"] = ("" if self.zh else " ").join(self._cue)
+
+
+def _append(index: dict[Any, list[int]], key: Any, i: int) -> None:
+    # Cheaper than setdefault(key, []) on a hot path: no list built for existing keys.
+    bucket = index.get(key)
+    if bucket is None:
+        index[key] = [i]
+    else:
+        bucket.append(i)
 
 
 def _a(noun: str) -> str:
@@ -421,8 +430,21 @@ def _record(i: int, terse: str, detailed: str, colloquial: str, iso: str, minute
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_STR = json.encoder.encode_basestring  # the C string escaper behind ensure_ascii=False
 
 
 def dumps(rec: dict[str, Any]) -> str:
-    """Compact JSON for one record (UTF-8 text, no spaces: stable bytes)."""
-    return _ENCODER.encode(rec)
+    """Compact JSON for one record (UTF-8 text, no spaces: stable bytes).
+
+    Memory records are assembled by hand (a third faster than encoding the nested dict);
+    the bytes are exactly what ``json.dumps(rec, ensure_ascii=False, separators=(",", ":"))``
+    gives, which a test checks.
+    """
+    if "versions" not in rec:
+        return _ENCODER.encode(rec)
+    v = rec["versions"]
+    return (
+        f'{{"id":"{rec["id"]}","text":{_STR(rec["text"])},"versions":['
+        + ",".join(f'{{"style":"{x["style"]}","text":{_STR(x["text"])}}}' for x in v)
+        + f'],"timestamp":"{rec["timestamp"]}","metadata":{_ENCODER.encode(rec["metadata"])}}}'
+    )

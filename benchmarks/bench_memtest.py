@@ -1,0 +1,73 @@
+"""The whole memtest suite on the generated 10,000-memory English set, end to end.
+
+Printed beside, in the same run: the retrieval suite alone on the same data and store,
+and the ``keyword`` store through the whole suite. Named reference from the research
+notes: the MemTest seed's runner took 1 min 59 s (119 s) on its 10,000 set with its
+keyword adapter. Target: memtest + bm25 <= 30 s end to end.
+
+Each run is a fresh ``mnemometer run`` process (start-up, load, index, replay, every item,
+report), timed from outside; CPU seconds are the child's, so a busy machine shows up as
+wall >> CPU.
+
+    .venv/bin/python benchmarks/bench_memtest.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MNEMOMETER = str(Path(sys.executable).with_name("mnemometer"))
+SEED_RUNNER_10K_S = 119.0
+
+
+def timed(args: list[str]) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(args, check=True, capture_output=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def main() -> None:
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        data = tmp / "en10k.jsonl"
+        subprocess.run([MNEMOMETER, "generate", "--size", "10000", "--lang", "en", "-o", str(data)],
+                       check=True, capture_output=True)  # fmt: skip
+        runs = [("memtest", "bm25"), ("retrieval", "bm25"), ("memtest", "keyword")]
+        rows = []
+        for suite, store in runs:
+            out = tmp / f"{suite}-{store}"
+            wall, cpu = timed([MNEMOMETER, "run", suite, "--dataset", str(data), "--store", store,
+                               "--out", str(out), "--format", "none"])  # fmt: skip
+            header = json.loads((out / "header.json").read_text())
+            items = header["item_count"]
+            score = ""
+            if suite == "memtest":
+                rep = json.loads(subprocess.run(
+                    [MNEMOMETER, "report", str(out), "--format", "json"],
+                    check=True, capture_output=True, text=True).stdout)  # fmt: skip
+                score = f"overall {rep['summary']['sections']['memtest']['overall']:.3f}"
+            rows.append((suite, store, items, wall, cpu, score))
+    print(f"{'suite':<10} {'store':<8} {'items':>7} {'wall s':>8} {'cpu s':>8}  vs seed 119 s  result")
+    for suite, store, items, wall, cpu, score in rows:
+        print(f"{suite:<10} {store:<8} {items:>7,} {wall:>8.2f} {cpu:>8.2f}  "
+              f"{SEED_RUNNER_10K_S / wall:>9.1f}x     {score}")  # fmt: skip
+    mt, rt = rows[0][3], rows[1][3]
+    print(f"memtest/bm25 vs retrieval/bm25 alone: {mt / rt:.2f}x the time "
+          f"for {rows[0][2] / rows[1][2]:.1f}x the items")
+    print(f"target memtest/bm25 <= 30 s: {'OK' if mt <= 30 else 'MISSED'} ({mt:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
