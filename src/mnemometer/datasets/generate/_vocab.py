@@ -309,7 +309,7 @@ SCRIPTS: dict[str, tuple[str, str, tuple[tuple[str, str], ...], tuple[str, ...],
        ("滨江", "海港", "仲夏", "秋叶", "古城", "海岸")),
     "garden": ("gardening", "causal", (
         ("{n} cleared a plot to grow {x}.", "{n}清理出一块地准备种{x}。"),
-        ("{n} sowed {x} seeds in the cleared plot.", "{n}在清理好的地里播下了{x}种子。"),
+        ("{n} sowed seeds for the {x} in the cleared plot.", "{n}在清理好的地里播下了{x}种子。"),
         ("Slugs attacked {n}'s {x}, so netting went up.", "蛞蝓啃了{n}种的{x}，于是搭起了防护网。"),
         ("{n} watered the {x} daily through the dry spell.", "{n}在干旱期每天给{x}浇水。"),
         ("{n} harvested the first {x}.", "{n}收获了第一批{x}。"),
