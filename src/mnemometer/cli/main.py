@@ -18,6 +18,7 @@ from mnemometer.cli.log import log_group
 from mnemometer.cli.report import report_cmd
 from mnemometer.cli.reproduce import reproduce_cmd
 from mnemometer.cli.run import run_cmd
+from mnemometer.cli.serve_llm import serve_llm_cmd
 from mnemometer.errors import MnemometerError
 
 
@@ -37,6 +38,8 @@ for command in (compare_cmd, gate_cmd, doctor_cmd, reproduce_cmd, archive_cmd):
     cli.add_command(command)
 for command in (clean_cmd,):
     cli.add_command(command)
+
+cli.add_command(serve_llm_cmd)
 
 
 def main(argv: list[str] | None = None) -> None:

