@@ -115,9 +115,11 @@ def _weights(units: int, resamples: int, rng: np.random.Generator):
     block = max(1, min(resamples, _BLOCK_CELLS // max(units, 1)))
     for start in range(0, resamples, block):
         rows = min(block, resamples - start)
-        idx = rng.integers(0, units, size=(rows, units))
-        idx += (np.arange(rows, dtype=np.int64) * units)[:, None]
-        yield np.bincount(idx.ravel(), minlength=rows * units).reshape(rows, units)
+        # int32 draws are ~2x cheaper; rows * units stays below 2**31 by the block size.
+        idx = rng.integers(0, units, size=(rows, units), dtype=np.int32)
+        idx += (np.arange(rows, dtype=np.int32) * units)[:, None]
+        counts = np.bincount(idx.ravel(), minlength=rows * units)
+        yield counts.reshape(rows, units).astype(np.float32)
 
 
 def _bca(
@@ -186,15 +188,23 @@ def bootstrap_columns(
         np.add.at(counts, inverse, mask.astype(float))
         kind = "cluster-"
     total, n = sums.sum(axis=0), counts.sum(axis=0)
+    # Columns often share their pattern of present values (every metric of one group):
+    # each distinct pattern's resampled count is computed once.
+    patterns, which = np.unique(counts, axis=1, return_inverse=True)
+    which = np.asarray(which).reshape(-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         theta = total / n
         boot = np.empty((resamples, v.shape[1]))
         rng = np.random.default_rng(seed)
         row = 0
-        s32, c32 = sums.astype(np.float64), counts.astype(np.float64)
+        # float32 products over deviations from the observed mean: the mean itself stays
+        # exact (constant data give a degenerate interval at exactly that value) and the
+        # rounding (~1e-7 of the spread) is far below any reported digit.
+        dev = (sums - counts * np.nan_to_num(theta)).astype(np.float32)
+        c32 = patterns.astype(np.float32)
         for w in _weights(sums.shape[0], resamples, rng):
-            wf = w.astype(np.float64)
-            boot[row : row + w.shape[0]] = (wf @ s32) / (wf @ c32)
+            den = (w @ c32)[:, which]
+            boot[row : row + w.shape[0]] = theta + (w @ dev) / den
             row += w.shape[0]
         # Leave-one-unit-out estimates for the BCa acceleration.
         jack = (total - sums) / (n - counts)

@@ -219,26 +219,37 @@ def _pairs(matched: list[tuple[RunLog, RunLog]], metrics: dict[str, _MetricInfo]
             b, c = b_items[key], c_items[key]
             groups = {**b.groups, **c.groups}
             cluster = next((f"{f}:{groups[f]}" for f in CLUSTER_FIELDS if f in groups), key[0])
+            base_m, base_ok = _metric_values(b, b_run.header, metrics)
+            cand_m, cand_ok = _metric_values(c, c_run.header, metrics)
             pairs.append(_Pair(
                 item_id=key[0], cluster=cluster, groups=groups,
-                base_ok=success_of(b, b_run.header), cand_ok=success_of(c, c_run.header),
-                base_m=_metric_values(b, metrics), cand_m=_metric_values(c, metrics),
+                base_ok=base_ok, cand_ok=cand_ok, base_m=base_m, cand_m=cand_m,
                 base_tokens=_tokens(b), cand_tokens=_tokens(c),
                 base_ms=b.latency_ms, cand_ms=c.latency_ms,
             ))  # fmt: skip
     return pairs, unpaired
 
 
-def _metric_values(r: ItemResult, metrics: dict[str, _MetricInfo]) -> dict[str, float | None]:
+def _metric_values(
+    r: ItemResult, header: RunHeader, metrics: dict[str, _MetricInfo]
+) -> tuple[dict[str, float | None], bool | None]:
+    """The item's metric values by key, and its success (one pass in the common case)."""
     out: dict[str, float | None] = {}
+    success: float | None | bool = False
+    found = False
     for m in r.metrics:
-        if m.name == "success":
+        if m.name == "success" and m.k is None:
+            success, found = m.value, True
             continue
         key = m.key
         if key not in metrics:
             metrics[key] = _MetricInfo(m.name, m.k, m.higher_is_better)
         out[key] = m.value
-    return out
+    if r.status != "ok":
+        return out, False
+    if found:
+        return out, None if success is None else success >= 1.0
+    return out, success_of(r, header)
 
 
 def _interval(iv: stats.Interval) -> IntervalOut:
