@@ -126,6 +126,7 @@ def test_negation_aware_assertions():
     assert asserts("Python services use ruff; black is no longer used.", "ruff")
     assert not asserts("The gateway now listens on 9443; port 8081 was closed.", "8081")
     assert not asserts("We replaced Mapwise in March.", "Mapwise")
+    assert not asserts("CSV only; an Excel export was requested and declined.", "Excel export")
     assert asserts("no auto-retry after a failure", "no auto-retry")
     assert not asserts("2500 ms", "250 ms")  # whole-word edges
     assert asserts("a 250 ms flush window", "250 MS")
@@ -170,6 +171,7 @@ def test_run_suite_conditions_repeats_and_artifacts(tmp_path):
     banner = by_id["ga-error-banner"]
     assert "red banners" in banner.output and _success(banner) == 1.0
     assert _success(by_id["as-gateway-port"]) == 1.0  # newest of the near-best memories
+    assert _success(by_id["ga-export"]) == 1.0  # "Excel export ... declined" is not asserted
     # a changed suite refuses to pair
     other = tmp_path / "other"
     shutil.copytree(TEAM, other)

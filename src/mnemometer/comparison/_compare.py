@@ -463,6 +463,7 @@ def _statistics(
     tests: list[SuccessStats | MetricDelta] = [overall_success, *overall_metrics]
     for g in groups:
         tests += [g.success, *g.metrics]
+    tests = [t for t in tests if t.pairs > 0]  # nothing paired, nothing tested
     adjusted = stats.holm([t.p_value for t in tests])
     for t, p in zip(tests, adjusted, strict=True):
         t.p_holm = float(p)

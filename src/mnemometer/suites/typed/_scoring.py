@@ -18,7 +18,8 @@ _BEFORE = re.compile(
 _AFTER = re.compile(
     r"^\W*(?:\w+\W+){0,4}?(is|are|was|were|has been|have been|got)?\s*"
     r"(not|never|no longer|deprecated|rejected|removed|banned|forbidden|retired|"
-    r"abandoned|dropped|discouraged|obsolete|superseded|closed|shut down|turned off)\b",
+    r"abandoned|dropped|discouraged|obsolete|superseded|closed|shut down|turned off|"
+    r"declined|refused|turned down|vetoed)\b",
     re.I,
 )
 _CLAUSE = re.compile(r"[.;:!?\n]|\bbut\b|\bhowever\b|\bwhereas\b", re.I)
