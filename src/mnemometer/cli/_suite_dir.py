@@ -33,8 +33,14 @@ _OPTIONS = [
                  help="Suite directories: seed memories (overrides the manifest's)."),
     click.option("--skip-unsupported", is_flag=True,
                  help="Suite directories: skip item types that cannot run here (recorded)."),
+    click.option("--allow-shell", is_flag=True,
+                 help="Suite directories: run items that execute the suite's commands "
+                      "(command_task, agent builds). Suites are code: read them first."),
+    click.option("--dry-run", is_flag=True,
+                 help="Suite directories: validate shell items and execute nothing."),
 ]  # fmt: skip
-_KEYS = ("conditions", "repeat", "profile", "conditions_file", "memories", "skip_unsupported")
+_KEYS = ("conditions", "repeat", "profile", "conditions_file", "memories", "skip_unsupported",
+         "allow_shell", "dry_run")  # fmt: skip
 
 
 def suite_dir_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -105,7 +111,8 @@ def _run_suite_dir(suite: str, kw: dict[str, Any], mine: dict[str, Any]) -> None
         memories=mine["memories"],
         conditions_file=mine["conditions_file"],
         skip_unsupported=mine["skip_unsupported"],
-        suite_options=parse_options(kw.get("suite_opts", ()), "--suite-option"),
+        suite_options={**parse_options(kw.get("suite_opts", ()), "--suite-option"),
+                       "allow_shell": mine["allow_shell"], "dry_run": mine["dry_run"]},
         concurrency=kw.get("concurrency", 1),
         timeout=kw.get("timeout", 60.0),
         on_run=on_run,

@@ -15,6 +15,7 @@ from mnemometer.cli.gate import gate_cmd
 from mnemometer.cli.generate import generate_cmd
 from mnemometer.cli.list import list_cmd
 from mnemometer.cli.log import log_group
+from mnemometer.cli.query import query_cmd
 from mnemometer.cli.report import report_cmd
 from mnemometer.cli.reproduce import reproduce_cmd
 from mnemometer.cli.run import run_cmd
@@ -38,6 +39,7 @@ for command in (compare_cmd, gate_cmd, doctor_cmd, reproduce_cmd, archive_cmd):
     cli.add_command(command)
 for command in (clean_cmd,):
     cli.add_command(command)
+cli.add_command(query_cmd)
 
 cli.add_command(serve_llm_cmd)
 

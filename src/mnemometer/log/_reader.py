@@ -58,7 +58,9 @@ def read_header(run_dir: str | Path) -> RunHeader:
 
 
 def read_items(run_dir: str | Path) -> list[ItemResult]:
-    """Read item results, last result per item id winning, in plan order.
+    """Read item results, last result per item id (and step) winning, in plan order.
+
+    An item may log sub-results (a build sequence's steps, ``extra.step``) next to itself.
 
     A final line cut short by a crash is ignored (it is redone on resume); a corrupt line
     anywhere else is an error.
@@ -67,7 +69,7 @@ def read_items(run_dir: str | Path) -> list[ItemResult]:
     if not path.exists():
         return []
     lines = path.read_bytes().split(b"\n")
-    by_id: dict[str, ItemResult] = {}
+    by_id: dict[tuple[str, str], ItemResult] = {}
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -77,7 +79,7 @@ def read_items(run_dir: str | Path) -> list[ItemResult]:
             if n == len(lines):  # an unterminated last line: a write cut by a kill
                 break
             raise RunLogError(f"{path}:{n}: corrupt item result: {e.errors()[0]['msg']}") from None
-        by_id[item.item_id] = item
+        by_id[(item.item_id, str(item.extra.get("step", "")))] = item
     return sorted(by_id.values(), key=lambda r: r.index)
 
 

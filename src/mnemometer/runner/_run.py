@@ -213,7 +213,13 @@ def _execute(
                 result = suite.failed(d.item, f"{type(d.error).__name__}: {d.error}", "error")
             else:
                 result = d.result
+            # An item may carry sub-results (a build sequence's steps): logged after it.
+            # (Plain-data results, the fast path, carry none.)
+            subs = (result.extra.pop("sub_results", None) or []
+                    if isinstance(result, ItemResult) else [])  # fmt: skip
             writer.write(result)
+            for sub in subs:
+                writer.write(sub.model_copy(update={"index": result.index}))
             state["finished"] += 1
             if progress is not None:
                 progress(state["finished"], total)

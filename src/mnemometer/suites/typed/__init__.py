@@ -1,5 +1,6 @@
 """Suite directories of typed items (``suite.toml`` + ``items.jsonl``), conditions, runs."""
 
+from mnemometer.suites.typed import _build  # noqa: F401  (registers the shell item runners)
 from mnemometer.suites.typed._conditions import DEFAULT_CONDITIONS, Condition, load_conditions
 from mnemometer.suites.typed._items import ITEM_TYPES, ItemType, register_item_type
 from mnemometer.suites.typed._manifest import (

@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from mnemometer.errors import MnemometerError
+from mnemometer.suites.typed._build_checks import build_checks
 from mnemometer.suites.typed._conditions import load_conditions, pick_store, resolve
-from mnemometer.suites.typed._items import (
-    ITEM_TYPES,
-    AgentBuildSequence,
-    AgentBuildTask,
-    CommandTask,
-    RequiredContent,
-)
+from mnemometer.suites.typed._items import ITEM_TYPES
 from mnemometer.suites.typed._manifest import LoadedSuite, find_manifest, inside, load_suite
 
 Status = Literal["ok", "warn", "fail"]
-_SCRIPT = re.compile(r"(\{suite_dir\}/)?((?:[\w.-]+/)*[\w.-]+\.(?:sh|py))\b")
 
 
 @dataclass(frozen=True)
@@ -187,13 +180,8 @@ def _fixture_checks(s: LoadedSuite) -> list[Check]:
 
 def _runnable_checks(s: LoadedSuite) -> list[Check]:
     out: list[Check] = []
-    shell = [it for it in s.items if isinstance(it, (CommandTask, AgentBuildTask,
-                                                     AgentBuildSequence))]  # fmt: skip
-    if shell:
-        out.append(Check("suite.shell", "warn", f"{len(shell)} item(s) run shell commands: "
-                         "suites are code; run only suites you trust"))  # fmt: skip
-    for it in shell:
-        out += _item_paths(s, it)
+    # Shell items: fixtures, paths, templates, scripts the suite does not ship (see _build_checks).
+    out += [Check(c.name, c.status, c.message) for c in build_checks(s.root, s.items, bool(s.memories))]
     blocked = [it for it in s.items if ITEM_TYPES[it.eval_type].runner is None]
     if blocked:
         kinds = sorted({it.eval_type for it in blocked})
@@ -205,52 +193,6 @@ def _runnable_checks(s: LoadedSuite) -> list[Check]:
     else:
         out.append(Check("suite.runnable", "ok", "every item type has a runner"))
     return out
-
-
-def _item_paths(s: LoadedSuite, it: object) -> list[Check]:
-    name = f"item.{getattr(it, 'id', '?')}"
-    problems: list[str] = []
-    fixture = getattr(it, "fixture", None)
-    workspace: Path | None = None
-    if fixture is not None:
-        if not inside(s.root, fixture):
-            problems.append(f"fixture {fixture!r} leaves the suite directory")
-        elif not (s.root / fixture).is_dir():
-            problems.append(f"fixture directory {fixture!r} is missing")
-        else:
-            workspace = s.root / fixture
-            links = [p for p in workspace.rglob("*") if p.is_symlink()]
-            if links:
-                problems.append(f"fixture holds a symlink ({links[0].name})")
-    agent = getattr(it, "agent_command", None)
-    if agent is not None and not agent.strip():
-        problems.append("agent_command is empty")
-    commands: list[tuple[str, Path | None]] = []
-    if agent:
-        commands.append((agent, s.root))
-    commands += [(c, s.root) for c in getattr(it, "setup_commands", [])]
-    paths: list[str] = []
-    for st in getattr(it, "steps", None) or [it]:
-        commands += [(c, workspace) for c in getattr(st, "score_commands", [])]
-        paths += list(getattr(st, "required_files", [])) + list(getattr(st, "forbidden_files", []))
-        paths += [rc.file for rc in getattr(st, "required_content", [])
-                  if isinstance(rc, RequiredContent)]  # fmt: skip
-    bad = [p for p in paths if Path(p).is_absolute() or ".." in Path(p).parts]
-    if bad:
-        problems.append(f"path {bad[0]!r} must be workspace-relative without '..'")
-    missing: list[str] = []
-    for cmd, base in commands:
-        for m in _SCRIPT.finditer(cmd):
-            where = s.root if m.group(1) else base
-            if where is not None and not (where / m.group(2)).is_file():
-                place = "the suite" if where == s.root else "the fixture"
-                missing.append(f"{m.group(2)} (in {place})")
-    if missing:
-        problems.append("missing script(s): " + ", ".join(sorted(set(missing)))
-                        + " (Memory Layer's *.sh and *.py are not redistributed)")  # fmt: skip
-    if problems:
-        return [Check(name, "fail", "; ".join(problems))]
-    return [Check(name, "ok", "fixture, commands and paths present")]
 
 
 def render_checks(checks: list[Check], fmt: str = "text") -> str:

@@ -217,6 +217,8 @@ class AgentBuildTask(_Item):
     """Files that must not exist."""
     required_content: list[RequiredContent] = Field(default_factory=list)
     """File contents that must appear."""
+    require_token_usage: bool = False
+    """Fail when the agent reports no token usage (always on for Codex-backed commands)."""
 
     def text(self) -> str:
         """The prompt."""
@@ -237,6 +239,8 @@ class AgentBuildSequence(_Item):
     """Time allowed per step."""
     steps: list[BuildStep] = Field(min_length=1)
     """The steps, in order."""
+    require_token_usage: bool = False
+    """Fail a step when the agent reports no token usage (always on for Codex commands)."""
 
 
 @dataclass(frozen=True)

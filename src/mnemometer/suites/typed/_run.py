@@ -10,6 +10,7 @@ from typing import Any
 
 from mnemometer.errors import MnemometerError
 from mnemometer.runner._run import ProgressFn, RunResult, run
+from mnemometer.suites.typed._build import shell_run_options
 from mnemometer.suites.typed._conditions import load_conditions, pick_store, resolve
 from mnemometer.suites.typed._manifest import load_suite
 from mnemometer.suites.typed._suite import TypedSuite
@@ -96,9 +97,12 @@ def run_suite(
         for name in names:
             store, store_opts, note = stores[name]
             opts = dict(base, condition=name, notes=[note] if note else [])
+            shell_opts, item_timeout = shell_run_options(probe.items, out, r, store, store_opts,
+                                                         timeout)  # fmt: skip
+            opts.update(shell_opts)
             result = run("items", dataset=dataset, store=store, store_options=store_opts,
                          suite_options=opts, out=out / f"{name}-r{r}", concurrency=concurrency,
-                         timeout=timeout, run_group=group, repeat=r,
+                         timeout=item_timeout, run_group=group, repeat=r,
                          progress=progress)  # fmt: skip
             results.append(result)
             if on_run is not None:

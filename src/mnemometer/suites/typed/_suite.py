@@ -34,6 +34,7 @@ from mnemometer.suites.typed._items import (
     register_item_type,
 )
 from mnemometer.suites.typed._manifest import LoadedSuite, SeedMemory, load_suite
+from mnemometer.suites.typed._workspace import shell_gate
 
 REFUSAL = "Insufficient evidence in memory to answer."
 _LLM_SYSTEM = (
@@ -93,6 +94,12 @@ class TypedSuite:
         label_status: recorded label status.
         skipped: recorded ids of skipped items.
         notes: caveats recorded with the run (e.g. a condition's store fell back).
+        allow_shell: run items that execute suite-provided commands (suites are code).
+        dry_run: validate shell items and execute nothing.
+        build_root: where agent builds go (``BUILD_ROOT/build-runs/...``).
+        repeat: repeat number (names the build directories).
+        memory_store: the condition's store, for the agent's memory helper.
+        memory_store_options: its options.
     """
 
     name: ClassVar[str] = "items"
@@ -106,6 +113,9 @@ class TypedSuite:
         memories_checksum: str | None = None, suite_name: str | None = None,
         suite_version: str | None = None, label_status: str | None = None,
         skipped: list[str] | None = None, notes: list[str] | None = None,
+        allow_shell: bool = False, dry_run: bool = False, build_root: str | None = None,
+        repeat: int = 0, memory_store: str | None = None,
+        memory_store_options: dict[str, Any] | None = None,
     ) -> None:  # fmt: skip
         self.loaded: LoadedSuite = load_suite(suite_dir, memories)
         if suite_checksum is not None and suite_checksum != self.loaded.checksum:
@@ -131,6 +141,12 @@ class TypedSuite:
                 f"{self.loaded.root}: {len(self.skipped)} item(s) of type {', '.join(kinds)} "
                 f"need {needs}; pass --skip-unsupported to run the rest (skips are recorded)"
             )
+        runnable, shell_skips = shell_gate(runnable, allow_shell, dry_run, skip_unsupported,
+                                           str(self.loaded.root))  # fmt: skip
+        self.skipped += shell_skips
+        self.allow_shell, self.dry_run, self.build_root = allow_shell, dry_run, build_root
+        self.repeat, self.memory_store = repeat, memory_store
+        self.memory_store_options = dict(memory_store_options or {})
         self.items = runnable
         self.skip_unsupported = skip_unsupported
         self.notes = list(notes or [])
@@ -148,6 +164,9 @@ class TypedSuite:
             "min_support": self.min_support, "answer_hits": self.answer_hits,
             "resume_hits": self.resume_hits, "skip_unsupported": self.skip_unsupported,
             "skipped": self.skipped, "notes": self.notes,
+            "allow_shell": self.allow_shell, "dry_run": self.dry_run,
+            "build_root": self.build_root, "repeat": self.repeat,
+            "memory_store": self.memory_store, "memory_store_options": self.memory_store_options,
         }  # fmt: skip
 
     def dataset(self) -> Dataset:
@@ -188,7 +207,8 @@ class TypedSuite:
         wall = (time.perf_counter() - t0) * 1000.0
         extra = {**result.extra, "duration_ms": wall}
         return result.model_copy(update={"item_id": it.id, "index": item.index,
-                                         "groups": it.groups(), "extra": extra})  # fmt: skip
+                                         "groups": result.groups or it.groups(),
+                                         "extra": extra})  # fmt: skip
 
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
         """A failed item is a failure: success 0."""

@@ -1,0 +1,503 @@
+"""Runners for ``command_task``, ``agent_build_task`` and ``agent_build_sequence``.
+
+Layout of one agent build (``BUILD = RUN_ROOT/build-runs/<suite>-<item>-<condition>-rN``)::
+
+    BUILD/workspace/            fresh copy of the fixture (a sequence keeps it across steps)
+    BUILD/prompt.md             the item prompt plus the condition's memory block
+    BUILD/setup-<i>.*           stdout.txt, stderr.txt, status.json of each setup command
+    BUILD/agent.*               the agent command's output and status
+    BUILD/score-<i>.*           each score command
+    BUILD/summary.json          every score, the evidence and the token usage
+    BUILD/steps/<NN>-<step>/    a sequence's step: prompt.md, agent.*, score-*, memory-eval/
+
+Nothing is written outside ``BUILD``; the commands run in the workspace with a scrubbed
+environment (see :mod:`._shell`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mnemometer.log._schema import ItemResult, Metric
+from mnemometer.suites.typed import _evidence as ev
+from mnemometer.suites.typed._items import (
+    ITEM_TYPES,
+    AgentBuildSequence,
+    AgentBuildTask,
+    BuildStep,
+    CommandTask,
+    ItemType,
+    register_item_type,
+)
+from mnemometer.suites.typed._manifest import slugify
+from mnemometer.suites.typed._shell import (
+    CommandError,
+    CommandResult,
+    render,
+    run_command,
+    scrubbed_env,
+)
+from mnemometer.suites.typed._workspace import (
+    FixtureError,
+    check_fixture,
+    copy_fixture,
+    fresh_dir,
+    validate_item,
+)
+
+HELPER_TOP_K = 8
+
+
+@dataclass
+class _Env:
+    """Everything one item's commands share: where, who, which condition."""
+
+    ctx: Any
+    item: Any
+    build: Path
+    memory: bool
+
+    @property
+    def suite(self) -> Any:
+        return self.ctx.suite
+
+    def values(self, workspace: Path, run_dir: Path, prompt: Path | None, step: str = "",
+               helper: Path | None = None) -> dict[str, str]:  # fmt: skip
+        return {
+            "workspace": str(workspace), "run_dir": str(run_dir),
+            "prompt_file": str(prompt) if prompt else "", "suite_dir": self.suite.suite_dir,
+            "condition": self.suite.condition, "item": self.item.id, "step": step,
+            "project": self.item.project or self.suite.loaded.manifest.project or "",
+            "python": sys.executable, "memory_helper": str(helper) if helper else "",
+        }  # fmt: skip
+
+    def environ(self, workspace: Path, run_dir: Path, timeout: float,
+                helper: Path | None) -> dict[str, str]:  # fmt: skip
+        extra = {
+            "MEMORY_EVAL_WORKSPACE": str(workspace), "MEMORY_EVAL_RUN_DIR": str(run_dir),
+            "MEMORY_EVAL_TIMEOUT_SECONDS": f"{timeout:g}",
+            "MEMORY_EVAL_CONDITION": self.suite.condition,
+            "MEMORY_EVAL_MEMORY_ENABLED": "1" if self.memory else "0",
+            "TMPDIR": str(self.build / "tmp"),
+        }  # fmt: skip
+        if self.memory and helper is not None:
+            extra["MEMORY_EVAL_MEMORY_COMMAND"] = str(helper)
+        return scrubbed_env(**extra)
+
+    def run(self, template: str, prefix: Path, workspace: Path, run_dir: Path, timeout: float,
+            prompt: Path | None = None, step: str = "", helper: Path | None = None) -> CommandResult:  # fmt: skip
+        argv = render(template, self.values(workspace, run_dir, prompt, step, helper))
+        return run_command(argv, cwd=workspace, env=self.environ(workspace, run_dir, timeout, helper),
+                           timeout=timeout, out_prefix=prefix)  # fmt: skip
+
+
+def memory_enabled(suite: Any) -> bool:
+    """Whether the run's condition gives the agent a memory to ask."""
+    store = getattr(suite, "memory_store", None)
+    return suite.condition != "no-memory" and store not in (None, "none")
+
+
+def build_dir(suite: Any, item_id: str) -> Path:
+    """``RUN_ROOT/build-runs/<suite>-<item>-<condition>-rN`` for this run."""
+    root = Path(suite.build_root or "runs")
+    name = f"{suite.loaded.slug}-{slugify(item_id)}-{slugify(suite.condition or 'run')}-r{suite.repeat}"
+    return root / "build-runs" / name
+
+
+def _m(name: str, value: float | None, higher: bool = True) -> Metric:
+    return Metric(name=name, value=value, higher_is_better=higher)
+
+
+def _status(res: CommandResult | None) -> dict[str, Any] | None:
+    if res is None:
+        return None
+    return {"argv": res.argv, "exit_code": res.exit_code, "timed_out": res.timed_out,
+            "seconds": round(res.seconds, 3), "error": res.error}  # fmt: skip
+
+
+def _invalid(item: Any, problems: list[str], **extra: Any) -> ItemResult:
+    return ItemResult(item_id=item.id, index=0, status="error", error="; ".join(problems),
+                      metrics=[_m("success", 0.0)], extra={"problems": problems, **extra})  # fmt: skip
+
+
+def _dry(item: Any, totals: dict[str, int]) -> ItemResult:
+    return ItemResult(item_id=item.id, index=0, input=getattr(item, "prompt", "") or "",
+                      metrics=[_m("success", None)],
+                      extra={"dry_run": True, "note": "dry-run: validated, nothing executed",
+                             "totals": totals})  # fmt: skip
+
+
+# ---- command_task ----------------------------------------------------------------------
+
+
+def run_command_task(it: CommandTask, ctx: Any) -> ItemResult:
+    """Run the command in a fresh copy of the suite's fixture; success is its exit code."""
+    suite = ctx.suite
+    problems = validate_item(suite.loaded.root, it)
+    fixture = _suite_fixture(suite)
+    if problems:
+        return _invalid(it, problems)
+    if suite.dry_run:
+        return _dry(it, {"commands": 1})
+    build = build_dir(suite, it.id)
+    fresh_dir(build, Path(suite.build_root or "runs"))
+    ws = build / "workspace"
+    if fixture is not None:
+        copy_fixture(fixture, ws)
+    else:
+        ws.mkdir()
+    (build / "tmp").mkdir()
+    env = _Env(ctx, it, build, memory_enabled(suite))
+    try:
+        res = env.run(it.command, build / "command", ws, build, it.timeout_seconds)
+    except CommandError as e:
+        return _invalid(it, [str(e)])
+    ok = res.exit_code == it.expected_exit_code and not res.timed_out
+    summary = {"item": it.id, "eval_type": it.eval_type, "condition": suite.condition,
+               "command": _status(res), "expected_exit_code": it.expected_exit_code,
+               "success": ok}  # fmt: skip
+    (build / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    note = "timed out" if res.timed_out else (res.error or f"exit code {res.exit_code}")
+    return ItemResult(
+        item_id=it.id, index=0, input=it.command, output=note, latency_ms=res.seconds * 1000,
+        metrics=[_m("success", float(ok)), _m("timed_out", float(res.timed_out), higher=False)],
+        extra={"exit_code": res.exit_code, "timed_out": res.timed_out, "build_dir": str(build)},
+    )  # fmt: skip
+
+
+def _suite_fixture(suite: Any) -> Path | None:
+    """The manifest's fixture when it names a checked directory (else an empty workspace)."""
+    rel = suite.loaded.manifest.fixture
+    if not rel:
+        return None
+    try:
+        return check_fixture(suite.loaded.root, rel)
+    except FixtureError:
+        return None  # Memory Layer uses `fixture` as a label; doctor says so
+
+
+# ---- agent builds ----------------------------------------------------------------------
+
+
+@dataclass
+class _Scores:
+    """One agent run's deterministic scores (Memory Layer's names)."""
+
+    agent: CommandResult | None = None
+    setup: list[CommandResult] = field(default_factory=list)
+    score: list[tuple[str, bool]] = field(default_factory=list)
+    files: list[tuple[str, bool]] = field(default_factory=list)
+    forbidden: list[tuple[str, bool]] = field(default_factory=list)
+    content: list[tuple[str, bool]] = field(default_factory=list)
+    evidence: ev.Evidence | None = None
+    tokens: dict[str, int] | None = None
+    tokens_required: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        e = self.evidence
+        return {
+            "agent_exit_code": -1 if self.agent is None or self.agent.exit_code is None
+            else self.agent.exit_code,
+            "agent_timed_out": int(bool(self.agent and self.agent.timed_out)),
+            "setup_commands_passed": sum(r.ok for r in self.setup),
+            "setup_commands_total": len(self.setup),
+            "score_commands_passed": sum(ok for _, ok in self.score),
+            "score_commands_total": len(self.score),
+            "required_files_present": sum(ok for _, ok in self.files),
+            "required_files_total": len(self.files),
+            "forbidden_files_absent": sum(ok for _, ok in self.forbidden),
+            "forbidden_files_total": len(self.forbidden),
+            "content_assertions_passed": sum(ok for _, ok in self.content),
+            "content_assertions_total": len(self.content),
+            "memory_queries_required": e.required if e else 0,
+            "memory_queries_verified": e.verified if e else 0,
+            "memory_evidence_ok": int(bool(e and e.ok)),
+            "token_usage_ok": int(self.tokens is not None or not self.tokens_required),
+        }  # fmt: skip
+
+    def success(self) -> bool:
+        c = self.counts()
+        return (c["agent_exit_code"] == 0 and not c["agent_timed_out"]
+                and c["setup_commands_passed"] == c["setup_commands_total"]
+                and c["score_commands_passed"] == c["score_commands_total"]
+                and c["required_files_present"] == c["required_files_total"]
+                and c["forbidden_files_absent"] == c["forbidden_files_total"]
+                and c["content_assertions_passed"] == c["content_assertions_total"]
+                and c["memory_evidence_ok"] == 1 and c["token_usage_ok"] == 1)  # fmt: skip
+
+    def metrics(self, success: bool | None = None) -> list[Metric]:
+        c = self.counts()
+        checks = [ok for _, ok in self.score + self.files + self.forbidden + self.content]
+        return [
+            _m("success", float(self.success() if success is None else success)),
+            _m("checks_passed", sum(checks) / len(checks) if checks else None),
+            _m("memory_evidence_ok", float(c["memory_evidence_ok"])),
+            _m("memory_queries_verified", c["memory_queries_verified"] / c["memory_queries_required"]
+               if c["memory_queries_required"] else None),
+            _m("token_usage_ok", float(c["token_usage_ok"])),
+            _m("agent_timed_out", float(c["agent_timed_out"]), higher=False),
+        ]  # fmt: skip
+
+    def detail(self) -> dict[str, Any]:
+        e = self.evidence
+        return {
+            "counts": self.counts(), "success": self.success(), "agent": _status(self.agent),
+            "setup": [_status(r) for r in self.setup],
+            "score_commands": [{"command": c, "ok": ok} for c, ok in self.score],
+            "required_files": dict(self.files), "forbidden_files": dict(self.forbidden),
+            "required_content": [{"check": c, "ok": ok} for c, ok in self.content],
+            "memory_evidence": None if e is None else
+            {"ok": e.ok, "required": e.required, "verified": e.verified, "notes": e.notes,
+             "questions": e.questions},
+            "token_usage": self.tokens, "token_usage_required": self.tokens_required,
+            "notes": self.notes,
+        }  # fmt: skip
+
+
+def _check_workspace(ws: Path, step: Any, sc: _Scores) -> None:
+    for rel in step.required_files:
+        sc.files.append((rel, (ws / rel).is_file()))
+    for rel in step.forbidden_files:
+        p = ws / rel
+        sc.forbidden.append((rel, not (p.exists() or p.is_symlink())))
+    for rc in step.required_content:
+        p = ws / rc.file
+        try:
+            ok = p.is_file() and rc.contains in p.read_text("utf-8", errors="replace")
+        except OSError:
+            ok = False
+        sc.content.append((f"{rc.file} contains {rc.contains!r}", ok))
+
+
+def _agent_turn(env: _Env, ws: Path, run_dir: Path, prompt_text: str, questions: list[str],
+                score_cmds: list[str], checks: Any, timeout: float, step: str = "") -> _Scores:  # fmt: skip
+    """Prompt, helper, agent, score commands, checks, evidence, tokens: one agent run."""
+    sc = _Scores(tokens_required=env.item.require_token_usage or ev.wants_token_usage(
+        env.item.agent_command))  # fmt: skip
+    prompt = run_dir / "prompt.md"
+    prompt.write_text(prompt_text + ev.condition_block(env.memory, questions), "utf-8")
+    helper = None
+    if ws.is_dir() and env.memory:
+        command = ev.query_command(env.suite.suite_dir, env.suite.memory_store,
+                                   env.suite.memory_store_options or {}, env.suite.memories,
+                                   HELPER_TOP_K)  # fmt: skip
+        helper = ev.install_helper(ws, questions, command, min(timeout, 120.0))
+    if not ws.is_dir():
+        sc.notes.append("the workspace is gone (deleted by an earlier command); agent not run")
+    else:
+        sc.agent = env.run(env.item.agent_command, run_dir / "agent", ws, run_dir, timeout,
+                           prompt, step, helper)  # fmt: skip
+        if sc.agent.timed_out:
+            sc.notes.append(f"agent killed at its timeout ({timeout:g} s)")
+        if not ws.is_dir():
+            sc.notes.append("the agent deleted the workspace")
+    for i, cmd in enumerate(score_cmds):
+        if ws.is_dir():
+            r = env.run(cmd, run_dir / f"score-{i}", ws, run_dir, timeout, prompt, step, helper)
+            sc.score.append((cmd, r.ok))
+        else:
+            sc.score.append((cmd, False))
+    _check_workspace(ws, checks, sc)
+    ask = None
+    if env.memory:
+        def ask(q: str) -> list[str]:
+            return [h.memory_id for h in env.ctx.search(q, HELPER_TOP_K)[0]]
+    sc.evidence = ev.verify(ws, questions, env.memory, ask)
+    if env.memory and (ws / ev.HELPER_DIR).is_dir():  # keep the evidence with the run
+        shutil.copytree(ws / ev.HELPER_DIR, run_dir / "memory-eval", dirs_exist_ok=True)
+    if sc.agent is not None:
+        sc.tokens, source = ev.read_token_usage(run_dir, Path(sc.agent.stdout_path))
+        if sc.tokens is None and sc.tokens_required:
+            sc.notes.append("token usage required but the agent reported none")
+        elif source:
+            sc.notes.append(f"token usage from {source}")
+    return sc
+
+
+def _prepare(env: _Env, fixture: str) -> Path:
+    fresh_dir(env.build, Path(env.suite.build_root or "runs"))
+    (env.build / "tmp").mkdir()
+    ws = env.build / "workspace"
+    copy_fixture(check_fixture(env.suite.loaded.root, fixture), ws)
+    return ws
+
+
+def _setup(env: _Env, ws: Path, sc_setup: list[CommandResult]) -> None:
+    for i, cmd in enumerate(env.item.setup_commands):
+        if ws.is_dir():
+            sc_setup.append(env.run(cmd, env.build / f"setup-{i}", ws, env.build,
+                                    env.item.timeout_seconds))  # fmt: skip
+
+
+def _tokens(u: dict[str, int] | None) -> dict[str, int]:
+    return dict(u) if u else {}
+
+
+def run_agent_build_task(it: AgentBuildTask, ctx: Any) -> ItemResult:
+    """Copy the fixture, prompt the agent, score the workspace."""
+    suite = ctx.suite
+    problems = validate_item(suite.loaded.root, it)
+    if problems:
+        return _invalid(it, problems)
+    if suite.dry_run:
+        return _dry(it, _totals(it))
+    env = _Env(ctx, it, build_dir(suite, it.id), memory_enabled(suite))
+    try:
+        ws = _prepare(env, it.fixture)
+    except FixtureError as e:
+        return _invalid(it, [str(e)])
+    setup: list[CommandResult] = []
+    _setup(env, ws, setup)
+    sc = _agent_turn(env, ws, env.build, it.prompt, it.memory_questions, it.score_commands, it,
+                     it.timeout_seconds)  # fmt: skip
+    sc.setup = setup
+    detail = {"item": it.id, "eval_type": it.eval_type, "condition": suite.condition,
+              "memory_enabled": env.memory, **sc.detail()}  # fmt: skip
+    (env.build / "summary.json").write_text(json.dumps(detail, indent=1) + "\n")
+    return ItemResult(
+        item_id=it.id, index=0, input=it.prompt, output="; ".join(sc.notes) or None,
+        metrics=sc.metrics(), tokens=_tokens(sc.tokens),
+        latency_ms=sc.agent.seconds * 1000 if sc.agent else None,
+        extra={"scores": sc.counts(), "build_dir": str(env.build), "notes": sc.notes},
+    )  # fmt: skip
+
+
+def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult:
+    """One workspace, the steps in order; one logged result per step plus an aggregate.
+
+    Every step is logged under the sequence's id with ``extra.step`` (so a comparison
+    pairs step with step); the aggregate (every step succeeded, summed counts and tokens)
+    is ``summary.json`` in the build directory and ``extra.sequence`` on the last step.
+    """
+    suite = ctx.suite
+    problems = validate_item(suite.loaded.root, it)
+    if problems:
+        return _invalid(it, problems)
+    if suite.dry_run:
+        return _dry(it, _totals(it))
+    env = _Env(ctx, it, build_dir(suite, it.id), memory_enabled(suite))
+    try:
+        ws = _prepare(env, it.fixture)
+    except FixtureError as e:
+        return _invalid(it, [str(e)])
+    setup: list[CommandResult] = []
+    _setup(env, ws, setup)
+    setup_ok = all(r.ok for r in setup) and len(setup) == len(it.setup_commands)
+    steps: list[tuple[BuildStep, _Scores]] = []
+    subs: list[ItemResult] = []
+    for n, step in enumerate(it.steps, 1):
+        run_dir = env.build / "steps" / f"{n:02d}-{slugify(step.id)}"
+        run_dir.mkdir(parents=True)
+        if ws.is_dir() and (ws / ev.HELPER_DIR).exists() and env.memory:
+            shutil.rmtree(ws / ev.HELPER_DIR)  # each step gets its own helper and evidence
+        sc = _agent_turn(env, ws, run_dir, step.prompt, step.memory_questions,
+                         step.score_commands, step, step.timeout_seconds or it.timeout_seconds,
+                         step.id)  # fmt: skip
+        ok = sc.success() and setup_ok
+        if not setup_ok:
+            sc.notes.append("a setup command failed")
+        (run_dir / "summary.json").write_text(json.dumps(
+            {"item": it.id, "step": step.id, "condition": suite.condition, **sc.detail(),
+             "success": ok}, indent=1) + "\n")  # fmt: skip
+        steps.append((step, sc))
+        groups = {"eval_type": "agent_build_sequence_step"}
+        groups.update({f: v for f in ("reasoning_mode", "memory_capability", "difficulty")
+                       if (v := getattr(step, f) or getattr(it, f))})  # fmt: skip
+        subs.append(ItemResult(
+            item_id=it.id, index=0, input=step.prompt, output="; ".join(sc.notes) or None,
+            groups=groups, metrics=sc.metrics(ok), tokens=_tokens(sc.tokens),
+            latency_ms=sc.agent.seconds * 1000 if sc.agent else None,
+            extra={"step": step.id, "step_index": n, "scores": sc.counts(),
+                   "run_dir": str(run_dir), "notes": sc.notes},
+        ))  # fmt: skip
+    total = _aggregate([sc for _, sc in steps], setup)
+    oks = [any(m.name == "success" and m.value == 1.0 for m in r.metrics) for r in subs]
+    usage = [sc.tokens for _, sc in steps if sc.tokens]
+    tokens = {k: sum(u[k] for u in usage) for k in ("input", "output", "total")} if usage else {}
+    detail = {"item": it.id, "eval_type": it.eval_type, "condition": suite.condition,
+              "memory_enabled": env.memory, "counts": total, "success": all(oks),
+              "steps_succeeded": sum(oks), "steps": len(subs),
+              "setup": [_status(r) for r in setup], "token_usage": tokens or None,
+              "per_step": [{"step": s.id, "success": ok, "counts": sc.counts()}
+                           for (s, sc), ok in zip(steps, oks, strict=True)]}  # fmt: skip
+    (env.build / "summary.json").write_text(json.dumps(detail, indent=1) + "\n")
+    # The steps are the logged observations (compare pairs them by extra.step); the
+    # aggregate rides on the last step, so nothing is counted twice.
+    subs[-1].extra["sequence"] = {k: detail[k] for k in
+                                  ("success", "steps_succeeded", "steps", "counts", "token_usage")}
+    subs[0].extra["build_dir"] = str(env.build)
+    first = subs[0]
+    return first.model_copy(update={"extra": {**first.extra, "sub_results": subs[1:]}})
+
+
+def _aggregate(scores: list[_Scores], setup: list[CommandResult]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for sc in scores:
+        for k, v in sc.counts().items():
+            out[k] = out.get(k, 0) + v
+    out["agent_exit_code"] = 0 if all(sc.counts()["agent_exit_code"] == 0 for sc in scores) else 1
+    out["memory_evidence_ok"] = int(all(sc.counts()["memory_evidence_ok"] for sc in scores))
+    out["token_usage_ok"] = int(all(sc.counts()["token_usage_ok"] for sc in scores))
+    out["setup_commands_passed"] = sum(r.ok for r in setup)
+    out["setup_commands_total"] = len(setup)
+    return out
+
+
+def _totals(it: Any) -> dict[str, int]:
+    """What a dry run reports: how much would be checked."""
+    parts = list(getattr(it, "steps", None) or [it])
+    return {
+        "steps": len(parts) if hasattr(it, "steps") else 0,
+        "setup_commands": len(it.setup_commands),
+        "score_commands": sum(len(p.score_commands) for p in parts),
+        "required_files": sum(len(p.required_files) for p in parts),
+        "forbidden_files": sum(len(p.forbidden_files) for p in parts),
+        "content_assertions": sum(len(p.required_content) for p in parts),
+        "memory_questions": sum(len(p.memory_questions) for p in parts),
+    }  # fmt: skip
+
+
+def timeout_budget(items: list[Any]) -> float:
+    """Seconds one item may take at most (every command at its own timeout, plus slack)."""
+    worst = 0.0
+    for it in items:
+        t = float(getattr(it, "timeout_seconds", 0) or 0)
+        cmds = len(getattr(it, "setup_commands", []) or []) + 1
+        if steps := getattr(it, "steps", None):
+            per = [s.timeout_seconds or t for s in steps]
+            total = cmds * t + sum(p * (1 + len(s.score_commands)) for p, s in zip(per, steps, strict=True))
+        else:
+            total = t * (cmds + len(getattr(it, "score_commands", []) or []))
+        worst = max(worst, total)
+    return worst + 30.0 if worst else 0.0
+
+
+for _name, _fn in (("command_task", run_command_task), ("agent_build_task", run_agent_build_task),
+                   ("agent_build_sequence", run_agent_build_sequence)):  # fmt: skip
+    register_item_type(ItemType(_name, ITEM_TYPES[_name].model, _fn), replace=True)
+
+
+def shell_run_options(items: list[Any], out: Path, repeat: int, store: str,
+                      store_options: dict[str, Any], timeout: float | None,
+                      ) -> tuple[dict[str, Any], float | None]:  # fmt: skip
+    """Suite options and the runner's per-item timeout for one (condition, repeat) run.
+
+    Nothing changes for a suite without shell items. With them, builds go under ``out``,
+    the helper gets the condition's store, and the per-item timeout grows to cover every
+    command at its own timeout (the commands' own timeouts are the real limit).
+    """
+    from mnemometer.suites.typed._workspace import requires_shell
+
+    if not any(requires_shell(it) for it in items):
+        return {}, timeout
+    opts = {"build_root": str(out.resolve()), "repeat": repeat, "memory_store": store,
+            "memory_store_options": dict(store_options)}  # fmt: skip
+    if timeout is not None:
+        timeout = max(timeout, timeout_budget(items))
+    return opts, timeout

@@ -1,0 +1,112 @@
+"""``doctor`` checks for shell items: fixtures, paths, command templates, missing scripts.
+
+Runs nothing. A missing fixture, a symlink, a path leaving the workspace or a template that
+does not parse fails; a script a command names but the suite does not ship (Memory Layer's
+checked-in suites leave out their checker and fake-agent scripts) is a warning that says
+exactly which file is missing and what will happen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from mnemometer.suites.typed._shell import CommandError, split_template
+from mnemometer.suites.typed._workspace import (
+    FixtureError,
+    check_fixture,
+    commands_of,
+    requires_shell,
+    validate_item,
+)
+
+_SCRIPT_SUFFIXES = (".sh", ".py", ".js", ".mjs", ".ts", ".rb", ".pl", ".bash")
+
+
+@dataclass(frozen=True)
+class BuildCheck:
+    """One doctor finding."""
+
+    name: str
+    status: Literal["ok", "warn", "fail"]
+    message: str
+
+
+def _scripts(template: str) -> list[str]:
+    """Words of a command that name a script file (``{suite_dir}/x.sh``, ``scripts/c.py``)."""
+    try:
+        words = split_template(template)
+    except CommandError:
+        return []
+    return [w for w in words if w.endswith(_SCRIPT_SUFFIXES) and not w.startswith("-")]
+
+
+def _missing_scripts(root: Path, item: Any) -> list[str]:
+    """Scripts the item's commands name that neither the suite nor the fixture holds."""
+    fixture: Path | None = None
+    if getattr(item, "fixture", None):
+        try:
+            fixture = check_fixture(root, item.fixture)
+        except FixtureError:
+            fixture = None
+    out: list[str] = []
+    for cmd in commands_of(item):
+        for word in _scripts(cmd):
+            if word.startswith("{suite_dir}/"):
+                if not (root / word.removeprefix("{suite_dir}/")).is_file():
+                    out.append(f"{word} (suite file {word.removeprefix('{suite_dir}/')})")
+            elif "{" in word or word.startswith("/"):
+                continue  # other placeholders and absolute programs are the user's business
+            elif fixture is not None and not (fixture / word).is_file():
+                out.append(f"{word} (not in fixture {item.fixture})")
+    return list(dict.fromkeys(out))
+
+
+def build_checks(root: Path, items: list[Any], has_memories: bool = True) -> list[BuildCheck]:
+    """Doctor findings for every shell item of a suite (nothing for other items).
+
+    Args:
+        root: the suite directory.
+        items: the suite's items.
+        has_memories: whether the suite seeds memories (memory questions need them).
+    """
+    out: list[BuildCheck] = []
+    asks = [it.id for it in items
+            if getattr(it, "memory_questions", None)
+            or any(s.memory_questions for s in getattr(it, "steps", None) or [])]  # fmt: skip
+    if asks and not has_memories:
+        out.append(BuildCheck("suite.memory_questions", "warn",
+                              f"{len(asks)} build item(s) ask memory questions ({asks[0]}, ...) "
+                              "but the suite seeds no memories: under memory conditions the "
+                              "helper finds nothing and the evidence check fails"))  # fmt: skip
+    shell = [it for it in items if requires_shell(it)]
+    if shell:
+        out.append(BuildCheck("suite.shell", "warn",
+                              f"{len(shell)} item(s) run suite-provided commands "
+                              f"({', '.join(it.id for it in shell[:3])}"
+                              f"{' ...' if len(shell) > 3 else ''}); `run` needs --allow-shell, "
+                              "--dry-run validates without executing"))  # fmt: skip
+    for it in items:
+        if not requires_shell(it) and it.eval_type not in ("agent_build_task", "agent_build_sequence"):
+            continue
+        problems = validate_item(root, it)
+        name = f"item.{it.id}"
+        if problems:
+            out.append(BuildCheck(name, "fail", "; ".join(problems)))
+            continue
+        steps = len(getattr(it, "steps", []) or [])
+        what = f"{steps} step(s), " if steps else ""
+        out.append(BuildCheck(name, "ok", f"{it.eval_type}: {what}fixture, paths and "
+                              f"{len(commands_of(it))} command template(s) valid"))  # fmt: skip
+        missing = _missing_scripts(root, it)
+        if missing:
+            out.append(BuildCheck(
+                f"{name}.scripts", "warn",
+                "scripts named by its commands are not included in the suite: "
+                + ", ".join(missing) + " (Memory Layer's checked-in suites ship without "
+                "their scripts); those commands will fail (a recorded failure) unless the "
+                "agent or a setup command creates them: add the scripts or point the "
+                "commands at your own",
+            ))  # fmt: skip
+    return out

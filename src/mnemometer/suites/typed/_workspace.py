@@ -1,0 +1,178 @@
+"""Fixtures, workspaces and the trust boundary of shell items.
+
+A fixture is copied into a fresh workspace for every (item, condition, repeat); the copy
+refuses symlinks and anything that is not a regular file or directory, so a suite cannot
+point a workspace at the caller's files. Paths the items name (fixtures, required files,
+content checks) must be relative and stay inside their root.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from mnemometer.errors import MnemometerError
+from mnemometer.suites.typed._shell import CommandError, split_template
+
+SHELL_TYPES = ("command_task", "agent_build_task", "agent_build_sequence")
+"""Item types that execute suite-provided commands."""
+
+
+class FixtureError(MnemometerError):
+    """A fixture is missing, has a symlink or a special file, or leaves the suite."""
+
+
+def bad_relative(rel: str) -> str | None:
+    """Why ``rel`` is not a safe relative path (``None`` when it is)."""
+    if not rel or not rel.strip():
+        return "is empty"
+    if "\\" in rel or "\0" in rel:
+        return "holds a backslash or NUL"
+    p = PurePosixPath(rel)
+    if p.is_absolute() or rel.startswith("~"):
+        return "is absolute (paths are relative to the workspace)"
+    if ".." in p.parts:
+        return "contains '..' (paths may not leave the workspace)"
+    return None
+
+
+def check_fixture(root: Path, rel: str) -> Path:
+    """The fixture directory ``root/rel``, checked: inside the suite, no symlinks.
+
+    Raises:
+        FixtureError: naming the offending path.
+    """
+    why = bad_relative(rel)
+    if why:
+        raise FixtureError(f"fixture {rel!r} {why}")
+    path = root / rel
+    if path.is_symlink():
+        raise FixtureError(f"fixture {path} is a symlink (fixtures may not contain symlinks)")
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise FixtureError(f"fixture {rel!r} leaves the suite directory")
+    if not path.is_dir():
+        raise FixtureError(f"fixture {path} does not exist (or is not a directory)")
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            mode = p.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                raise FixtureError(f"fixture {path}: {p.relative_to(path)} is a symlink "
+                                   "(fixtures may not contain symlinks)")  # fmt: skip
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise FixtureError(f"fixture {path}: {p.relative_to(path)} is not a regular "
+                                   "file or directory")  # fmt: skip
+    return path
+
+
+def copy_fixture(src: Path, dest: Path) -> None:
+    """Copy a checked fixture into a new ``dest`` (which must not exist)."""
+    shutil.copytree(src, dest, symlinks=True)  # symlinks=True: a link is never followed
+    for dirpath, dirnames, filenames in os.walk(dest):
+        for name in dirnames + filenames:  # a race (fixture changed since the check)
+            if (Path(dirpath) / name).is_symlink():
+                raise FixtureError(f"fixture {src} changed while copied: {name} is a symlink")
+
+
+def fresh_dir(path: Path, within: Path) -> Path:
+    """Empty ``path`` (deleting a previous copy) after checking it lies inside ``within``."""
+    if not path.resolve().is_relative_to(within.resolve()):
+        raise MnemometerError(f"{path} is outside {within}; refusing to delete it")
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
+
+
+def commands_of(item: Any) -> list[str]:
+    """Every command template an item would run."""
+    out: list[str] = []
+    for key in ("command", "agent_command"):
+        if v := getattr(item, key, None):
+            out.append(v)
+    out += list(getattr(item, "setup_commands", []) or [])
+    out += list(getattr(item, "score_commands", []) or [])
+    for step in getattr(item, "steps", []) or []:
+        out += list(step.score_commands)
+    return out
+
+
+def requires_shell(item: Any) -> bool:
+    """True when running ``item`` executes a suite-provided command."""
+    return item.eval_type in SHELL_TYPES and bool(commands_of(item))
+
+
+def validate_item(root: Path, item: Any) -> list[str]:
+    """Problems that stop a shell item from running (empty: it may run).
+
+    Checks the fixture (exists, inside the suite, no symlinks), every command template
+    (splits, known placeholders), every workspace path (relative, no ``..``), the steps.
+    """
+    problems: list[str] = []
+    if item.eval_type not in SHELL_TYPES:
+        return problems
+    if item.eval_type == "command_task" and not item.command.strip():
+        problems.append("command is empty")
+    if item.eval_type != "command_task":
+        if not item.agent_command.strip():
+            problems.append("agent_command is empty")
+        try:
+            check_fixture(root, item.fixture)
+        except FixtureError as e:
+            problems.append(str(e))
+    elif getattr(item, "fixture", None):
+        try:
+            check_fixture(root, item.fixture)
+        except FixtureError as e:
+            problems.append(str(e))
+    for cmd in commands_of(item):
+        try:
+            split_template(cmd)
+        except CommandError as e:
+            problems.append(str(e))
+    checks = [item] if item.eval_type == "agent_build_task" else list(getattr(item, "steps", []))
+    ids = [s.id for s in getattr(item, "steps", [])]
+    if len(set(ids)) != len(ids):
+        problems.append(f"duplicate step id in {ids}")
+    for where in checks:
+        label = f"step {where.id!r}: " if where is not item else ""
+        for field in ("required_files", "forbidden_files"):
+            for rel in getattr(where, field):
+                if why := bad_relative(rel):
+                    problems.append(f"{label}{field} path {rel!r} {why}")
+        for rc in where.required_content:
+            if why := bad_relative(rc.file):
+                problems.append(f"{label}required_content file {rc.file!r} {why}")
+    return problems
+
+
+def shell_gate(items: list[Any], allow_shell: bool, dry_run: bool, skip: bool,
+               where: str) -> tuple[list[Any], list[str]]:  # fmt: skip
+    """Refuse shell items without ``--allow-shell`` (a dry run needs neither flag).
+
+    With ``skip`` (``--skip-unsupported``) they are skipped instead and their ids returned.
+
+    Returns:
+        ``(items that may run, ids skipped)``.
+
+    Raises:
+        MnemometerError: naming the items, their types and both flags.
+    """
+    shell = [it for it in items if requires_shell(it)]
+    if not shell or allow_shell or dry_run:
+        return items, []
+    if skip:
+        return [it for it in items if not requires_shell(it)], [it.id for it in shell]
+    kinds = ", ".join(sorted({it.eval_type for it in shell}))
+    shown = ", ".join(it.id for it in shell[:3]) + (" ..." if len(shell) > 3 else "")
+    raise MnemometerError(
+        f"{where}: {len(shell)} item(s) of type {kinds} run suite-provided commands "
+        f"({shown}); suites are code: read them, then pass --allow-shell to run them, "
+        "--dry-run to validate without executing anything, or --skip-unsupported to run "
+        "the rest (skips are recorded)"
+    )
