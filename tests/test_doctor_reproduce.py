@@ -125,3 +125,22 @@ def test_reproduce_then_archive(tmp_path):
     assert r.exit_code == 2 and "suite/items.jsonl does not match its SHA-256" in r.output
     r = cli("archive", TEAM, out, "-o", bundle)
     assert r.exit_code == 2 and "already exists" in r.output
+
+
+def test_the_three_documented_commands(tmp_path):
+    """docs/ablations.md: run under no-memory and hybrid with repeats, compare, gate."""
+    runs = tmp_path / "runs" / "team"
+    r = cli("run", TEAM, "--condition", "no-memory", "--condition", "hybrid", "--repeat", "2",
+            "--out", runs)  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in runs.iterdir()) == ["hybrid-r0", "hybrid-r1", "no-memory-r0",
+                                                      "no-memory-r1"]  # fmt: skip
+    out = runs / "comparison.json"
+    r = cli("compare", runs, "--baseline", "no-memory", "--candidate", "hybrid", "-o", out,
+            "--resamples", "1000")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "64 pairs from 2+2 runs, 32 clusters by item" in r.output
+    doc = json.loads(out.read_text())
+    assert doc["candidate"]["conditions"] == ["hybrid"] and doc["success"]["delta"] > 0.5
+    r = cli("gate", out, "--policy", TEAM / "gate.toml")
+    assert r.exit_code == 0 and r.output.startswith("gate: pass")

@@ -254,7 +254,8 @@ def _metric_values(
 
 def _interval(iv: stats.Interval) -> IntervalOut:
     def clean(x: float) -> float | None:
-        return x if math.isfinite(x) else None
+        # float32 resampling leaves ~1e-8 dust; -0.0 would print as "-0.000"
+        return round(x, 9) + 0.0 if math.isfinite(x) else None
 
     return IntervalOut(method=iv.method, low=clean(iv.low), high=clean(iv.high),
                        confidence=iv.confidence)  # fmt: skip

@@ -1,0 +1,161 @@
+"""Shared plumbing for adapters over embedded vector databases (chroma, qdrant, lancedb).
+
+Each adapter embeds with our :class:`~mnemometer.stores._embed.Embedder` (the packaged
+MiniLM by default), keeps its files in the run directory's ``workdir`` (or in a private
+temporary directory that is removed when the store is garbage-collected or closed), and
+stores every stylistic version of a memory as its own record tagged with ``memory_id``;
+hits are collapsed to one per memory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mnemometer.errors import MnemometerError
+from mnemometer.stores._embed import DEFAULT_MODEL, Embedder, load_embedder
+from mnemometer.stores._protocol import Hit
+
+#: Telemetry switches honoured by the embedded databases we wrap.
+_TELEMETRY_OFF = {
+    "ANONYMIZED_TELEMETRY": "False",  # chroma
+    "MEM0_TELEMETRY": "False",
+    "DO_NOT_TRACK": "1",
+}
+
+
+def telemetry_off() -> None:
+    """Turn off every telemetry client we know of (before the SDKs are imported)."""
+    for key, value in _TELEMETRY_OFF.items():
+        os.environ.setdefault(key, value)
+
+
+def data_dir(workdir: Path | str | None, name: str, owner: object) -> Path:
+    """The directory ``owner`` keeps its files in: ``workdir/name``, else a private temp dir.
+
+    A temporary directory is removed when ``owner`` is garbage-collected.
+    """
+    if workdir is not None:
+        path = Path(workdir) / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    tmp = tempfile.mkdtemp(prefix=f"mnemometer-{name}-")
+    weakref.finalize(owner, shutil.rmtree, tmp, True)
+    return Path(tmp)
+
+
+def collapse(rows: Iterable[tuple[str, float, str]], top_k: int) -> list[Hit]:
+    """``(memory_id, score, text)`` rows, best first → at most ``top_k`` hits, one per memory."""
+    hits: list[Hit] = []
+    seen: set[str] = set()
+    for mid, score, text in rows:
+        if mid not in seen:
+            seen.add(mid)
+            hits.append(Hit(mid, float(score), text))
+            if len(hits) == top_k:
+                break
+    return hits
+
+
+def locked(path: Path, system: str, err: BaseException) -> MnemometerError:
+    """The error for a database directory another process holds."""
+    return MnemometerError(
+        f"{system}: {path} is locked by another process ({str(err)[:160]}); "
+        "close that process, or give this run its own directory (--out)"
+    )
+
+
+class BufferedVectorStore:
+    """Base: buffer stored texts, embed them in batches on flush, search by one embedding.
+
+    Subclasses implement ``_open()``, ``_clear()``, ``_insert(rows, vectors)`` and
+    ``_query(text, vector, n) -> rows`` (``(memory_id, score, text)``, best first), and
+    may implement ``_delete(memory_id)``.
+    """
+
+    #: Vector search ranks everything; an empty result never means "nothing relevant".
+    abstains = False
+    system = "vector store"
+
+    def __init__(self, model: str | os.PathLike[str] = DEFAULT_MODEL, batch_size: int = 64) -> None:
+        self.embedder: Embedder = load_embedder(model)
+        self.batch_size = int(batch_size)
+        self._lock = threading.RLock()
+        self._pending: list[tuple[str, str]] = []
+        self._ids: dict[str, None] = {}
+        self._seq = 0
+        self._open()
+
+    def resolved_options(self) -> dict[str, Any]:
+        """The embedding model actually loaded, for the run log."""
+        return {"model": self.embedder.path}
+
+    def reset(self) -> None:
+        """Forget everything."""
+        with self._lock:
+            self._pending.clear()
+            self._ids.clear()
+            self._clear()
+
+    def store(self, text: str, metadata: dict[str, Any]) -> None:
+        """Remember ``text`` under ``metadata['memory_id']`` (embedded on flush)."""
+        self.store_many([(text, metadata)])
+
+    def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Remember every ``(text, metadata)`` pair (embedded on flush)."""
+        with self._lock:
+            for text, metadata in items:
+                mid = str(metadata["memory_id"])
+                self._pending.append((mid, text))
+                self._ids[mid] = None
+
+    def flush(self) -> None:
+        """Embed and insert everything stored since the last flush."""
+        with self._lock:
+            if not self._pending:
+                return
+            rows = []
+            for mid, text in self._pending:
+                rows.append((self._seq, mid, text))
+                self._seq += 1
+            vecs = self.embedder.encode([t for _, _, t in rows], self.batch_size)
+            self._insert(rows, vecs)
+            self._pending.clear()
+
+    def list_ids(self) -> list[str]:
+        """Ids of every memory kept."""
+        return list(self._ids)
+
+    def search(self, query: str, top_k: int) -> list[Hit]:
+        """Return at most ``top_k`` memories, best first."""
+        if self._pending:
+            self.flush()
+        if top_k <= 0 or not query.strip() or not self._ids:
+            return []
+        # Ask for extra rows so collapsing stylistic versions still fills top_k.
+        n = top_k * 4 + 8
+        with self._lock:
+            rows = self._query(query, self.embedder.encode_one(query), n)
+        return collapse(rows, top_k)
+
+    # ---- subclass hooks -----------------------------------------------------------------
+
+    def _open(self) -> None:
+        raise NotImplementedError
+
+    def _clear(self) -> None:
+        raise NotImplementedError
+
+    def _insert(self, rows: list[tuple[int, str, str]], vecs: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _query(self, text: str, vec: np.ndarray, n: int) -> list[tuple[str, float, str]]:
+        raise NotImplementedError

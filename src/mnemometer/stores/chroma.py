@@ -1,0 +1,115 @@
+"""``chroma``: Chroma embedded (``PersistentClient``) with our embedding function."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mnemometer._registry import require
+from mnemometer.stores._embed import DEFAULT_MODEL, Embedder
+from mnemometer.stores._vector import BufferedVectorStore, data_dir, telemetry_off
+
+_COLLECTION = "mnemometer"
+
+
+def _embedding_function(embedder: Embedder) -> Any:
+    """A Chroma ``EmbeddingFunction`` over our embedder (Chroma's default one downloads)."""
+    ef_mod = require("chromadb.api.types", "vector", "the chroma store")
+
+    class MnemometerEmbedding(ef_mod.EmbeddingFunction):
+        def __init__(self) -> None:
+            self.embedder = embedder
+
+        def __call__(self, input: Any) -> Any:  # noqa: A002 - Chroma's parameter name
+            return list(self.embedder.encode(list(input)))
+
+        @staticmethod
+        def name() -> str:
+            return "mnemometer"
+
+        def get_config(self) -> dict[str, Any]:
+            return {"model": self.embedder.path}
+
+        @staticmethod
+        def build_from_config(config: dict[str, Any]) -> Any:
+            raise NotImplementedError("mnemometer builds its embedding function itself")
+
+    return MnemometerEmbedding()
+
+
+class ChromaStore(BufferedVectorStore):
+    """Chroma embedded: a ``PersistentClient`` in the run directory, cosine space.
+
+    Texts are embedded by our embedding function (the packaged MiniLM by default; Chroma's
+    own default would try to download a model). Telemetry is off. Without a run directory
+    the client is ephemeral (in memory).
+
+    Args:
+        model: ``minilm`` (packaged) or the directory of a sentence-transformers model.
+        batch_size: texts per forward pass when indexing.
+        workdir: the run's store directory (given by the runner).
+    """
+
+    system = "chroma"
+
+    def __init__(
+        self, model: str | os.PathLike[str] = DEFAULT_MODEL, batch_size: int = 64,
+        workdir: Path | None = None,
+    ) -> None:  # fmt: skip
+        self.path = None if workdir is None else data_dir(workdir, "chroma", self)
+        super().__init__(model, batch_size)
+
+    def _open(self) -> None:
+        telemetry_off()
+        chromadb = require("chromadb", "vector", "the chroma store")
+        settings = chromadb.config.Settings(anonymized_telemetry=False, allow_reset=True)
+        if self.path is None:
+            self.client = chromadb.EphemeralClient(settings=settings)
+        else:
+            self.client = chromadb.PersistentClient(path=str(self.path), settings=settings)
+        self._ef = _embedding_function(self.embedder)
+        self._clear()
+
+    def _clear(self) -> None:
+        try:
+            self.client.delete_collection(_COLLECTION)
+        except Exception:  # noqa: S110 - absent collection; Chroma's error type varies by version
+            pass
+        self.col = self.client.create_collection(
+            _COLLECTION, embedding_function=self._ef, metadata={"hnsw:space": "cosine"}
+        )
+
+    def _insert(self, rows: list[tuple[int, str, str]], vecs: np.ndarray) -> None:
+        step = 1000
+        for i in range(0, len(rows), step):
+            part = rows[i : i + step]
+            self.col.add(
+                ids=[str(seq) for seq, _, _ in part],
+                documents=[text for _, _, text in part],
+                metadatas=[{"memory_id": mid} for _, mid, _ in part],
+                embeddings=[v for v in vecs[i : i + step]],
+            )
+
+    def _query(self, text: str, vec: np.ndarray, n: int) -> list[tuple[str, float, str]]:
+        n = min(n, self.col.count())
+        if n == 0:
+            return []
+        res = self.col.query(query_texts=[text], n_results=n,
+                             include=["metadatas", "documents", "distances"])  # fmt: skip
+        return [
+            (meta["memory_id"], 1.0 - dist, doc)
+            for meta, dist, doc in zip(
+                res["metadatas"][0], res["distances"][0], res["documents"][0], strict=True
+            )
+        ]
+
+    def delete(self, memory_id: str) -> None:
+        """Forget every version of one memory."""
+        if self._pending:
+            self.flush()
+        with self._lock:
+            self.col.delete(where={"memory_id": str(memory_id)})
+            self._ids.pop(str(memory_id), None)

@@ -1,0 +1,272 @@
+"""``http``: any memory service over HTTP, described by a small JSON or TOML file.
+
+Example (``memsvc.toml``)::
+
+    base_url = "http://127.0.0.1:8000"
+    timeout = 10                      # seconds per request
+    auth_env = "MEMSVC_TOKEN"         # bearer token read from this variable (optional)
+
+    [reset]
+    method = "POST"
+    path = "/reset"
+
+    [store]
+    method = "POST"
+    path = "/memories"
+    body = { text = "{text}", id = "{memory_id}", created = "{timestamp}" }
+
+    [search]
+    method = "POST"
+    path = "/search"
+    body = { query = "{query}", limit = "{top_k}" }
+    results = "results"               # where the hit list is in the reply (dotted path)
+    id = "metadata.memory_id"         # where each hit's memory id is (dotted path)
+    score = "score"                   # optional
+    text = "memory"                   # optional
+
+A string that is exactly ``"{name}"`` is replaced by the value itself (so ``{top_k}`` stays a
+number); other strings have each ``{name}`` substituted. Names: ``text``, ``memory_id``,
+``timestamp`` (store), ``query``, ``top_k`` (search). ``GET`` requests send the body's
+fields as query parameters. Every request has a timeout; an HTTP error, a timeout or a
+reply that is not the JSON the mapping describes raises an error naming the endpoint,
+which the runner records against the item.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mnemometer.errors import MnemometerError
+from mnemometer.stores._protocol import Hit
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class Endpoint(_Model):
+    """One call the store makes."""
+
+    method: Literal["GET", "POST", "PUT", "DELETE", "PATCH"] = "POST"
+    """HTTP method."""
+    path: str
+    """Path appended to ``base_url``; may hold placeholders."""
+    body: dict[str, Any] | None = None
+    """JSON body template (query parameters for ``GET``)."""
+
+
+class SearchEndpoint(Endpoint):
+    """The search call and where the hits are in its reply."""
+
+    results: str = ""
+    """Dotted path to the list of hits in the reply (empty: the reply is the list)."""
+    id: str = "id"
+    """Dotted path to a hit's memory id."""
+    score: str | None = "score"
+    """Dotted path to a hit's score (optional)."""
+    text: str | None = None
+    """Dotted path to a hit's text (optional)."""
+
+
+class HttpConfig(_Model):
+    """How to talk to one memory service."""
+
+    base_url: str
+    """Service root, e.g. ``http://127.0.0.1:8000``."""
+    timeout: float = Field(10.0, gt=0)
+    """Seconds allowed per request."""
+    auth_env: str | None = None
+    """Environment variable holding a bearer token (never written to the run log)."""
+    auth_header: str = "Authorization"
+    """Header that carries the token."""
+    auth_scheme: str = "Bearer"
+    """Prefix of the header value (empty for a bare token)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra headers sent with every request."""
+    reset: Endpoint | None = None
+    """Forget everything (optional: without it, ``reset`` is a no-op)."""
+    store: Endpoint
+    """Store one memory."""
+    search: SearchEndpoint
+    """Search."""
+
+
+def load_config(path: str | os.PathLike[str]) -> HttpConfig:
+    """Read and validate an HTTP store file (``.toml`` or JSON).
+
+    Raises:
+        MnemometerError: missing file, bad syntax or a field that does not fit.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise MnemometerError(f"{p}: cannot read the http store config: {e.strerror}") from None
+    try:
+        data = tomllib.loads(raw) if p.suffix == ".toml" else json.loads(raw)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
+        raise MnemometerError(
+            f"{p}: not valid {'TOML' if p.suffix == '.toml' else 'JSON'}: {e}"
+        ) from None
+    try:
+        return HttpConfig.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise MnemometerError(f"{p}: {where}: {first['msg']}") from None
+
+
+def fill(template: Any, values: dict[str, Any]) -> Any:
+    """Substitute ``{name}`` placeholders in a JSON template (see the module docstring)."""
+    if isinstance(template, str):
+        whole = _PLACEHOLDER.fullmatch(template)
+        if whole and whole.group(1) in values:
+            return values[whole.group(1)]
+        return _PLACEHOLDER.sub(
+            lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), template
+        )
+    if isinstance(template, dict):
+        return {k: fill(v, values) for k, v in template.items()}
+    if isinstance(template, list):
+        return [fill(v, values) for v in template]
+    return template
+
+
+def pick(obj: Any, dotted: str) -> Any:
+    """Follow a dotted path (``a.b.0.c``) into parsed JSON; ``KeyError`` when it is absent."""
+    if not dotted:
+        return obj
+    for part in dotted.split("."):
+        if isinstance(obj, list) and part.isdigit() and int(part) < len(obj):
+            obj = obj[int(part)]
+        elif isinstance(obj, dict) and part in obj:
+            obj = obj[part]
+        else:
+            raise KeyError(dotted)
+    return obj
+
+
+class HttpStore:
+    """Any memory service over HTTP, mapped by a small config file (see ``docs/stores.md``).
+
+    Args:
+        config: path to the service's JSON or TOML file.
+    """
+
+    abstains = False
+
+    def __init__(self, config: str | os.PathLike[str]) -> None:
+        self.config_path = str(config)
+        self.cfg = load_config(config)
+        self._ids: dict[str, None] = {}
+        self._token: str | None = None
+        if self.cfg.auth_env:
+            self._token = os.environ.get(self.cfg.auth_env)
+            if not self._token:
+                raise MnemometerError(
+                    f"{config}: auth_env names {self.cfg.auth_env}, which is not set"
+                )
+
+    def _call(self, ep: Endpoint, values: dict[str, Any]) -> Any:
+        url = self.cfg.base_url.rstrip("/") + fill(ep.path, {k: urllib.parse.quote(str(v))
+                                                             for k, v in values.items()})  # fmt: skip
+        body = fill(ep.body, values) if ep.body is not None else None
+        data = None
+        if body is not None and ep.method == "GET":
+            url += "?" + urllib.parse.urlencode(body)
+        elif body is not None:
+            data = json.dumps(body).encode()
+        headers = {"Accept": "application/json", **self.cfg.headers}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        if self._token:
+            scheme = f"{self.cfg.auth_scheme} " if self.cfg.auth_scheme else ""
+            headers[self.cfg.auth_header] = scheme + self._token
+        req = urllib.request.Request(url, data=data, headers=headers, method=ep.method)
+        where = f"{ep.method} {url}"
+        try:
+            with urllib.request.urlopen(req, timeout=self.cfg.timeout) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as e:
+            detail = e.read()[:200].decode("utf-8", "replace")
+            raise MnemometerError(f"http store: {where} returned {e.code}: {detail}") from None
+        except TimeoutError:
+            raise MnemometerError(
+                f"http store: {where} timed out after {self.cfg.timeout:g} s"
+            ) from None
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            raise MnemometerError(f"http store: {where} failed: {reason}") from None
+        if not raw.strip():
+            return None
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            raise MnemometerError(
+                f"http store: {where} did not return JSON: {raw[:120]!r}"
+            ) from None
+
+    def reset(self) -> None:
+        """Call the reset endpoint (when configured)."""
+        if self.cfg.reset is not None:
+            self._call(self.cfg.reset, {})
+        self._ids.clear()
+
+    def store(self, text: str, metadata: dict[str, Any]) -> None:
+        """Call the store endpoint once."""
+        mid = str(metadata["memory_id"])
+        self._call(self.cfg.store, {"text": text, "memory_id": mid,
+                                    "timestamp": metadata.get("timestamp") or ""})  # fmt: skip
+        self._ids[mid] = None
+
+    def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """One store call per text."""
+        for text, metadata in items:
+            self.store(text, metadata)
+
+    def list_ids(self) -> list[str]:
+        """Ids of every memory sent to the service."""
+        return list(self._ids)
+
+    def search(self, query: str, top_k: int) -> list[Hit]:
+        """Call the search endpoint and map its reply to hits (at most ``top_k``)."""
+        if top_k <= 0:
+            return []
+        ep = self.cfg.search
+        reply = self._call(ep, {"query": query, "top_k": top_k})
+        try:
+            results = pick(reply, ep.results)
+        except KeyError:
+            raise MnemometerError(
+                f"http store: search reply has no {ep.results!r}: {json.dumps(reply)[:160]}"
+            ) from None
+        if not isinstance(results, list):
+            raise MnemometerError(
+                f"http store: search reply's {ep.results or 'body'} is not a list"
+            )
+        hits: list[Hit] = []
+        for i, r in enumerate(results[:top_k]):
+            try:
+                mid = pick(r, ep.id)
+                score = float(pick(r, ep.score)) if ep.score else float(-i)
+                text = str(pick(r, ep.text)) if ep.text else ""
+            except (KeyError, TypeError, ValueError):
+                raise MnemometerError(
+                    f"http store: search hit {i} does not match the mapping "
+                    f"(id={ep.id!r}, score={ep.score!r}): {json.dumps(r)[:160]}"
+                ) from None
+            hits.append(Hit(str(mid), score, text))
+        return hits

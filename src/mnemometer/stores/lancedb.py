@@ -1,0 +1,135 @@
+"""``lancedb``: LanceDB embedded, with vector, full-text and hybrid search modes."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mnemometer._registry import require
+from mnemometer.datasets._lang import detect_language
+from mnemometer.errors import MnemometerError
+from mnemometer.stores._embed import DEFAULT_MODEL
+from mnemometer.stores._text import _CJK_RUN as _CJK
+from mnemometer.stores._text import Tokenizer, tokenizer
+from mnemometer.stores._vector import BufferedVectorStore, data_dir, telemetry_off
+
+_TABLE = "memories"
+_MODES = ("vector", "fts", "hybrid")
+
+
+class LanceDBStore(BufferedVectorStore):
+    """LanceDB embedded (a directory in the run directory), flat cosine search.
+
+    Modes: ``vector`` (embeddings), ``fts`` (LanceDB's native full-text index) and
+    ``hybrid`` (both, fused by LanceDB's reciprocal-rank reranker). The full-text index
+    is built over text tokenised by our own tokeniser (jieba for Chinese, stemmed words for
+    English), so Chinese full-text search works.
+
+    Args:
+        mode: ``vector``, ``fts`` or ``hybrid``.
+        model: ``minilm`` (packaged) or the directory of a sentence-transformers model.
+        batch_size: texts per forward pass when indexing.
+        lang: ``en``, ``zh`` or ``auto`` (from the dataset, else detected from the texts).
+        workdir: the run's store directory (given by the runner).
+    """
+
+    system = "lancedb"
+
+    def __init__(
+        self, mode: str = "vector", model: str | os.PathLike[str] = DEFAULT_MODEL,
+        batch_size: int = 64, lang: str = "auto", workdir: Path | None = None,
+    ) -> None:  # fmt: skip
+        if mode not in _MODES:
+            raise MnemometerError(f"lancedb: mode must be one of {', '.join(_MODES)}, got {mode!r}")
+        self.mode = mode
+        self.lang = lang
+        self._tokenize: Tokenizer | None = None
+        self.path = data_dir(workdir, "lancedb", self)
+        super().__init__(model, batch_size)
+
+    def _open(self) -> None:
+        telemetry_off()
+        lancedb = require("lancedb", "vector", "the lancedb store")
+        self.db = lancedb.connect(str(self.path))
+        self._clear()
+
+    def _clear(self) -> None:
+        if _TABLE in self._tables():
+            self.db.drop_table(_TABLE)
+        self.table: Any = None
+        self._tokenize = None
+
+    def _tables(self) -> list[str]:
+        listed = self.db.list_tables()  # a paged response in recent versions, a list before
+        return list(getattr(listed, "tables", listed))
+
+    def _terms(self, text: str) -> str:
+        assert self._tokenize is not None
+        return " ".join(self._tokenize(text))
+
+    def _insert(self, rows: list[tuple[int, str, str]], vecs: np.ndarray) -> None:
+        if self._tokenize is None:
+            lang = self.lang if self.lang != "auto" else detect_language(t for _, _, t in rows)
+            # The Chinese tokeniser also handles Latin words (as the English one does), so
+            # mixed text is covered either way; English data does not pay for jieba.
+            mixed = lang == "en" and any(_CJK.search(t) for _, _, t in rows)
+            self._tokenize = tokenizer("zh" if mixed else lang)
+        data = [
+            {
+                "seq": seq,
+                "memory_id": mid,
+                "text": text,
+                "terms": self._terms(text),
+                "vector": v.tolist(),
+            }  # fmt: skip
+            for (seq, mid, text), v in zip(rows, vecs, strict=True)
+        ]
+        if self.table is None:
+            self.table = self.db.create_table(_TABLE, data=data)
+        else:
+            self.table.add(data)
+        if self.mode != "vector":
+            with warnings.catch_warnings():  # its successor API is not stable across versions
+                warnings.simplefilter("ignore", DeprecationWarning)
+                self.table.create_fts_index(
+                    "terms", replace=True, base_tokenizer="whitespace", lower_case=False,
+                    stem=False, remove_stop_words=False, ascii_folding=False, max_token_length=None,
+                )  # fmt: skip
+
+    def _query(self, text: str, vec: np.ndarray, n: int) -> list[tuple[str, float, str]]:
+        if self.table is None:
+            return []
+        if self.mode == "vector":
+            res = self.table.search(vec.tolist()).distance_type("cosine").limit(n).to_list()
+            return [(r["memory_id"], 1.0 - r["_distance"], r["text"]) for r in res]
+        terms = self._terms(text)
+        if not terms:
+            return []
+        if self.mode == "fts":
+            res = self.table.search(terms, query_type="fts").limit(n).to_list()
+            return [(r["memory_id"], r["_score"], r["text"]) for r in res]
+        q = self.table.search(query_type="hybrid").vector(vec.tolist()).text(terms)
+        res = q.limit(n).to_list()
+        return [(r["memory_id"], r["_relevance_score"], r["text"]) for r in res]
+
+    def delete(self, memory_id: str) -> None:
+        """Forget every version of one memory."""
+        if self._pending:
+            self.flush()
+        with self._lock:
+            if self.table is not None:
+                quoted = str(memory_id).replace("'", "''")
+                self.table.delete(f"memory_id = '{quoted}'")
+                if self.mode != "vector" and self.table.count_rows():
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", DeprecationWarning)
+                        self.table.create_fts_index(
+                            "terms", replace=True, base_tokenizer="whitespace",
+                            lower_case=False, stem=False, remove_stop_words=False,
+                            ascii_folding=False, max_token_length=None,
+                        )  # fmt: skip
+            self._ids.pop(str(memory_id), None)

@@ -1,0 +1,163 @@
+"""``mem0``: the open-source mem0 ``Memory`` class, embedded and offline."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mnemometer._registry import require
+from mnemometer.errors import MnemometerError
+from mnemometer.stores._embed import DEFAULT_MODEL, model_path, offline_env
+from mnemometer.stores._protocol import Hit
+from mnemometer.stores._vector import collapse, data_dir, locked, telemetry_off
+
+_DUMMY_LLM = "http://127.0.0.1:9/v1"  # never called with infer=False; mem0 builds it eagerly
+_VECTOR_STORES = ("qdrant", "faiss")
+
+
+class Mem0Store:
+    """mem0's OSS ``Memory`` embedded: local Qdrant (or FAISS), packaged MiniLM embedder.
+
+    With ``infer=False`` (the default) every memory is stored verbatim, so the run measures
+    mem0's storage and search; with ``infer=True`` mem0 asks the LLM to extract facts
+    (one chat call per memory) and the facts it creates are credited to the memory that
+    produced them. The LLM endpoint comes from the options or ``MNEMOMETER_LLM_BASE_URL``
+    / ``MNEMOMETER_LLM_MODEL`` / ``MNEMOMETER_LLM_API_KEY``. Telemetry is off; mem0's
+    files (vector store, history database, its config directory) stay in the run directory.
+
+    Args:
+        infer: let mem0's LLM extract facts instead of storing texts verbatim.
+        vector_store: ``qdrant`` (local mode) or ``faiss``.
+        model: ``minilm`` (packaged) or the directory of a sentence-transformers model.
+        base_url: OpenAI-compatible endpoint for ``infer=True``.
+        llm_model: model name for ``infer=True``.
+        threshold: mem0's minimum search score (0 returns every ranked memory).
+        workdir: the run's store directory (given by the runner).
+    """
+
+    abstains = False
+
+    def __init__(
+        self,
+        infer: bool = False,
+        vector_store: str = "qdrant",
+        model: str | os.PathLike[str] = DEFAULT_MODEL,
+        base_url: str | None = None,
+        llm_model: str | None = None,
+        threshold: float = 0.0,
+        workdir: Path | None = None,
+    ) -> None:
+        if vector_store not in _VECTOR_STORES:
+            raise MnemometerError(
+                f"mem0: vector_store must be one of {', '.join(_VECTOR_STORES)}, got {vector_store!r}"
+            )
+        self.infer = bool(infer)
+        self.vector_store = vector_store
+        self.threshold = float(threshold)
+        self.model = model_path(model)
+        self.dir = data_dir(workdir, "mem0", self)
+        # mem0 writes ~/.mem0 at import unless MEM0_DIR says otherwise.
+        os.environ.setdefault("MEM0_DIR", str(self.dir / "home"))
+        telemetry_off()
+        offline_env()
+        mem0 = require("mem0", "mem0", "the mem0 store")
+        logging.getLogger("mem0").setLevel(logging.ERROR)  # spaCy/fastembed notices
+        self.llm = self._llm(base_url, llm_model)
+        try:
+            self.memory = mem0.Memory.from_config(self._config())
+        except Exception as e:  # noqa: BLE001 - surface the SDK's reason as one line
+            if "already accessed" in str(e):
+                raise locked(self.dir / "qdrant", "mem0", e) from None
+            raise MnemometerError(
+                f"mem0: could not start ({type(e).__name__}: {str(e)[:200]})"
+            ) from None
+        self._lock = threading.Lock()
+        self._user = "mnemometer"
+        self._owner: dict[str, str] = {}  # mem0 id → our memory_id
+        self._ids: dict[str, list[str]] = {}  # our memory_id → mem0 ids
+
+    def _llm(self, base_url: str | None, llm_model: str | None) -> dict[str, Any]:
+        if not self.infer:
+            return {"model": "unused", "api_key": "sk-unused", "openai_base_url": _DUMMY_LLM}
+        from mnemometer.llm import resolve_settings
+
+        s = resolve_settings(base_url=base_url, model=llm_model)
+        return {"model": s.model, "api_key": s.api_key or "sk-local", "openai_base_url": s.base_url}
+
+    def _config(self) -> dict[str, Any]:
+        vs: dict[str, Any] = {"collection_name": "mnemometer", "embedding_model_dims": 384}
+        vs["path"] = str(self.dir / self.vector_store)
+        if self.vector_store == "qdrant":
+            vs["on_disk"] = True
+        return {
+            "vector_store": {"provider": self.vector_store, "config": vs},
+            "embedder": {"provider": "huggingface", "config": {
+                "model": self.model, "embedding_dims": 384, "model_kwargs": {"device": "cpu"}}},
+            "llm": {"provider": "openai", "config": self.llm},
+            "history_db_path": str(self.dir / "history.db"),
+        }  # fmt: skip
+
+    def resolved_options(self) -> dict[str, Any]:
+        """The embedding model directory actually used, for the run log."""
+        return {"model": self.model}
+
+    def close(self) -> None:
+        """Release the vector store's directory."""
+        client = getattr(getattr(self.memory, "vector_store", None), "client", None)
+        if client is not None and hasattr(client, "close"):
+            client.close()
+
+    def reset(self) -> None:
+        """Forget everything (mem0's own ``reset``)."""
+        with self._lock:
+            self.memory.reset()
+            self._owner.clear()
+            self._ids.clear()
+
+    def store(self, text: str, metadata: dict[str, Any]) -> None:
+        """``Memory.add`` one text (verbatim, or through the LLM with ``infer=True``)."""
+        mid = str(metadata["memory_id"])
+        meta = {"memory_id": mid}
+        if "timestamp" in metadata:
+            meta["timestamp"] = str(metadata["timestamp"])
+        out = self.memory.add(text, user_id=self._user, metadata=meta, infer=self.infer)
+        with self._lock:
+            self._ids.setdefault(mid, [])
+            for r in out.get("results", []):
+                if r.get("id") and r.get("event", "ADD") == "ADD":
+                    self._owner[r["id"]] = mid
+                    self._ids[mid].append(r["id"])
+
+    def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """mem0 has no batch add: one ``add`` per text."""
+        for text, metadata in items:
+            self.store(text, metadata)
+
+    def list_ids(self) -> list[str]:
+        """Ids of every memory given to mem0."""
+        return list(self._ids)
+
+    def delete(self, memory_id: str) -> None:
+        """``Memory.delete`` every mem0 memory credited to ``memory_id``."""
+        with self._lock:
+            for mem_id in self._ids.pop(str(memory_id), []):
+                self.memory.delete(mem_id)
+                self._owner.pop(mem_id, None)
+
+    def search(self, query: str, top_k: int) -> list[Hit]:
+        """``Memory.search`` scoped to this store's user; hits credited to their memory."""
+        if top_k <= 0 or not query.strip() or not self._owner:
+            return []
+        n = min(top_k * 4 + 8, 1000)
+        res = self.memory.search(query, filters={"user_id": self._user}, top_k=n,
+                                 threshold=self.threshold)  # fmt: skip
+        rows = []
+        for r in res.get("results", []):
+            mid = self._owner.get(r.get("id")) or (r.get("metadata") or {}).get("memory_id")
+            if mid is not None:
+                rows.append((str(mid), float(r.get("score") or 0.0), r.get("memory", "")))
+        return collapse(rows, top_k)
