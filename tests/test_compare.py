@@ -114,6 +114,14 @@ def test_repeats_pair_by_run_group_and_repeat_and_cluster_by_item(tmp_path):
     assert {"percentile", "bca", "cluster-percentile", "cluster-bca", "cluster-robust"} <= methods
     assert c.success_by_item is not None and c.success_by_item.pairs == 5
     assert c.success_by_item.candidate_rate == 1.0
+    # 15 pairs look significant; 5 items (3 discordant) do not: the gate can tell them apart
+    assert c.success.p_value < 0.05 < c.success_by_item.p_value
+    tmp = tmp_path / "p.toml"
+    tmp.write_text("max_mcnemar_p_value = 0.05\n")
+    assert gate(c, load_policy(tmp)).passed
+    tmp.write_text("max_item_mcnemar_p_value = 0.05\n")
+    verdict = gate(c, load_policy(tmp))
+    assert not verdict.passed and "over 5 items" in verdict.reasons[0]
 
 
 def test_conversation_clusters(tmp_path):

@@ -26,6 +26,9 @@ class GatePolicy(_Model):
     """Fail when the McNemar p is above this."""
     max_holm_p_value: float | None = None
     """Fail when the Holm-adjusted success p is above this."""
+    max_item_mcnemar_p_value: float | None = None
+    """Fail when the McNemar p over per-item majority votes is above this (the honest test
+    when repeats are not independent; equals the pair-level p without repeats)."""
     max_token_delta: int | None = None
     """Fail when the candidate spent more than this many extra tokens."""
     max_latency_delta_ms: float | None = None
@@ -146,6 +149,11 @@ def gate(comparison: Comparison | str | Path, policy: GatePolicy | str | Path) -
         ph = s.p_holm if s.p_holm is not None else s.p_value
         check("max_holm_p_value", ph <= pol.max_holm_p_value,
               f"Holm-adjusted success p {ph:.4g} (maximum {pol.max_holm_p_value:g})")  # fmt: skip
+    if pol.max_item_mcnemar_p_value is not None:
+        by_item = c.success_by_item or s
+        check("max_item_mcnemar_p_value", by_item.p_value <= pol.max_item_mcnemar_p_value,
+              f"McNemar p over {by_item.pairs} items (majority over repeats) "
+              f"{by_item.p_value:.4g} (maximum {pol.max_item_mcnemar_p_value:g})")  # fmt: skip
     if pol.max_token_delta is not None:
         check("max_token_delta", c.cost.token_delta <= pol.max_token_delta,
               f"token delta {c.cost.token_delta:+d} (maximum {pol.max_token_delta:+d})")  # fmt: skip
