@@ -2,7 +2,6 @@
 
 from mnemometer.comparison._compare import (
     SUCCESS_DEFINITION,
-    split_sides,
     PairingError,
     compare,
     condition_of,
@@ -19,6 +18,7 @@ from mnemometer.comparison._gate import (
 )
 from mnemometer.comparison._model import Comparison
 from mnemometer.comparison._render import render
+from mnemometer.comparison._sides import split_sides
 
 __all__ = [
     "SUCCESS_DEFINITION",

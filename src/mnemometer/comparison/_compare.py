@@ -22,7 +22,7 @@ from mnemometer.comparison._model import (
     SideInfo,
     SuccessStats,
 )
-from mnemometer.errors import MnemometerError, did_you_mean
+from mnemometer.errors import MnemometerError
 from mnemometer.log._reader import RunLog, read_log
 from mnemometer.log._schema import HEADER_FILE, ItemResult, RunHeader
 
@@ -276,19 +276,9 @@ def _mde(deltas: np.ndarray, worst_sd: float | None) -> float | None:
     return stats.minimum_detectable_effect(int(deltas.size), sd)
 
 
-class _Columns:
-    """Paired-delta columns bootstrapped together in one pass."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.cols: list[np.ndarray] = []
-
-    def add(self, col: np.ndarray) -> int:
-        self.cols.append(col)
-        return len(self.cols) - 1
-
-
-def _success_column(pairs: list[_Pair], mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _success_column(
+    pairs: list[_Pair], mask: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     base = np.array([p.base_ok if p.base_ok is not None else np.nan for p in pairs], float)
     cand = np.array([p.cand_ok if p.cand_ok is not None else np.nan for p in pairs], float)
     col = np.where(mask, cand - base, np.nan)
@@ -374,7 +364,11 @@ def _statistics(
     metric_keys = sorted(metric_info)
     base_m = {k: np.array([_nan(p.base_m.get(k)) for p in pairs]) for k in metric_keys}
     cand_m = {k: np.array([_nan(p.cand_m.get(k)) for p in pairs]) for k in metric_keys}
-    cols = _Columns(n)
+    cols: list[np.ndarray] = []
+
+    def add(col: np.ndarray) -> int:
+        cols.append(col)
+        return len(cols) - 1
 
     # Plan every column: (overall | group) x (success | metric).
     group_keys = sorted({f"{f}:{v}" for p in pairs for f, v in p.groups.items()})
@@ -385,10 +379,10 @@ def _statistics(
     succ_col, succ_base, succ_cand = _success_column(pairs, everyone)
     plan: dict[tuple[str, str], int] = {}
     for gk, mask in masks.items():
-        plan[(gk, "")] = cols.add(np.where(mask, succ_col, np.nan))
+        plan[(gk, "")] = add(np.where(mask, succ_col, np.nan))
         for k in metric_keys:
-            plan[(gk, k)] = cols.add(np.where(mask, cand_m[k] - base_m[k], np.nan))
-    boot = stats.bootstrap_columns(np.column_stack(cols.cols), resamples=resamples, seed=seed,
+            plan[(gk, k)] = add(np.where(mask, cand_m[k] - base_m[k], np.nan))
+    boot = stats.bootstrap_columns(np.column_stack(cols), resamples=resamples, seed=seed,
                                    confidence=confidence)  # fmt: skip
 
     # Clustering: repeats of an item, or items sharing a conversation or fixture.
@@ -400,7 +394,7 @@ def _statistics(
         fields = {lab.partition(":")[0] for lab in labels if ":" in lab}
         cluster_by = "/".join(sorted(fields & set(CLUSTER_FIELDS))) or "item"
         overall = [plan[("", "")]] + [plan[("", k)] for k in metric_keys]
-        res = stats.bootstrap_columns(np.column_stack([cols.cols[i] for i in overall]),
+        res = stats.bootstrap_columns(np.column_stack([cols[i] for i in overall]),
                                       resamples=resamples, seed=seed, confidence=confidence,
                                       clusters=labels)  # fmt: skip
         cluster_boot = dict(zip(overall, res, strict=True))
@@ -413,7 +407,7 @@ def _statistics(
         cb = cluster_boot.get(idx)
         if cb is not None:
             out += [_interval(cb.percentile), _interval(cb.bca)]
-            col = cols.cols[idx]
+            col = cols[idx]
             fin = np.isfinite(col)
             out.append(_interval(stats.cluster_robust_interval(col[fin], labels[fin],
                                                                confidence=confidence)))
@@ -543,61 +537,3 @@ def _cost(pairs: list[_Pair], success_delta: float | None) -> CostStats:
         cost_adjusted_success_delta_per_1k_tokens=adj,
     )
 
-
-def split_sides(
-    paths: Sequence[str | Path],
-    baseline_condition: str | None = None,
-    candidate_condition: str | None = None,
-) -> tuple[list[Path], list[Path]]:
-    """Split command-line run paths into baseline and candidate runs.
-
-    ``A... vs B...`` splits at the literal ``vs``; two run directories given as such are
-    baseline then candidate; otherwise runs are split by condition: ``baseline_condition`` and
-    ``candidate_condition`` when given, else ``no-memory`` is the baseline when it is one
-    of exactly two conditions.
-
-    Raises:
-        MnemometerError: the split is ambiguous or a named condition has no runs.
-    """
-    args = [str(p) for p in paths]
-    if "vs" in args:
-        i = args.index("vs")
-        base, cand = expand_runs(args[:i]), expand_runs(args[i + 1 :])
-        if not base or not cand:
-            raise MnemometerError("give run directories on both sides of 'vs'")
-        return base, cand
-    runs = expand_runs(args)
-    explicit = len(args) == 2 and all((Path(a) / HEADER_FILE).is_file() for a in args)
-    if explicit and baseline_condition is None and candidate_condition is None:
-        return [runs[0]], [runs[1]]
-    from mnemometer.log._reader import read_header
-
-    by_cond: dict[str, list[Path]] = defaultdict(list)
-    for r in runs:
-        by_cond[condition_of(read_header(r))].append(r)
-    names = list(by_cond)
-    if baseline_condition is None and candidate_condition is None:
-        if len(names) == 2 and "no-memory" in names:
-            baseline_condition = "no-memory"
-        else:
-            raise MnemometerError(
-                f"cannot tell baseline from candidate among conditions {names}: pass "
-                "--baseline COND and --candidate COND, or separate the runs with 'vs'"
-            )
-    for given in (baseline_condition, candidate_condition):
-        if given is not None and given not in by_cond:
-            raise MnemometerError(
-                f"no run has condition {given!r}{did_you_mean(given, names)}; "
-                f"conditions found: {', '.join(names)}"
-            )
-    if candidate_condition is None:
-        rest = [n for n in names if n != baseline_condition]
-        if len(rest) != 1:
-            raise MnemometerError(f"pass --candidate COND (one of {', '.join(rest)})")
-        candidate_condition = rest[0]
-    if baseline_condition is None:
-        rest = [n for n in names if n != candidate_condition]
-        if len(rest) != 1:
-            raise MnemometerError(f"pass --baseline COND (one of {', '.join(rest)})")
-        baseline_condition = rest[0]
-    return by_cond[baseline_condition], by_cond[candidate_condition]
