@@ -371,3 +371,27 @@ def test_doctor_checks_fail_bad_build_items_and_warn_on_unanswerable_questions(t
     assert checks["item.tpl"].status == "fail" and "{nope}" in checks["item.tpl"].message
     assert checks["item.asks"].status == "ok"
     assert checks["suite.memory_questions"].status == "warn"
+
+
+def test_setup_commands_and_a_sequence_whose_workspace_is_deleted(tmp_path):
+    seq = {"eval_type": "agent_build_sequence", "id": "seq", "fixture": "fixtures/site",
+           "agent_command": f"{{python}} {AGENT} {{workspace}} {{prompt_file}}",
+           "timeout_seconds": 20, "setup_commands": ["touch seeded.txt"],
+           "steps": [{"id": "wipe", "prompt": "FAKE_AGENT: delete-workspace"},
+                     {"id": "next", "prompt": "STEP_MARKER: next", "required_files": ["index.html"]}]}  # fmt: skip
+    d = make_suite(tmp_path, [
+        task("setup-ok", "x", setup_commands=["touch seeded.txt"], required_files=["seeded.txt"]),
+        task("setup-bad", "x", setup_commands=["false"]),
+        seq,
+    ])  # fmt: skip
+    run = run_suite(d, conditions=["no-memory"], out=tmp_path / "out",
+                    suite_options={"allow_shell": True})  # fmt: skip
+    items = read_log(run.runs[0].path).items
+    rs = {(r.item_id, r.extra.get("step", "")): r for r in items}
+    assert metric(rs[("setup-ok", "")], "success") == 1.0
+    bad = rs[("setup-bad", "")]
+    assert metric(bad, "success") == 0.0 and bad.extra["scores"]["setup_commands_passed"] == 0
+    assert metric(rs[("seq", "wipe")], "success") == 0.0
+    nxt = rs[("seq", "next")]
+    assert metric(nxt, "success") == 0.0 and "the workspace is gone" in nxt.output
+    assert nxt.extra["sequence"]["steps_succeeded"] == 0

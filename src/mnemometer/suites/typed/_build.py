@@ -197,6 +197,7 @@ class _Scores:
     evidence: ev.Evidence | None = None
     tokens: dict[str, int] | None = None
     tokens_required: bool = False
+    workspace_present: bool = True
     notes: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
@@ -205,6 +206,7 @@ class _Scores:
             "agent_exit_code": -1 if self.agent is None or self.agent.exit_code is None
             else self.agent.exit_code,
             "agent_timed_out": int(bool(self.agent and self.agent.timed_out)),
+            "workspace_present": int(self.workspace_present),
             "setup_commands_passed": sum(r.ok for r in self.setup),
             "setup_commands_total": len(self.setup),
             "score_commands_passed": sum(ok for _, ok in self.score),
@@ -224,6 +226,7 @@ class _Scores:
     def success(self) -> bool:
         c = self.counts()
         return (c["agent_exit_code"] == 0 and not c["agent_timed_out"]
+                and c["workspace_present"] == 1
                 and c["setup_commands_passed"] == c["setup_commands_total"]
                 and c["score_commands_passed"] == c["score_commands_total"]
                 and c["required_files_present"] == c["required_files_total"]
@@ -297,6 +300,7 @@ def _agent_turn(env: _Env, ws: Path, run_dir: Path, prompt_text: str, questions:
             sc.notes.append(f"agent killed at its timeout ({timeout:g} s)")
         if not ws.is_dir():
             sc.notes.append("the agent deleted the workspace")
+    sc.workspace_present = ws.is_dir()
     for i, cmd in enumerate(score_cmds):
         if ws.is_dir():
             r = env.run(cmd, run_dir / f"score-{i}", ws, run_dir, timeout, prompt, step, helper)
@@ -320,19 +324,32 @@ def _agent_turn(env: _Env, ws: Path, run_dir: Path, prompt_text: str, questions:
     return sc
 
 
-def _prepare(env: _Env, fixture: str) -> Path:
-    fresh_dir(env.build, Path(env.suite.build_root or "runs"))
+def _start(it: Any, ctx: Any) -> ItemResult | tuple[_Env, Path, list[CommandResult]]:
+    """Validate, then (unless a dry run) copy the fixture and run the setup commands.
+
+    Returns:
+        A finished result (invalid item, dry run), or ``(env, workspace, setup results)``.
+    """
+    suite = ctx.suite
+    problems = validate_item(suite.loaded.root, it)
+    if problems:
+        return _invalid(it, problems)
+    if suite.dry_run:
+        return _dry(it, _totals(it))
+    env = _Env(ctx, it, build_dir(suite, it.id), memory_enabled(suite))
+    fresh_dir(env.build, Path(suite.build_root or "runs"))
     (env.build / "tmp").mkdir()
     ws = env.build / "workspace"
-    copy_fixture(check_fixture(env.suite.loaded.root, fixture), ws)
-    return ws
-
-
-def _setup(env: _Env, ws: Path, sc_setup: list[CommandResult]) -> None:
-    for i, cmd in enumerate(env.item.setup_commands):
+    try:
+        copy_fixture(check_fixture(suite.loaded.root, it.fixture), ws)
+    except FixtureError as e:
+        return _invalid(it, [str(e)])
+    setup: list[CommandResult] = []
+    for i, cmd in enumerate(it.setup_commands):
         if ws.is_dir():
-            sc_setup.append(env.run(cmd, env.build / f"setup-{i}", ws, env.build,
-                                    env.item.timeout_seconds))  # fmt: skip
+            setup.append(env.run(cmd, env.build / f"setup-{i}", ws, env.build,
+                                 it.timeout_seconds))  # fmt: skip
+    return env, ws, setup
 
 
 def _tokens(u: dict[str, int] | None) -> dict[str, int]:
@@ -341,19 +358,11 @@ def _tokens(u: dict[str, int] | None) -> dict[str, int]:
 
 def run_agent_build_task(it: AgentBuildTask, ctx: Any) -> ItemResult:
     """Copy the fixture, prompt the agent, score the workspace."""
+    started = _start(it, ctx)
+    if isinstance(started, ItemResult):
+        return started
+    env, ws, setup = started
     suite = ctx.suite
-    problems = validate_item(suite.loaded.root, it)
-    if problems:
-        return _invalid(it, problems)
-    if suite.dry_run:
-        return _dry(it, _totals(it))
-    env = _Env(ctx, it, build_dir(suite, it.id), memory_enabled(suite))
-    try:
-        ws = _prepare(env, it.fixture)
-    except FixtureError as e:
-        return _invalid(it, [str(e)])
-    setup: list[CommandResult] = []
-    _setup(env, ws, setup)
     sc = _agent_turn(env, ws, env.build, it.prompt, it.memory_questions, it.score_commands, it,
                      it.timeout_seconds)  # fmt: skip
     sc.setup = setup
@@ -375,19 +384,11 @@ def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult:
     pairs step with step); the aggregate (every step succeeded, summed counts and tokens)
     is ``summary.json`` in the build directory and ``extra.sequence`` on the last step.
     """
+    started = _start(it, ctx)
+    if isinstance(started, ItemResult):
+        return started
+    env, ws, setup = started
     suite = ctx.suite
-    problems = validate_item(suite.loaded.root, it)
-    if problems:
-        return _invalid(it, problems)
-    if suite.dry_run:
-        return _dry(it, _totals(it))
-    env = _Env(ctx, it, build_dir(suite, it.id), memory_enabled(suite))
-    try:
-        ws = _prepare(env, it.fixture)
-    except FixtureError as e:
-        return _invalid(it, [str(e)])
-    setup: list[CommandResult] = []
-    _setup(env, ws, setup)
     setup_ok = all(r.ok for r in setup) and len(setup) == len(it.setup_commands)
     steps: list[tuple[BuildStep, _Scores]] = []
     subs: list[ItemResult] = []
@@ -443,6 +444,7 @@ def _aggregate(scores: list[_Scores], setup: list[CommandResult]) -> dict[str, i
             out[k] = out.get(k, 0) + v
     out["agent_exit_code"] = 0 if all(sc.counts()["agent_exit_code"] == 0 for sc in scores) else 1
     out["memory_evidence_ok"] = int(all(sc.counts()["memory_evidence_ok"] for sc in scores))
+    out["workspace_present"] = int(all(sc.workspace_present for sc in scores))
     out["token_usage_ok"] = int(all(sc.counts()["token_usage_ok"] for sc in scores))
     out["setup_commands_passed"] = sum(r.ok for r in setup)
     out["setup_commands_total"] = len(setup)
