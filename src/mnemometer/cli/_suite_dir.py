@@ -43,6 +43,13 @@ _KEYS = ("conditions", "repeat", "profile", "conditions_file", "memories", "skip
          "allow_shell", "dry_run")  # fmt: skip
 
 
+_HELP = """
+    Suite directories (suite.toml + items.jsonl): mnemometer run SUITE_DIR --condition
+    no-memory --condition hybrid --repeat 3 --out runs/x writes one run per condition and
+    repeat, sharing a run group (see docs/ablations.md).
+"""
+
+
 def suite_dir_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """Add the suite-directory options to ``run`` and route suite directories."""
 
@@ -70,6 +77,7 @@ def suite_dir_options(f: Callable[..., Any]) -> Callable[..., Any]:
                                   "(no suite.toml there)")  # fmt: skip
         return f(**kw)
 
+    wrapper.__doc__ = (f.__doc__ or "") + _HELP
     for opt in reversed(_OPTIONS):
         if opt is _REPEAT and has_repeat:
             continue
