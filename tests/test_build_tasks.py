@@ -107,8 +107,21 @@ def test_a_hanging_command_and_its_children_are_killed_at_the_timeout(tmp_path):
     assert status["timed_out"] is True and status["exit_code"] is None
     assert (tmp_path / "out" / "hang.stdout.txt").read_text() == "started\n"
     child = int((tmp_path / "child.pid").read_text())
-    stat = Path(f"/proc/{child}/stat")
-    assert not stat.exists() or stat.read_text().split()[2] == "Z"  # gone (or a zombie)
+    assert _gone(child), "the grandchild survived the kill"
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    """True once ``pid`` no longer runs (gone or a zombie); SIGKILL lands asynchronously."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def test_output_is_capped_and_counted_and_env_is_scrubbed(tmp_path):
@@ -383,6 +396,10 @@ def test_setup_commands_and_a_sequence_whose_workspace_is_deleted(tmp_path):
         task("setup-ok", "x", setup_commands=["touch seeded.txt"], required_files=["seeded.txt"]),
         task("setup-bad", "x", setup_commands=["false"]),
         seq,
+        {**seq, "id": "slow", "setup_commands": [],
+         "steps": [{"id": "hang", "prompt": "FAKE_AGENT: hang", "timeout_seconds": 1},
+                   {"id": "then", "prompt": "STEP_MARKER: then",
+                    "required_content": [{"file": "index.html", "contains": "then"}]}]},
     ])  # fmt: skip
     run = run_suite(d, conditions=["no-memory"], out=tmp_path / "out",
                     suite_options={"allow_shell": True})  # fmt: skip
@@ -395,3 +412,7 @@ def test_setup_commands_and_a_sequence_whose_workspace_is_deleted(tmp_path):
     nxt = rs[("seq", "next")]
     assert metric(nxt, "success") == 0.0 and "the workspace is gone" in nxt.output
     assert nxt.extra["sequence"]["steps_succeeded"] == 0
+    hang, then = rs[("slow", "hang")], rs[("slow", "then")]
+    assert metric(hang, "agent_timed_out") == 1.0 and metric(hang, "success") == 0.0
+    assert hang.latency_ms < 10_000  # the step's 1 s, not the item's 20 s
+    assert metric(then, "success") == 1.0 and then.extra["sequence"]["steps_succeeded"] == 1
