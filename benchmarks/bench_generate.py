@@ -72,10 +72,14 @@ def main() -> None:
         print(f"{mode:<22} {size:>10,} {lang:<4} {r['wall']:>8.2f} {r['cpu']:>8.2f} {r['rss_mb']:>8.0f} "
               f"{r['bytes'] / 1e6:>8.1f}  {target}")  # fmt: skip
     s10, m10 = rows[0][3], rows[2][3]
-    print(f"streaming vs in-memory at 10,000: {m10['wall'] / s10['wall']:.2f}x faster, "
-          f"{m10['rss_mb'] / s10['rss_mb']:.2f}x less memory")
-    print(f"vs MemTest seed generator (10,000 in 1.15 s / 49 MB, research notes): "
-          f"{s10['wall'] / 1.15:.2f}x its time, {s10['rss_mb'] / 49:.2f}x its memory")
+    print(
+        f"streaming vs in-memory at 10,000: {m10['wall'] / s10['wall']:.2f}x faster, "
+        f"{m10['rss_mb'] / s10['rss_mb']:.2f}x less memory"
+    )
+    print(
+        f"vs MemTest seed generator (10,000 in 1.15 s / 49 MB, research notes): "
+        f"{s10['wall'] / 1.15:.2f}x its time, {s10['rss_mb'] / 49:.2f}x its memory"
+    )
 
 
 if __name__ == "__main__":

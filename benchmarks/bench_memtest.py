@@ -59,13 +59,17 @@ def main() -> None:
                     check=True, capture_output=True, text=True).stdout)  # fmt: skip
                 score = f"overall {rep['summary']['sections']['memtest']['overall']:.3f}"
             rows.append((suite, store, items, wall, cpu, score))
-    print(f"{'suite':<10} {'store':<8} {'items':>7} {'wall s':>8} {'cpu s':>8}  vs seed 119 s  result")
+    print(
+        f"{'suite':<10} {'store':<8} {'items':>7} {'wall s':>8} {'cpu s':>8}  vs seed 119 s  result"
+    )
     for suite, store, items, wall, cpu, score in rows:
         print(f"{suite:<10} {store:<8} {items:>7,} {wall:>8.2f} {cpu:>8.2f}  "
               f"{SEED_RUNNER_10K_S / wall:>9.1f}x     {score}")  # fmt: skip
     mt, rt = rows[0][3], rows[1][3]
-    print(f"memtest/bm25 vs retrieval/bm25 alone: {mt / rt:.2f}x the time "
-          f"for {rows[0][2] / rows[1][2]:.1f}x the items")
+    print(
+        f"memtest/bm25 vs retrieval/bm25 alone: {mt / rt:.2f}x the time "
+        f"for {rows[0][2] / rows[1][2]:.1f}x the items"
+    )
     print(f"target memtest/bm25 <= 30 s: {'OK' if mt <= 30 else 'MISSED'} ({mt:.1f} s)")
 
 

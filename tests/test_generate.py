@@ -33,7 +33,18 @@ def test_same_bytes_across_processes_and_hash_seeds(tmp_path: Path) -> None:
     for hash_seed in ("1", "4242"):
         out = tmp_path / f"d{hash_seed}.jsonl"
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        args = [MNEMOMETER, "generate", "--size", "1500", "--lang", "zh", "--seed", "7", "-o", str(out)]
+        args = [
+            MNEMOMETER,
+            "generate",
+            "--size",
+            "1500",
+            "--lang",
+            "zh",
+            "--seed",
+            "7",
+            "-o",
+            str(out),
+        ]
         subprocess.run(args, env=env, check=True, capture_output=True)
         outs.append(out)
     assert outs[0].read_bytes() == outs[1].read_bytes()
@@ -128,8 +139,17 @@ def test_ground_truth_is_complete(lang: str) -> None:
     ds = generate(1200, lang, seed=5)
     ref = ds.info.reference_time.date()
     types = {q.type for q in ds.queries}
-    assert types == {"person", "location", "event", "time", "composite", "negative", "chain",
-                     "cluster", "deep"}
+    assert types == {
+        "person",
+        "location",
+        "event",
+        "time",
+        "composite",
+        "negative",
+        "chain",
+        "cluster",
+        "deep",
+    }
     for q in ds.queries:
         cons = q.metadata["constraints"]
         brute = sorted(m.id for m in ds.memories if _satisfies(m, cons, ref))
@@ -140,16 +160,22 @@ def test_ground_truth_is_complete(lang: str) -> None:
             assert q.relevant_ids
         if q.type == "time":
             assert _window(q.metadata["relative"], ref) == (
-                date.fromisoformat(cons["date_from"]), date.fromisoformat(cons["date_to"]))
+                date.fromisoformat(cons["date_from"]),
+                date.fromisoformat(cons["date_to"]),
+            )
         if q.type == "chain":  # true order = chain position = time order
             by = {m.id: m for m in ds.memories}
             order = q.metadata["order"]
-            assert [by[x].metadata["chain_position"] for x in order] == list(range(2, len(order) + 2))
+            assert [by[x].metadata["chain_position"] for x in order] == list(
+                range(2, len(order) + 2)
+            )
             stamps = [by[x].timestamp for x in [q.metadata["first_hop"], *order]]
             assert stamps == sorted(stamps) and 3 <= len(stamps) <= 6
         if q.type == "deep":
-            assert all(365 <= _age(ref, by_id) <= 729 for by_id in
-                       (m for m in ds.memories if m.id in q.relevant_ids))
+            assert all(
+                365 <= _age(ref, by_id) <= 729
+                for by_id in (m for m in ds.memories if m.id in q.relevant_ids)
+            )
 
 
 def test_memories_are_realistic_and_structured() -> None:
@@ -193,22 +219,40 @@ def test_memories_are_realistic_and_structured() -> None:
     ],
 )
 def test_cli_bad_input(args: list[str], message: str, tmp_path: Path) -> None:
-    r = CliRunner().invoke(cli, ["generate", *args, "-o", str(tmp_path / "x.json")],
-                           standalone_mode=False)
+    r = CliRunner().invoke(
+        cli, ["generate", *args, "-o", str(tmp_path / "x.json")], standalone_mode=False
+    )
     assert r.exception is not None and message in str(r.exception)
-    p = subprocess.run([MNEMOMETER, "generate", *args, "-o", str(tmp_path / "x.json")],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [MNEMOMETER, "generate", *args, "-o", str(tmp_path / "x.json")],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 2
     assert p.stderr.startswith("error: ") and p.stderr.count("\n") == 1
     assert "Traceback" not in p.stderr and not (tmp_path / "x.json").exists()
 
 
 def test_cli_bad_extension_and_stats(tmp_path: Path) -> None:
-    p = subprocess.run([MNEMOMETER, "generate", "-o", str(tmp_path / "x.csv")],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [MNEMOMETER, "generate", "-o", str(tmp_path / "x.csv")], capture_output=True, text=True
+    )
     assert p.returncode == 2 and "must end in .json or .jsonl" in p.stderr
-    p = subprocess.run([MNEMOMETER, "generate", "--size", "100", "--lang", "zh", "--stats",
-                        "-o", str(tmp_path / "x.json")], capture_output=True, text=True)
+    p = subprocess.run(
+        [
+            MNEMOMETER,
+            "generate",
+            "--size",
+            "100",
+            "--lang",
+            "zh",
+            "--stats",
+            "-o",
+            str(tmp_path / "x.json"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0
     golden = json.loads(GOLDEN.read_text("utf-8"))["zh-100"]
     printed = json.loads(p.stdout)
@@ -221,6 +265,7 @@ if __name__ == "__main__":  # regenerate the golden statistics after a deliberat
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:
-        GOLDEN.write_text(json.dumps(_golden_stats(Path(d)), indent=1, ensure_ascii=False) + "\n",
-                          "utf-8")
+        GOLDEN.write_text(
+            json.dumps(_golden_stats(Path(d)), indent=1, ensure_ascii=False) + "\n", "utf-8"
+        )
     print(f"wrote {GOLDEN}")

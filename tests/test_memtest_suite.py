@@ -180,8 +180,10 @@ def test_lossy_store_scores_exactly_what_it_kept(en_path: Path) -> None:
     assert d["forgetting"]["not_found_before"] >= len(dropped & set(forget))
     assert all(h.id not in dropped for r in items for h in r.retrieved)
     # Recall of deep queries is exactly the share of their targets that were kept, at most.
-    assert d["deep"]["score"] < _dims(run("memtest", dataset=en_path, store="t-exact",
-                                          out="r2"))["deep"]["score"]
+    assert (
+        d["deep"]["score"]
+        < _dims(run("memtest", dataset=en_path, store="t-exact", out="r2"))["deep"]["score"]
+    )
 
 
 def test_forgetting_store_is_measured_and_the_rest_sees_a_fresh_store(tmp_path: Path) -> None:
@@ -220,8 +222,13 @@ def test_chinese_generated_data_runs_every_dimension(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", SEEDS)
 def test_every_memtest_seed_dataset_runs(name: str) -> None:
     path = seed_file("memtest", name)
-    res = run("memtest", dataset=path, store="bm25", out="r",
-              suite_options={"storage": "self-query", "storage_limit": 300})
+    res = run(
+        "memtest",
+        dataset=path,
+        store="bm25",
+        out="r",
+        suite_options={"storage": "self-query", "storage_limit": 300},
+    )
     d = _dims(res)
     assert res.failed_items == 0
     assert d["storage"]["score"] > 0.9 and d["retrieval"]["score"] is not None
@@ -238,8 +245,15 @@ def test_every_memtest_seed_dataset_runs(name: str) -> None:
         assert d["reasoning"]["n_chain"] > 0 and d["reasoning"]["n_tau"] > 0
 
 
+def test_not_a_dataset_is_a_one_line_error() -> None:
+    path = seed_file("memtest", "results_llm_rerank_benchmark.json")
+    r = CliRunner().invoke(cli, ["run", "memtest", "--dataset", str(path), "--store", "bm25"],
+                           standalone_mode=False)  # fmt: skip
+    assert r.exception is not None and "not a dataset" in str(r.exception)
+
+
 def test_resume_gives_the_same_summary(en_path: Path) -> None:
-    full = run("memtest", dataset=en_path, store="bm25", out="r")
+    full = run("memtest", dataset=en_path, store="bm25", out="r", concurrency=2)
     lines = Path("r/items.jsonl").read_text().splitlines(keepends=True)
     Path("r/items.jsonl").write_text("".join(lines[: len(lines) // 2]))
     resumed = run("memtest", resume="r")

@@ -18,14 +18,29 @@ def _int(value: str, flag: str) -> int:
 
 
 @click.command("generate")
-@click.option("--size", "-n", default="100", show_default=True,
-              help="Number of memories (50 to 5,000,000; 100 is the quick sample, 10000 the full set).")
+@click.option(
+    "--size",
+    "-n",
+    default="100",
+    show_default=True,
+    help="Number of memories (50 to 5,000,000; 100 is the quick sample, 10000 the full set).",
+)
 @click.option("--lang", "-l", default="en", show_default=True, help="Language: en or zh.")
 @click.option("--seed", default="0", show_default=True, help="Seed (non-negative integer).")
-@click.option("--reference-time", "reference_time", default=None,
-              help="The dataset's 'now' as ISO 8601 (default 2026-06-01T09:00:00).")
-@click.option("--out", "-o", "out", required=True, type=click.Path(path_type=Path),
-              help="Output file: .json or .jsonl.")
+@click.option(
+    "--reference-time",
+    "reference_time",
+    default=None,
+    help="The dataset's 'now' as ISO 8601 (default 2026-06-01T09:00:00).",
+)
+@click.option(
+    "--out",
+    "-o",
+    "out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Output file: .json or .jsonl.",
+)
 @click.option("--stats", is_flag=True, help="Print descriptive statistics as JSON (slower).")
 def generate_cmd(size: str, lang: str, seed: str, reference_time: str | None, out: Path,
                  stats: bool) -> None:  # fmt: skip

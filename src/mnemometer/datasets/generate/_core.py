@@ -345,7 +345,7 @@ class Generator:
                 who = f"{occ}{name}"
             detailed = f"{self.days.human(age)[1]}{hm}，{who}在{cname}{place}{zh_a[1]}{q}{pay}。"
             colloquial = f"听说{name}在{place}{zh_a[4]}{V.ZH_NUMBERS[qty]}{mw}{noun}"
-            colloquial += (f"，花了{price}块钱呢。" if paid else "。")
+            colloquial += f"，花了{price}块钱呢。" if paid else "。"
             if comp is not None:
                 colloquial += f"{w.names[comp]}当时也在。"
             self._cue = (name, place, noun)

@@ -101,14 +101,22 @@ class QueryMaker:
         people = [p for p in range(w.n) if self.g.involves[p]]
         for p in self._sample(people, self._quota("person")):
             name = w.names[p]
-            text = f"和{name}有关的事情有哪些？" if self.zh else f"What do I remember involving {name}?"
+            text = (
+                f"和{name}有关的事情有哪些？"
+                if self.zh
+                else f"What do I remember involving {name}?"
+            )
             yield self._q("person", text, self.g.involves[p], {"involves": name})
 
     def _location(self) -> Iterator[dict[str, Any]]:
         w = self.w
         for pid in self._sample(list(self.g.by_place), self._quota("location")):
             place, city = w.place_name(pid), w.cities[w.places[pid][0]]
-            text = f"在{city}{place}发生过什么？" if self.zh else f"What happened at {place} in {city}?"
+            text = (
+                f"在{city}{place}发生过什么？"
+                if self.zh
+                else f"What happened at {place} in {city}?"
+            )
             yield self._q("location", text, self.g.by_place[pid], {"place": place, "city": city})
 
     def _event(self) -> Iterator[dict[str, Any]]:
@@ -198,7 +206,11 @@ class QueryMaker:
         for p, t in self._sample(keys, self._quota("cluster")):
             name, tk = w.names[p], _TOPICS[t]
             topic = V.TOPICS[tk][1 if self.zh else 0]
-            text = f"{name}和{topic}有关的经历有哪些？" if self.zh else f"Tell me everything about {name}'s {topic}."
+            text = (
+                f"{name}和{topic}有关的经历有哪些？"
+                if self.zh
+                else f"Tell me everything about {name}'s {topic}."
+            )
             cons = {"subject": name, "topic": tk}
             yield self._q("cluster", text, self.g.by_cluster[(p, t)], cons,
                           cluster=f"P{p:05d}/{tk}")  # fmt: skip

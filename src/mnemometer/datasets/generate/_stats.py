@@ -91,7 +91,9 @@ class Stats:
         }
 
 
-def describe(memories: Iterable[dict[str, Any]], queries: Iterable[dict[str, Any]]) -> dict[str, Any]:
+def describe(
+    memories: Iterable[dict[str, Any]], queries: Iterable[dict[str, Any]]
+) -> dict[str, Any]:
     """Descriptive statistics of memory and query records (counts, lengths, relevant sets)."""
     s = Stats()
     for m in memories:

@@ -13,11 +13,15 @@ from typing import Any
 
 from mnemometer.datasets._models import Dataset, Memory
 
-RETRIEVAL_TYPES = ("person", "location", "event", "time", "composite")
-"""The five query types the retrieval dimension reports on (other labelled types are kept)."""
-_NOT_RETRIEVAL = {"chain", "cluster", "deep", "negative"}
 _SEED_LEVEL = {"高频记忆": "high", "中等频率": "medium", "低频记忆": "low", "偶发事件": "low"}
-_SEED_DISTANCE = {"近": "near", "中": "mid", "远": "far", "near": "near", "mid": "mid", "far": "far"}
+_SEED_DISTANCE = {
+    "近": "near",
+    "中": "mid",
+    "远": "far",
+    "near": "near",
+    "mid": "mid",
+    "far": "far",
+}
 # MemTest labels carry frequency levels but no schedule: one is derived from the level.
 _SEED_ACCESS_DAYS = {"high": [1, 4, 8, 12, 16, 20, 24, 28], "medium": [5, 15, 25], "low": []}
 
@@ -38,29 +42,23 @@ class Probe:
 
 @dataclass
 class Plan:
-    """The probes and queries of each dimension, and why a dimension is not applicable."""
+    """The probes of each dimension (an empty list: the dimension is not applicable)."""
 
     clusters: list[Probe] = field(default_factory=list)
     forgetting: list[Probe] = field(default_factory=list)
     deep_probes: list[Probe] = field(default_factory=list)
     chain_order: dict[str, list[str]] = field(default_factory=dict)
     """Query id -> relevant ids in true order, where the order is known."""
-    not_applicable: dict[str, str] = field(default_factory=dict)
 
 
 def read_plan(ds: Dataset, cluster_probes: int) -> Plan:
-    """Derive every dimension's probes from ``ds``; record why a dimension cannot run."""
+    """Derive every dimension's probes from ``ds``."""
     plan = Plan()
     by_id = {m.id: m for m in ds.memories}
     _clusters(ds, plan, cluster_probes)
     _forgetting(ds, plan)
     _chains(ds, by_id, plan)
     _deep(ds, plan)
-    types = {q.type for q in ds.queries}
-    if not any(q.relevant_ids and q.type not in _NOT_RETRIEVAL for q in ds.queries):
-        plan.not_applicable["retrieval"] = "the dataset has no retrieval queries with ground truth"
-    if "composite" not in types and "chain" not in types:
-        plan.not_applicable["reasoning"] = "the dataset has no composite or chain queries"
     return plan
 
 
@@ -72,8 +70,7 @@ def _clusters(ds: Dataset, plan: Plan, limit: int) -> None:
             groups[cid].append(m)
     usable = [(cid, ms) for cid, ms in groups.items() if len(ms) >= 2]
     if not usable:
-        plan.not_applicable["organisation"] = "no memory carries a cluster label shared by 2+"
-        return
+        return  # organisation is not applicable
     # Evenly spaced clusters in file order, one probe each (its first member), so the
     # probe set is deterministic and spread over the dataset.
     step = max(1, len(usable) / max(1, limit))
@@ -97,10 +94,7 @@ def _forgetting(ds: Dataset, plan: Plan) -> None:
         plan.forgetting.append(Probe(m.id, str(cue), level, (), tuple(int(d) for d in days or ())))
     levels = {p.group for p in plan.forgetting}
     if not {"high", "low"} <= levels:
-        plan.not_applicable["forgetting"] = (
-            "no memories with both high and low frequency labels (no access schedule)"
-        )
-        plan.forgetting = []
+        plan.forgetting = []  # nothing to compare: the dimension is not applicable
 
 
 def _seed_cue(m: Memory) -> str | None:
@@ -133,8 +127,6 @@ def _deep(ds: Dataset, plan: Plan) -> None:
             bucket = _SEED_DISTANCE.get(str(depth.get("semantic_distance") or "near"))
             if bucket:
                 plan.deep_probes.append(Probe(m.id, m.text, bucket, (m.id,)))
-    if not plan.deep_probes:
-        plan.not_applicable["deep"] = "no deep queries and no memories with a depth label"
 
 
 def label_free(meta: dict[str, Any]) -> bool:

@@ -145,7 +145,9 @@ def summarize(
         if dims[n].get("status") == "not applicable":
             notes.append(f"{n}: not applicable: {dims[n]['reason']}")
     if dims["forgetting"].get("verdict") == "no forgetting":
-        notes.append("forgetting: the store forgot nothing (neutral; left out of the overall score)")
+        notes.append(
+            "forgetting: the store forgot nothing (neutral; left out of the overall score)"
+        )
     neg = dims["retrieval"].get("negative") or {}
     if neg.get("n") and neg.get("abstention") is None:
         notes.append(f"{neg['n']} negative queries not scored: the store does not declare "
@@ -157,7 +159,8 @@ def summarize(
     section = {
         "title": "MemTest dimensions",
         "columns": ["dimension", "score", "weight", "detail"],
-        "rows": rows + [["overall", _pct(overall), f"{total:.2f}", "weighted mean of scored dimensions"]],
+        "rows": rows
+        + [["overall", _pct(overall), f"{total:.2f}", "weighted mean of scored dimensions"]],
         "overall": _r(overall),
         "weights": weights,
         "weights_used": used,
@@ -240,8 +243,11 @@ def _retrieval(rs: list[ItemResult], k: int) -> dict[str, Any]:
     if comp:
         detail += f"; composite R-precision {_pct(_mean(comp))}"
     if neg:
-        detail += ("; negatives: abstention " + _pct(_mean(abst))) if abst else (
-            f"; {len(neg)} negatives n/a (store does not abstain)")
+        detail += (
+            ("; negatives: abstention " + _pct(_mean(abst)))
+            if abst
+            else (f"; {len(neg)} negatives n/a (store does not abstain)")
+        )
     out["detail"] = detail
     return out
 
@@ -354,6 +360,8 @@ def _deep(rs: list[ItemResult], k: int) -> dict[str, Any]:
     seed = any(r.item_id.startswith("deep/") for r in rs)
     out = {"score": score, "n": len(rs), "by_distance": by, "decay": decay, "detail": detail}
     if seed:
-        out["note"] = ("MemTest depth labels: each probe is the memory's own first version "
-                       "(the seed's procedure); its distance labels are random")
+        out["note"] = (
+            "MemTest depth labels: each probe is the memory's own first version "
+            "(the seed's procedure); its distance labels are random"
+        )
     return out
