@@ -116,8 +116,8 @@ def test_noise_is_seeded_recorded_and_repeat_gives_ci(llm, tmp_path):
     from mnemometer.runner import summarize
 
     s = summarize(tmp_path / "a")
-    assert [r["noise"] for r in s.sections["accuracy_vs_noise"]] == [0.0, 0.5]
-    row = s.sections["scenarios"][0]
+    assert [r["noise"] for r in s.sections["accuracy_vs_noise"]["data"]] == [0.0, 0.5]
+    row = s.sections["scenarios"]["data"][0]
     assert row["n"] == 2 and row["ci_low"] is not None
 
 
@@ -183,6 +183,9 @@ def test_cli_end_to_end_and_resume(llm, tmp_path):
     h = read_header(out)
     assert h.suite_options["noise"] == [0.25] and h.system.options["store"] == "bm25"
     assert (out / "scenarios.csv").is_file()
+    md = invoke("report", str(out), "--format", "md").output
+    assert "### Accuracy by scenario" in md and "| degradation_resilience | 0.25 | 1 |" in md
+    assert "### Accuracy against noise" in md
     res = invoke("run", "--resume", str(out), "--llm-base-url", llm.base_url,
                  "--llm-model", llm.model, "--format", "none")
     assert res.exit_code == 0, res.output

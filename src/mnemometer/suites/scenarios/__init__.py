@@ -324,7 +324,6 @@ def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
         by[(r.groups.get("scenario", r.item_id), r.groups.get("noise", "0"))].append(r)
         by_noise[r.groups.get("noise", "0")].append(_value(r, "accuracy") or 0.0)
     rows = []
-    groups: dict[str, dict[str, list[Metric]]] = {"scenario": {}, "noise": {}}
     for (sid, level), rs in by.items():
         a = [_value(r, "accuracy") or 0.0 for r in rs]
         m, low, high = mean_ci(a)
@@ -338,14 +337,11 @@ def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
             "mean_similarity": sum(s) / len(s) if s else None,
             "failed": sum(1 for r in rs if r.status != "ok"),
         })  # fmt: skip
-        key = sid if len(by_noise) == 1 else f"{sid}@noise={level}"
-        groups["scenario"][key] = [Metric(name="accuracy", value=m, n=len(a))]
     noise_rows = []
     for level, a in sorted(by_noise.items(), key=lambda kv: float(kv[0])):
         m, low, high = mean_ci(a)
         noise_rows.append({"noise": float(level), "n": len(a), "accuracy": m,
                            "ci_low": low, "ci_high": high})  # fmt: skip
-        groups["noise"][level] = [Metric(name="accuracy", value=m, n=len(a))]
     counts = {
         "items": len(items),
         "errors": sum(1 for r in items if r.status == "error"),
@@ -356,11 +352,39 @@ def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
     notes = []
     if counts["errors"] or counts["timeouts"]:
         notes.append("failed scenarios and turns score 0.0 (they are counted, not dropped)")
+    overall.insert(1, Metric(name="accuracy_ci_low", value=lo, n=len(acc)))
+    overall.insert(2, Metric(name="accuracy_ci_high", value=hi, n=len(acc)))
     return Summary(
-        overall=overall, groups=groups, counts=counts, notes=notes,
-        sections={"scenarios": rows, "accuracy_vs_noise": noise_rows,
-                  "accuracy_ci": {"low": lo, "high": hi}},
+        overall=overall, counts=counts, notes=notes,
+        sections={
+            "scenarios": _table("Accuracy by scenario (mean and 95% CI over repeats)",
+                                ["scenario", "noise", "n", "accuracy", "95% CI",
+                                 "mean latency ms", "mean similarity", "failed"],
+                                [[r["scenario"], f"{r['noise']:g}", r["n"], _f(r["accuracy"]),
+                                  _ci(r), _f(r["mean_latency_ms"], 1), _f(r["mean_similarity"]),
+                                  r["failed"]] for r in rows], rows),
+            "accuracy_vs_noise": _table("Accuracy against noise",
+                                        ["noise", "n", "accuracy", "95% CI"],
+                                        [[f"{r['noise']:g}", r["n"], _f(r["accuracy"]), _ci(r)]
+                                         for r in noise_rows], noise_rows),
+        },
     )  # fmt: skip
+
+
+def _f(v: float | None, digits: int = 3) -> str:
+    return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+def _ci(r: dict[str, Any]) -> str:
+    if r["ci_low"] is None:
+        return "n/a"
+    return f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+
+
+def _table(title: str, columns: list[str], rows: list[list[Any]], data: list) -> dict[str, Any]:
+    """A report table (rendered by every report format) that keeps its raw numbers."""
+    return {"title": title, "columns": columns, "rows": [[str(c) for c in r] for r in rows],
+            "data": data}  # fmt: skip
 
 
 def write_csv(path: Path, header: RunHeader, summary: Summary) -> None:
@@ -373,7 +397,8 @@ def write_csv(path: Path, header: RunHeader, summary: Summary) -> None:
     store = header.system.options.get("store")
     if store:
         backend += f":{store}"
-    rows = sorted(summary.sections.get("scenarios", []), key=lambda r: (r["scenario"], r["noise"]))
+    data = summary.sections.get("scenarios", {}).get("data", [])
+    rows = sorted(data, key=lambda r: (r["scenario"], r["noise"]))
     multi = len({r["noise"] for r in rows}) > 1
 
     def fmt(v: float | None) -> str:
