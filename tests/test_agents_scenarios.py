@@ -17,13 +17,7 @@ from mnemometer.llm import LLMSettings
 from mnemometer.log import read_header, read_items
 from mnemometer.runner import run
 from mnemometer.testing import FakeLLMServer
-from mnemometer.testing.llm_server import last_user_message
-
-
-def echo_memories(body):
-    """Answer with the retrieved memories the prompt lists (what a perfect reader returns)."""
-    lines = [ln[2:] for ln in last_user_message(body).splitlines() if ln.startswith("- ")]
-    return "; ".join(lines) if lines else "Noted."
+from mnemometer.testing.llm_server import echo_memories
 
 
 @pytest.fixture

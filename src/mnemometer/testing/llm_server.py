@@ -320,3 +320,35 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, srv.answer_embeddings(body))
         else:
             self._error(404, f"no route {self.path}", "not_found")
+
+
+def echo_memories(body: dict[str, Any]) -> str:
+    """A reply that lists the memories the prompt gave ("- " lines), or "Noted.".
+
+    A deterministic stand-in for a perfect reader: what an agent retrieved is what it says,
+    so scenario results measure the memory alone.
+    """
+    lines = [ln[2:] for ln in last_user_message(body).splitlines() if ln.startswith("- ")]
+    return "; ".join(lines) if lines else "Noted."
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve until interrupted: ``python -m mnemometer.testing --port 8090``."""
+    import argparse
+
+    p = argparse.ArgumentParser(description="A deterministic OpenAI-compatible server.")
+    p.add_argument("--port", type=int, default=8090)
+    p.add_argument("--model", default="fake-llm")
+    p.add_argument("--reply", default=None, help="fixed reply (default: echo the memories)")
+    args = p.parse_args(argv)
+    srv = FakeLLMServer(default=args.reply if args.reply is not None else echo_memories,
+                        models=[args.model], port=args.port).start()  # fmt: skip
+    print(f"serving {args.model} at {srv.base_url}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        srv.stop()
+
+
+if __name__ == "__main__":
+    main()
