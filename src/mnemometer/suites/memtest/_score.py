@@ -29,6 +29,23 @@ NOT_APPLICABLE = {
     "reasoning": "the dataset has no composite or chain queries",
     "deep": "no deep queries and no memories with a semantic-distance label",
 }
+FORMULAS = {
+    "storage": "sum(kept) / stored versions; kept = own id in the top 5 of a self-query by "
+    "the version's exact text, or listed by list_ids()",
+    "retrieval": "mean recall@k over person/location/event/time/composite (and other labelled) "
+    "queries; composite precision = mean R-precision; negatives: abstention (empty result) "
+    "for stores that declare abstains, else not applicable",
+    "organisation": "mean cluster recall@k = |top-k(member) minus itself, intersected with its "
+    "cluster-mates| / |cluster-mates|; chance = k / (N - 1)",
+    "forgetting": "retention = found after the access replay and clock advance / found before, "
+    "per frequency level; d = high - low with Newcombe's 95% interval; nothing lost = "
+    "'no forgetting' (neutral, unscored); else score = clip(0.5 + d/2, 0, 1)",
+    "reasoning": "mean(composite R-precision, chain recall); chains also report Kendall tau-a "
+    "of retrieved hops vs true order and full-chain success",
+    "deep": "mean over near/mid/far of recall@k; decay = near - far",
+    "overall": "sum(w_d * s_d) / sum(w_d) over dimensions with a score",
+}
+"""One-line formulas, included in every summary (see docs/memtest.md for the procedure)."""
 _Z95 = 1.959963984540054
 
 
@@ -166,6 +183,7 @@ def summarize(
         "weights_used": used,
         "k": k,
         "dimensions": dims,
+        "formulas": FORMULAS,
     }
     return Summary(overall=overall_metrics, groups=groups, counts=counts, notes=notes,
                    sections={"memtest": section})  # fmt: skip
