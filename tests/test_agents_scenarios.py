@@ -291,3 +291,8 @@ def test_http_agent(tmp_path):
     bad.write_text('[agent]\nbase_url = "http://x"\nmessage = "SEND /x"\n')
     res = CliRunner().invoke(cli, ["run", "scenarios", "--agent", "http", "--config", str(bad)])
     assert "bad.toml: [agent] message" in str(res.exception)
+
+
+def test_list_agents():
+    out = invoke("list", "agents").output
+    assert [ln.split()[0] for ln in out.splitlines()] == ["http", "letta", "mem0", "rag"]

@@ -6,7 +6,7 @@ import click
 
 
 @click.command("list")
-@click.argument("what", type=click.Choice(["stores", "suites", "datasets"]))
+@click.argument("what", type=click.Choice(["stores", "suites", "agents", "datasets"]))
 def list_cmd(what: str) -> None:
     """List registered stores or suites, or the built-in datasets."""
     from mnemometer._registry import STORES, SUITES
@@ -17,5 +17,7 @@ def list_cmd(what: str) -> None:
             click.echo(name)
         return
     reg = STORES if what == "stores" else SUITES
+    if what == "agents":
+        from mnemometer._registry import AGENTS as reg
     for name in reg.names():
         click.echo(f"{name:<12} {reg.describe(name)}")
