@@ -262,3 +262,42 @@ def test_llm_profile_against_a_real_http_endpoint(tmp_path, monkeypatch):
     c = compare([logs[0].path], [logs[1].path], resamples=200)
     assert c.success.candidate_rate > c.success.baseline_rate
     assert c.candidate.total_tokens > 0
+
+
+def test_agent_condition_from_a_conditions_file(tmp_path, monkeypatch):
+    """A condition may name an agent: the suite tells it each memory, then asks each item."""
+    from mnemometer.testing.llm_server import FakeLLMServer, last_user_message
+
+    def reply(body):
+        text = last_user_message(body)
+        if "My message: Please remember this:" in text:
+            return "Noted."
+        # answer with every remembered fact the rag agent retrieved for this question
+        facts = [ln[2:] for ln in text.splitlines() if ln.startswith("- Please remember this: ")]
+        return " ".join(f.removeprefix("Please remember this: ") for f in facts) or \
+            "Insufficient evidence in memory to answer."  # fmt: skip
+
+    f = tmp_path / "conditions.toml"
+    f.write_text('[rag-bm25]\nagent = "rag"\noptions = { store = "bm25", top_k = 3 }\n'
+                 '[both]\nagent = "rag"\nstore = "bm25"\n')  # fmt: skip
+    with pytest.raises(MnemometerError, match=r"\[both\] .*exactly one of 'store' and 'agent'"):
+        load_conditions(f)
+    f.write_text('[rag-bm25]\nagent = "rag"\noptions = { store = "bm25", top_k = 3 }\n')
+    with pytest.raises(MnemometerError, match="pass --profile llm"):
+        run_suite(TEAM, conditions=["rag-bm25"], conditions_file=f, out=tmp_path / "x")
+    with FakeLLMServer(default=reply) as srv:
+        monkeypatch.setenv("MNEMOMETER_LLM_BASE_URL", srv.base_url)
+        monkeypatch.setenv("MNEMOMETER_LLM_MODEL", srv.model)
+        res = run_suite(TEAM, conditions=["no-memory", "rag-bm25"], conditions_file=f,
+                        profile="llm", out=tmp_path / "r")  # fmt: skip
+        seeded = sum("Please remember this:" in last_user_message(b) for b in srv.requests)
+    assert seeded >= 30  # every memory was told to the agent over real HTTP
+    agent_log = read_log(res.runs[1].path)
+    assert agent_log.header.system.kind == "agent" and agent_log.header.system.name == "rag"
+    by_id = {r.item_id: r for r in agent_log.items}
+    assert _success(by_id["ga-rate-limit"]) == 1.0 and by_id["ga-rate-limit"].tokens["total"] > 0
+    assert next(m for m in by_id["rq-deploy-days"].metrics if m.name == "success").value is None
+    c = compare([res.runs[0].path], [res.runs[1].path], resamples=200)
+    assert c.success.pairs == 22  # the 10 retrieval items are not scorable through an agent
+    assert c.success.candidate_rate > c.success.baseline_rate
+    assert c.candidate.total_tokens > 0

@@ -16,25 +16,34 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mnemometer._registry import STORES
+from mnemometer._registry import AGENTS, STORES
 from mnemometer.errors import MnemometerError, UnknownNameError, did_you_mean
 
 
 class Condition(BaseModel):
-    """One condition: which store runs, with which options."""
+    """One condition: which store (or agent) runs, with which options."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    store: str = Field(min_length=1)
+    store: str | None = Field(None, min_length=1)
     """Registered store name (see ``mnemometer list stores``)."""
+    agent: str | None = Field(None, min_length=1)
+    """Registered agent name instead of a store (``rag``, ``mem0``, ...): the suite seeds
+    it by message and asks it each question."""
     options: dict[str, Any] = Field(default_factory=dict)
-    """Options for the store's factory."""
+    """Options for the store's (or agent's) factory."""
     fallback: str | None = None
     """Store used, with a warning recorded in the run, when ``store`` cannot load."""
     description: str = ""
     """What the condition means."""
+
+    @model_validator(mode="after")
+    def _one_system(self) -> Condition:
+        if (self.store is None) == (self.agent is None):
+            raise ValueError("give exactly one of 'store' and 'agent'")
+        return self
 
 
 DEFAULT_CONDITIONS: dict[str, Condition] = {
@@ -76,7 +85,8 @@ def load_conditions(path: str | Path | None) -> dict[str, Condition]:
             hint = ""
             if err["type"] == "extra_forbidden":
                 hint = did_you_mean(str(err["loc"][-1]), list(Condition.model_fields))
-            raise MnemometerError(f"{p}: [{name}] {loc}: {err['msg']}{hint}") from None
+            where = f"{loc}: " if loc else ""
+            raise MnemometerError(f"{p}: [{name}] {where}{err['msg']}{hint}") from None
     return out
 
 
@@ -95,18 +105,20 @@ def resolve(name: str, conditions: dict[str, Condition]) -> Condition:
 
 
 def pick_store(name: str, cond: Condition) -> tuple[str, dict[str, Any], str | None]:
-    """The store that will run ``cond``: its own, or its fallback with a note why.
+    """The store (or agent) that will run ``cond``: its own, or its fallback with a note.
 
     Raises:
-        MnemometerError: the store cannot load and there is no fallback.
+        MnemometerError: it cannot load and there is no fallback.
     """
+    system = cond.store or cond.agent or ""
     try:
-        STORES.load(cond.store)
-        return cond.store, dict(cond.options), None
+        (STORES if cond.store else AGENTS).load(system)
+        return system, dict(cond.options), None
     except MnemometerError as e:
         if cond.fallback is None:
             raise MnemometerError(f"condition {name!r}: {e}") from None
-        note = (f"condition {name!r}: store {cond.store!r} unavailable ({e}); "
+        kind = "store" if cond.store else "agent"
+        note = (f"condition {name!r}: {kind} {system!r} unavailable ({e}); "
                 f"fell back to {cond.fallback!r}")  # fmt: skip
         warnings.warn(note, stacklevel=2)
         return cond.fallback, {}, note

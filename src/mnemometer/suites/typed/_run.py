@@ -92,6 +92,13 @@ def run_suite(
     out = Path(out)
     group = uuid.uuid4().hex[:12]
     stores = {name: pick_store(name, resolve(name, table)) for name in names}
+    # An agent condition whose agent loaded drives the agent; a fallback is a store.
+    agents = {name for name in names if resolve(name, table).agent == stores[name][0]}
+    if agents and probe.profile != "llm":
+        raise MnemometerError(
+            f"condition(s) {', '.join(sorted(agents))} drive an agent, which calls a model: "
+            "pass --profile llm (the offline profile makes no provider calls)"
+        )
     results: list[RunResult] = []
     for r in range(repeats):
         for name in names:
@@ -100,10 +107,11 @@ def run_suite(
             shell_opts, item_timeout = shell_run_options(probe.items, out, r, store, store_opts,
                                                          timeout)  # fmt: skip
             opts.update(shell_opts)
-            result = run("items", dataset=dataset, store=store, store_options=store_opts,
-                         suite_options=opts, out=out / f"{name}-r{r}", concurrency=concurrency,
-                         timeout=item_timeout, run_group=group, repeat=r,
-                         progress=progress)  # fmt: skip
+            where = {"agent": store, "agent_options": store_opts} if name in agents else \
+                {"dataset": dataset, "store": store, "store_options": store_opts}  # fmt: skip
+            result = run("items", **where, suite_options=opts, out=out / f"{name}-r{r}",
+                         concurrency=concurrency, timeout=item_timeout, run_group=group,
+                         repeat=r, progress=progress)  # fmt: skip
             results.append(result)
             if on_run is not None:
                 on_run(result)

@@ -7,6 +7,7 @@ under ``llm`` an OpenAI-compatible model answers from the retrieved memories.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -37,6 +38,7 @@ from mnemometer.suites.typed._manifest import LoadedSuite, SeedMemory, load_suit
 from mnemometer.suites.typed._workspace import shell_gate
 
 REFUSAL = "Insufficient evidence in memory to answer."
+_AGENT_PERSONA = f"If your memories do not answer a question, reply exactly: {REFUSAL}"
 _LLM_SYSTEM = (
     "Answer the question using only the memories given. Prefer the most recent memory when "
     f"memories disagree. If they do not contain the answer, reply exactly: {REFUSAL}"
@@ -60,6 +62,8 @@ class _Ctx:
     system: Any
 
     def search(self, text: str, top_k: int) -> tuple[list[Hit], float]:
+        if self.suite._agent is not None:  # an agent shows no hits, only answers
+            return [], 0.0
         return timed_search(self.system, text, top_k)
 
     def memory_text(self, h: Hit) -> str:
@@ -151,6 +155,8 @@ class TypedSuite:
         self.skip_unsupported = skip_unsupported
         self.notes = list(notes or [])
         self._llm: Any = None
+        self._agent: Any = None  # set when the condition is an agent, not a store
+        self._agent_lock = threading.Lock()
 
     def options(self) -> dict[str, Any]:
         """Resolved options, with the suite, fixture and memories checksums."""
@@ -191,12 +197,26 @@ class TypedSuite:
         return [Item(it.id, i, it) for i, it in enumerate(self.items)]
 
     def setup(self, system: Any, dataset: Dataset) -> dict[str, float]:
-        """Seed the memories (the store sees text, id and timestamp only)."""
+        """Seed the memories (the store sees text, id and timestamp only).
+
+        For an agent condition the system is an agent factory: one agent is created and
+        told each memory as a message; every item then asks it in a fresh session.
+        """
+        if callable(getattr(system, "create", None)) and not hasattr(system, "search"):
+            return self._seed_agent(system, dataset)
         if self.profile == "llm":
             from mnemometer.llm import LLMClient, resolve_settings
 
             self._llm = LLMClient.from_settings(resolve_settings())
         return store_dataset(system, dataset, "first")
+
+    def _seed_agent(self, factory: Any, dataset: Dataset) -> dict[str, float]:
+        t0 = time.perf_counter()
+        self._agent = factory.create(self.loaded.slug)
+        self._agent.start_session(_AGENT_PERSONA)
+        for m in dataset.memories:
+            self._agent.send(f"Please remember this: {m.text}")
+        return {"index": time.perf_counter() - t0}
 
     def run_item(self, system: Any, item: Item) -> ItemResult:
         """Run and score one item with its type's runner."""
@@ -248,12 +268,25 @@ class TypedSuite:
     # ---- answering --------------------------------------------------------------------
 
     def answer(self, ctx: _Ctx, question: str, hits: list[Hit]) -> Answer:
-        """Answer ``question`` from ``hits`` under the suite's profile."""
+        """Answer ``question`` from ``hits`` under the suite's profile (or ask the agent)."""
         t0 = time.perf_counter()
+        if self._agent is not None:
+            text, tokens = self.ask_agent(question)
+            refused = REFUSAL.lower().rstrip(".") in text.lower() or not text.strip()
+            return Answer(text, refused, [], tokens, (time.perf_counter() - t0) * 1000.0)
         ans = self._llm_answer(ctx, question, hits) if self.profile == "llm" else \
             self._offline_answer(ctx, question, hits)  # fmt: skip
         ans.ms = (time.perf_counter() - t0) * 1000.0
         return ans
+
+    def ask_agent(self, message: str) -> tuple[str, dict[str, int]]:
+        """One question to the condition's agent, in a fresh session (memory persists)."""
+        with self._agent_lock:  # one agent serves every item: keep sessions apart
+            self._agent.start_session(_AGENT_PERSONA)
+            reply = self._agent.send(message)
+        inp = int(reply.tokens.get("prompt", reply.tokens.get("input", 0)))
+        out = int(reply.tokens.get("completion", reply.tokens.get("output", 0)))
+        return reply.text.strip(), {"input": inp, "output": out, "total": inp + out}
 
     def _offline_answer(self, ctx: _Ctx, question: str, hits: list[Hit]) -> Answer:
         """Extractive and deterministic: quote the newest of the best-supported hits.
@@ -310,6 +343,10 @@ def _all_met(values: list[float | None]) -> float | None:
 
 def run_retrieval_qa(it: RetrievalQA, ctx: _Ctx) -> ItemResult:
     """recall/MRR/nDCG over expected ids; tag and file recall over the hits' labels."""
+    if ctx.suite._agent is not None:
+        return ItemResult(item_id=it.id, index=0, input=it.question,
+                          metrics=[_metric("success", None)],
+                          extra={"note": "an agent exposes no hits: not scorable"})  # fmt: skip
     hits, ms = ctx.search(it.question, it.top_k)
     ids = [h.memory_id for h in hits]
     rank = sc.rank_scores(ids, it.expected_memory_ids, it.top_k)
@@ -376,6 +413,11 @@ def run_resume_quality(it: ResumeQuality, ctx: _Ctx) -> ItemResult:
     prompt = it.prompt or "recent work decisions status"
     hits, ms = ctx.search(prompt, ctx.suite.resume_hits)
     briefing = " ".join(ctx.memory_text(h) for h in hits)
+    tokens = {"input": 0, "output": 0, "total": 0}
+    if ctx.suite._agent is not None:
+        t0 = time.perf_counter()
+        briefing, tokens = ctx.suite.ask_agent(prompt)
+        ms = (time.perf_counter() - t0) * 1000.0
     recall = sc.assertion_recall(briefing, it.required_topics)
     forbidden = sc.assertion_hits(briefing, it.forbidden_topics)
     ok = (recall is None or recall >= 1.0) and forbidden == 0
@@ -384,7 +426,7 @@ def run_resume_quality(it: ResumeQuality, ctx: _Ctx) -> ItemResult:
                _metric("success", float(ok))]  # fmt: skip
     return ItemResult(item_id=it.id, index=0, input=it.prompt, retrieved=_hits_log(hits),
                       output=briefing, metrics=metrics, latency_ms=ms,
-                      tokens={"input": 0, "output": 0, "total": 0})  # fmt: skip
+                      tokens=tokens)  # fmt: skip
 
 
 def _answered(it: _Item, hits: list[Hit], ans: Answer, metrics: list[Metric], ms: float,
