@@ -115,9 +115,9 @@ def _weights(units: int, resamples: int, rng: np.random.Generator):
     block = max(1, min(resamples, _BLOCK_CELLS // max(units, 1)))
     for start in range(0, resamples, block):
         rows = min(block, resamples - start)
-        # int32 draws are ~2x cheaper; rows * units stays below 2**31 by the block size.
-        idx = rng.integers(0, units, size=(rows, units), dtype=np.int32)
-        idx += (np.arange(rows, dtype=np.int32) * units)[:, None]
+        # int64 indices: bincount works in intp, so narrower draws only add a conversion.
+        idx = rng.integers(0, units, size=(rows, units))
+        idx += (np.arange(rows, dtype=np.int64) * units)[:, None]
         counts = np.bincount(idx.ravel(), minlength=rows * units)
         yield counts.reshape(rows, units).astype(np.float32)
 

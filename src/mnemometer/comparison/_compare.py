@@ -362,8 +362,8 @@ def _statistics(
     n = len(pairs)
     everyone = np.ones(n, dtype=bool)
     metric_keys = sorted(metric_info)
-    base_m = {k: np.array([_nan(p.base_m.get(k)) for p in pairs]) for k in metric_keys}
-    cand_m = {k: np.array([_nan(p.cand_m.get(k)) for p in pairs]) for k in metric_keys}
+    base_m = _metric_arrays(pairs, metric_keys, "base_m")
+    cand_m = _metric_arrays(pairs, metric_keys, "cand_m")
     cols: list[np.ndarray] = []
 
     def add(col: np.ndarray) -> int:
@@ -373,9 +373,12 @@ def _statistics(
     # Plan every column: (overall | group) x (success | metric).
     group_keys = sorted({f"{f}:{v}" for p in pairs for f, v in p.groups.items()})
     masks = {"": everyone}
+    by_field: dict[str, np.ndarray] = {}
     for gk in group_keys:
         f, _, v = gk.partition(":")
-        masks[gk] = np.array([p.groups.get(f) == v for p in pairs])
+        if f not in by_field:
+            by_field[f] = np.array([p.groups.get(f, "") for p in pairs], dtype=object)
+        masks[gk] = by_field[f] == v
     succ_col, succ_base, succ_cand = _success_column(pairs, everyone)
     plan: dict[tuple[str, str], int] = {}
     for gk, mask in masks.items():
@@ -496,8 +499,15 @@ def _statistics(
     )
 
 
-def _nan(v: float | None) -> float:
-    return np.nan if v is None else float(v)
+def _metric_arrays(pairs: list[_Pair], keys: list[str], side: str) -> dict[str, np.ndarray]:
+    """One array per metric key over the pairs; NaN where the side has no value."""
+    col = {k: j for j, k in enumerate(keys)}
+    out = np.full((len(pairs), len(keys)), np.nan)
+    for i, p in enumerate(pairs):
+        for k, v in getattr(p, side).items():
+            if v is not None:
+                out[i, col[k]] = v
+    return {k: out[:, j] for k, j in col.items()}
 
 
 def _by_item(pairs: list[_Pair]) -> SuccessStats | None:
