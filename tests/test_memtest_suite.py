@@ -21,6 +21,13 @@ from mnemometer.runner import run
 from mnemometer.suites.memtest._score import kendall_tau, newcombe
 
 _TOKEN = re.compile(r"[\u4e00-\u9fff]|[a-z0-9']+")
+_STOP = frozenset("a an and at for in of on over so the to was with".split())
+
+
+def _tokens(text: str) -> set[str]:
+    return {t for t in _TOKEN.findall(text.lower()) if t not in _STOP}
+
+
 SEEDS = ["sample_db_100.json", "sample_db_4875b98.json", "sample_db_a4ad044.json",
          "tianlongbabu_db.json", "hp_benchmark_db.json", "hp_benchmark_db_raw.json",
          "four_novels_db.json"]  # fmt: skip
@@ -48,12 +55,12 @@ class ExactStore:
             doc = len(self.ids)
             self.ids.append(metadata["memory_id"])
             self.exact.setdefault(text, []).append(doc)
-            for tok in set(_TOKEN.findall(text.lower())):
+            for tok in _tokens(text):
                 self.postings.setdefault(tok, []).append(doc)
 
     def search(self, query: str, top_k: int) -> list[dict[str, Any]]:
         scores: dict[int, float] = {}
-        for tok in set(_TOKEN.findall(query.lower())):
+        for tok in _tokens(query):
             for doc in self.postings.get(tok, ()):
                 scores[doc] = scores.get(doc, 0.0) + 1.0
         for doc in self.exact.get(query, ()):
