@@ -6,14 +6,21 @@ import sys
 
 import click
 
+from mnemometer.cli.archive import archive_cmd
+from mnemometer.cli.build import build_cmd
 from mnemometer.cli.check_store import check_store_cmd
 from mnemometer.cli.clean import clean_cmd
 from mnemometer.cli.compare import compare_cmd
+from mnemometer.cli.doctor import doctor_cmd
 from mnemometer.cli.gate import gate_cmd
+from mnemometer.cli.generate import generate_cmd
 from mnemometer.cli.list import list_cmd
 from mnemometer.cli.log import log_group
+from mnemometer.cli.query import query_cmd
 from mnemometer.cli.report import report_cmd
+from mnemometer.cli.reproduce import reproduce_cmd
 from mnemometer.cli.run import run_cmd
+from mnemometer.cli.serve_llm import serve_llm_cmd
 from mnemometer.errors import MnemometerError
 
 
@@ -27,12 +34,15 @@ def cli() -> None:
     """
 
 
-for command in (run_cmd, report_cmd, list_cmd, check_store_cmd, log_group):
+for command in (run_cmd, report_cmd, list_cmd, check_store_cmd, log_group, generate_cmd):
     cli.add_command(command)
-for command in (compare_cmd, gate_cmd):
+for command in (compare_cmd, gate_cmd, doctor_cmd, reproduce_cmd, archive_cmd):
     cli.add_command(command)
-for command in (clean_cmd,):
+for command in (build_cmd, clean_cmd):
     cli.add_command(command)
+cli.add_command(query_cmd)
+
+cli.add_command(serve_llm_cmd)
 
 
 def main(argv: list[str] | None = None) -> None:
