@@ -296,3 +296,22 @@ def test_http_agent(tmp_path):
 def test_list_agents():
     out = invoke("list", "agents").output
     assert [ln.split()[0] for ln in out.splitlines()] == ["http", "letta", "mem0", "rag"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["run", "retrieval", "-d", "demo-en", "--letta-url", "http://x"], "--letta-url needs --agent"),
+    (["run", "retrieval", "-d", "demo-en", "-s", "bm25", "--repeat", "2"], "--repeat needs --agent"),
+    (["run", "retrieval", "--agent", "rag", "--llm-base-url", "http://127.0.0.1:9/v1",
+      "--llm-model", "m"], "does not drive agents"),
+    (["run", "scenarios", "--agent", "mem0", "--store", "bm25", "--llm-base-url",
+      "http://127.0.0.1:9/v1", "--llm-model", "m"], "has its own memory"),
+    (["run", "scenarios", "--agent", "rag"], "no LLM endpoint: pass --llm-base-url"),
+    (["run", "scenarios", "--agent", "nope"], "unknown agent 'nope'"),
+])
+def test_agent_flags_bad_input(args, message, tmp_path):
+    from mnemometer.errors import MnemometerError
+
+    unset = {"MNEMOMETER_LLM_BASE_URL": None, "MNEMOMETER_LLM_MODEL": None}
+    res = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "r")], env=unset)
+    assert isinstance(res.exception, MnemometerError), res.output
+    assert message in str(res.exception)

@@ -67,6 +67,8 @@ def agent_run_kwargs(suite_options: dict[str, Any], **kw: Any) -> dict[str, Any]
                 if kw.get(k)]  # fmt: skip
         if kw.get("agent_opts"):
             used.append("--agent-option")
+        if kw.get("repeat") is not None:
+            used.append("--repeat")  # suite directories take it before this point
         if used:
             raise MnemometerError(f"{used[0]} needs --agent")
         return {"llm": _llm(kw)} if _llm_flags(kw) else {}
