@@ -253,6 +253,15 @@ def test_a_second_build_is_served_from_the_disk_cache(en_corpus, tmp_path):
     assert report.cached_calls == report.calls > 0 and report.prompt_tokens == 0
 
 
+def test_concurrent_chunks_give_the_same_dataset(en_corpus, tmp_path):
+    with FakeLLMServer(default=extraction_reply) as srv:
+        one, _ = build_dataset(en_corpus, tmp_path / "1.json", client(srv),
+                               BuildConfig(max_chars=200))
+        three, _ = build_dataset(en_corpus, tmp_path / "3.json", client(srv),
+                                 BuildConfig(max_chars=200, concurrency=3))
+    assert one.compute_hash() == three.compute_hash()
+
+
 def test_unreachable_endpoint_is_a_clear_error_and_keeps_progress(en_corpus, tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -7,7 +7,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -160,24 +160,36 @@ def build_dataset(
         )  # fmt: skip
 
     ckpt.parent.mkdir(parents=True, exist_ok=True)
-    with open(ckpt, "a", encoding="utf-8") as log:
-        try:
-            with ThreadPoolExecutor(max(1, cfg.concurrency)) as pool:
-                for rec in pool.map(work, todo):
-                    with lock:
-                        records[rec.key] = rec
-                        if rec.status == "ok":  # failed chunks are asked again on resume
-                            log.write(rec.model_dump_json() + "\n")
-                            log.flush()
-                        finished += 1
-                    if progress:
-                        progress(finished, len(corpus.chunks))
-        except LLMError as e:
-            saved = sum(1 for r in records.values() if r.status == "ok")
-            raise MnemometerError(
-                f"{e}\n{saved} of {len(corpus.chunks)} chunks are saved in {ckpt}; "
-                "fix the endpoint and rerun with --resume (finished chunks are not asked again)"
-            ) from None
+    failure: LLMError | None = None
+    with open(ckpt, "a", encoding="utf-8") as log, ThreadPoolExecutor(
+        max(1, cfg.concurrency)
+    ) as pool:
+        futures = [pool.submit(work, c) for c in todo]
+        for fut in as_completed(futures):  # record each chunk the moment it is done
+            if fut.cancelled():
+                continue
+            try:
+                rec = fut.result()
+            except LLMError as e:
+                if failure is None:
+                    failure = e
+                    for other in futures:
+                        other.cancel()  # chunks not started yet stay for --resume
+                continue
+            with lock:
+                records[rec.key] = rec
+                if rec.status == "ok":  # failed chunks are asked again on resume
+                    log.write(rec.model_dump_json() + "\n")
+                    log.flush()
+                finished += 1
+            if progress:
+                progress(finished, len(corpus.chunks))
+    if failure is not None:
+        saved = sum(1 for r in records.values() if r.status == "ok")
+        raise MnemometerError(
+            f"{failure}\n{saved} of {len(corpus.chunks)} chunks are saved in {ckpt}; "
+            "fix the endpoint and rerun with --resume (finished chunks are not asked again)"
+        )
 
     for rec in records.values():
         if rec.status == "failed":
