@@ -148,3 +148,16 @@ def test_cli_runs_retrieval_and_logs_resolved_options(
     assert 0.5 < hit <= 1.0
     if name == "hybrid":  # fusion (English) or fallback (Chinese) never loses to BM25 here
         assert hit >= _metric(runs["bm25"], "hit@20")
+
+
+def test_embedding_cache_returns_the_same_vectors(embedder) -> None:
+    from mnemometer.stores._embed import Embedder
+
+    fresh = Embedder(path=embedder.path, model=embedder.model, dim=embedder.dim)
+    texts = ["a cat on a mat", "a dog in the fog", "a cat on a mat"]
+    plain = fresh.encode(texts)
+    fresh.enable_cache()
+    cached = fresh.encode(texts)
+    assert np.allclose(plain, cached, atol=1e-5) and len(fresh.cache) == 2
+    fresh.encode_one("a query")
+    assert "a query" not in fresh.cache  # queries are never cached: latency stays honest

@@ -74,12 +74,31 @@ class Embedder:
     """Vector dimension."""
     batch_size: int = 64
     """Texts per forward pass."""
+    cache: dict[str, np.ndarray] | None = None
+    """Text → vector memo for bulk encoding; off unless :meth:`enable_cache` is called."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def enable_cache(self) -> None:
+        """Remember bulk-encoded texts, so several stores over one dataset embed it once.
+
+        For tables that compare many stores in one process; indexing times after the first
+        store then exclude model inference. Single-query encoding is never cached.
+        """
+        if self.cache is None:
+            self.cache = {}
 
     def encode(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
         """Embed ``texts`` as an ``(n, dim)`` array of unit vectors."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self.cache is not None and len(texts) > 1:
+            missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+            if missing:
+                self.cache.update(zip(missing, self._encode(missing, batch_size), strict=True))
+            return np.stack([self.cache[t] for t in texts])
+        return self._encode(texts, batch_size)
+
+    def _encode(self, texts: Sequence[str], batch_size: int | None) -> np.ndarray:
         with self._lock:  # torch modules are not safe to call from several threads at once
             vecs = self.model.encode(
                 list(texts),
