@@ -1,9 +1,12 @@
 """mnemometer: measure AI-agent memory.
 
-The public verbs are :func:`run`, :func:`report`, :func:`load_dataset` and
-:func:`read_log`; the core nouns are :class:`Dataset`, :class:`Memory`, :class:`Query`,
-:class:`Hit` and the :class:`Store` protocol.
+The public verbs are :func:`run`, :func:`report`, :func:`compare`, :func:`gate`,
+:func:`run_suite`, :func:`load_dataset` and :func:`read_log`; the core nouns are
+:class:`Dataset`, :class:`Memory`, :class:`Query`, :class:`Hit` and the :class:`Store`
+protocol.
 """
+
+from typing import Any
 
 from mnemometer.datasets import Dataset, Memory, Query, load_dataset, save_dataset
 from mnemometer.log import read_log
@@ -18,10 +21,28 @@ __all__ = [
     "Query",
     "RunResult",
     "Store",
+    "compare",
     "create_store",
+    "gate",
     "load_dataset",
     "read_log",
     "report",
     "run",
+    "run_suite",
     "save_dataset",
 ]
+
+# Verbs whose modules pull in scipy and the suite machinery load on first use.
+_LAZY = {
+    "compare": "mnemometer.comparison",
+    "gate": "mnemometer.comparison",
+    "run_suite": "mnemometer.suites.typed",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'mnemometer' has no attribute {name!r}")

@@ -154,7 +154,9 @@ def _group_line(value: str, ms: list[Metric], k: int | None) -> str:
 
 def _counts(s: Summary) -> str:
     c = s.counts
-    text = f"{c.get('items', 0)}/{c.get('planned', c.get('items', 0))}"
+    done, planned = c.get("items", 0), c.get("planned", c.get("items", 0))
+    # Items with steps (build sequences) log one result per step: more results than items.
+    text = f"{done}/{planned}" if done <= planned else f"{done} results for {planned} planned"
     bad = [f"{c[k]} {k}" for k in ("errors", "timeouts") if c.get(k)]
     return text + (f" ({', '.join(bad)})" if bad else "")
 
