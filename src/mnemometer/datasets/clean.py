@@ -24,7 +24,6 @@ Steps, in order:
 
 from __future__ import annotations
 
-import itertools
 import random
 import re
 import time
@@ -251,24 +250,28 @@ def _near_duplicates(
 ) -> tuple[list[Memory], int]:
     if cfg.near_dup_threshold <= 0 or len(memories) < 2:
         return memories, 0
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     tokens = _token_sets(memories, lang)
-    groups = [_meta_key(m, cfg.group_by) for m in memories]
     block_of: dict[str, int] = {}
-    blocks = [block_of.setdefault(g, len(block_of)) for g in groups]
+    blocks = [block_of.setdefault(_meta_key(m, cfg.group_by), len(block_of)) for m in memories]
     lsh_threshold = max(0.05, cfg.near_dup_threshold - LSH_MARGIN)
-    pairs = candidate_pairs(tokens, lsh_threshold, cfg.num_perm, blocks)
-    persons = [_person(m, cfg.person_key) for m in memories]
-    uf = _UnionFind(len(memories))
-    for i, j in pairs:
-        if groups[i] != groups[j]:
-            continue
-        if cross_only(cfg) and persons[i] is not None and persons[i] == persons[j]:
-            continue
-        if jaccard(tokens[i], tokens[j]) > cfg.near_dup_threshold:
-            uf.union(i, j)
+    first, second = candidate_pair_arrays(tokens, lsh_threshold, cfg.num_perm, blocks)
+    if cross_only(cfg):  # the cross-perspective rule: never merge a person with itself
+        person_of: dict[str, int] = {}
+        pid = np.array([-1 if p is None else person_of.setdefault(p, len(person_of))
+                        for p in (_person(m, cfg.person_key) for m in memories)])  # fmt: skip
+        other = (pid[first] < 0) | (pid[first] != pid[second])
+        first, second = first[other], second[other]
+    sim = jaccard_arrays(tokens, first, second)
+    keep = sim > cfg.near_dup_threshold  # exact Jaccard confirms every LSH candidate
+    n = len(memories)
+    graph = coo_matrix((np.ones(int(keep.sum())), (first[keep], second[keep])), shape=(n, n))
+    _, label = connected_components(graph, directed=False)
     components: dict[int, list[int]] = defaultdict(list)
-    for i in range(len(memories)):
-        components[uf.find(i)].append(i)
+    for i, c in enumerate(label.tolist()):
+        components[c].append(i)
     drop: set[int] = set()
     for members in components.values():
         if len(members) < 2:
@@ -281,6 +284,25 @@ def _near_duplicates(
                 merged_into[memories[i].id] = memories[best].id
     kept = [m for i, m in enumerate(memories) if i not in drop]
     return kept, len(drop)
+
+
+def jaccard_arrays(
+    token_sets: Sequence[frozenset[str]], first: np.ndarray, second: np.ndarray
+) -> np.ndarray:
+    """Exact Jaccard similarity of the pairs ``(first[k], second[k])``, all at once."""
+    from scipy.sparse import csr_matrix
+
+    if len(first) == 0:
+        return np.zeros(0)
+    vocab: dict[str, int] = {}
+    cols = [vocab.setdefault(t, len(vocab)) for s in token_sets for t in s]
+    sizes = np.array([len(s) for s in token_sets])
+    indptr = np.concatenate([[0], np.cumsum(sizes)])
+    x = csr_matrix((np.ones(len(cols), dtype=np.float32), cols, indptr),
+                   shape=(len(token_sets), max(1, len(vocab))))  # fmt: skip
+    inter = np.asarray(x[first].multiply(x[second]).sum(axis=1)).ravel()
+    union = sizes[first] + sizes[second] - inter
+    return np.divide(inter, union, out=np.zeros(len(first)), where=union > 0)
 
 
 def _token_sets(memories: Sequence[Memory], lang: str) -> list[frozenset[str]]:
@@ -298,40 +320,62 @@ def candidate_pairs(
 ) -> set[tuple[int, int]]:
     """Index pairs ``(i, j)``, ``i < j``, that share a MinHash LSH bucket (and a block).
 
-    ``blocks`` gives each set a block number; sets in different blocks are never paired
-    (the block joins every band's bucket key).
-
-    Candidates still need an exact Jaccard check; LSH only prunes the O(n²) pairs. The
-    signatures are datasketch's (``scheme="legacy"``: its hash function and permutations),
-    computed for all sets at once with numpy instead of one Python object per set; the
-    band/row split is the one ``datasketch.MinHashLSH`` picks for ``threshold``.
+    A set view of :func:`candidate_pair_arrays`.
     """
+    first, second = candidate_pair_arrays(token_sets, threshold, num_perm, blocks)
+    return set(zip(first.tolist(), second.tolist(), strict=True))
+
+
+def candidate_pair_arrays(
+    token_sets: Sequence[frozenset[str]],
+    threshold: float,
+    num_perm: int = 128,
+    blocks: Sequence[int] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Unique index pairs ``(first[k] < second[k])`` that share a MinHash LSH bucket.
+
+    ``blocks`` gives each set a block number; sets in different blocks are never paired
+    (the block joins every band's bucket key). Candidates still need an exact Jaccard
+    check; LSH only prunes the O(n²) pairs. The signatures are datasketch's
+    (``scheme="legacy"``: its hash function and permutations), computed for all sets at once
+    with numpy; the band/row split is the one ``datasketch.MinHashLSH`` picks for
+    ``threshold``.
+    """
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
     sigs, rows = minhash_signatures(token_sets, num_perm)
     if len(rows) < 2:
-        return set()
+        return empty
     from datasketch import MinHashLSH  # core dependency; imported late for startup time
 
     lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
-    block_col = None
+    base = np.zeros(len(rows), dtype=np.uint64)
     if blocks is not None:
-        block_col = np.asarray(blocks, dtype=sigs.dtype)[rows][:, None]
-    pairs: set[tuple[int, int]] = set()
+        base = np.asarray(blocks, dtype=np.uint64)[rows] * np.uint64(0x9E3779B97F4A7C15)
+    # One 64-bit key per (block, band): a collision of two different bands only adds a
+    # candidate, which the exact Jaccard check then rejects.
+    mult = np.random.default_rng(0).integers(1, 2**63, lsh.r, dtype=np.uint64) | np.uint64(1)
+    n = len(token_sets)
+    codes: list[np.ndarray] = []
+    triu: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for band in range(lsh.b):
-        block = sigs[:, band * lsh.r : (band + 1) * lsh.r]
-        if block_col is not None:
-            block = np.hstack([block_col, block])
-        block = np.ascontiguousarray(block)
-        _, bucket = np.unique(block, axis=0, return_inverse=True)
-        bucket = bucket.ravel()
+        block = sigs[:, band * lsh.r : (band + 1) * lsh.r].astype(np.uint64)
+        with np.errstate(over="ignore"):
+            bucket = base + (block * mult).sum(axis=1, dtype=np.uint64)
         order = np.argsort(bucket, kind="stable")
-        bounds = np.flatnonzero(np.diff(bucket[order])) + 1
-        starts = [0, *bounds.tolist()]
-        ends = [*bounds.tolist(), len(order)]
-        members = rows[order].tolist()
-        for a, b in zip(starts, ends, strict=True):
-            if b - a > 1:  # most buckets hold one set; only collisions make pairs
-                pairs.update(itertools.combinations(sorted(members[a:b]), 2))
-    return pairs
+        members = rows[order]
+        starts = np.flatnonzero(np.r_[True, np.diff(bucket[order]) != 0])
+        sizes = np.diff(np.r_[starts, len(order)])
+        for size in np.unique(sizes[sizes > 1]).tolist():  # all buckets of one size at once
+            if size not in triu:
+                triu[size] = np.triu_indices(size, 1)
+            ii, jj = triu[size]
+            at = starts[sizes == size][:, None]
+            a, b = members[at + ii].ravel(), members[at + jj].ravel()
+            codes.append(np.minimum(a, b).astype(np.int64) * n + np.maximum(a, b))
+    if not codes:
+        return empty
+    unique = np.unique(np.concatenate(codes))
+    return unique // n, unique % n
 
 
 def minhash_signatures(
