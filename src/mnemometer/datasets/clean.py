@@ -10,9 +10,9 @@ Steps, in order:
 
 1. **Exact duplicates**: the same lower-cased, whitespace-normalised text; the first is kept.
 2. **Near duplicates**: within a group (same ``book`` and ``event_type`` by default), pairs of
-   memories about *different* persons whose token sets have Jaccard > 0.6 are joined with
-   union-find; each connected group keeps its most detailed memory (most distinct tokens,
-   then longest text).
+   memories about *different* persons whose token sets have Jaccard > 0.6 are joined
+   (union-find, as connected components of the pair graph); each connected group keeps its
+   most detailed memory (most distinct tokens, then longest text).
 3. **Person balance**: persons whose memory count is at or above the 80th percentile of
    counts are *key persons* (cap 60), the others are capped at 30. An over-cap person keeps
    one memory from each ``event_type|book`` stratum (smallest stratum first), then a seeded
@@ -109,22 +109,6 @@ class CleanReport:
     def as_dict(self) -> dict[str, float | int]:
         """The counts as a plain dict."""
         return asdict(self)
-
-
-class _UnionFind:
-    def __init__(self, n: int) -> None:
-        self.parent = list(range(n))
-
-    def find(self, i: int) -> int:
-        while self.parent[i] != i:
-            self.parent[i] = self.parent[self.parent[i]]  # path halving
-            i = self.parent[i]
-        return i
-
-    def union(self, a: int, b: int) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
 
 
 def clean_dataset(
