@@ -78,6 +78,9 @@ def test_serve_llm_command_serves_and_stops(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+    # the command is the server (exec), so stopping it leaves nothing listening
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
 
 
 def test_serve_llm_bad_model_file(tmp_path):

@@ -18,13 +18,13 @@ def serve_llm_cmd(port: int, model_file: str | None, n_ctx: int, threads: int, s
     Then: mnemometer run scenarios --agent rag --store bm25
     --llm-base-url http://127.0.0.1:8080/v1 --llm-model smollm2
     """
-    import subprocess
+    import os
+    import sys
 
     from mnemometer.local_llm import MODEL_ALIAS, server_command
 
     cmd = server_command(port, model=model_file, n_ctx=n_ctx, threads=threads, seed=seed)
     click.echo(f"serving {MODEL_ALIAS} at http://127.0.0.1:{port}/v1 (Ctrl-C stops it)", err=True)
-    try:
-        raise SystemExit(subprocess.call(cmd))
-    except KeyboardInterrupt:
-        raise SystemExit(0) from None
+    sys.stderr.flush()
+    # Become the server: its pid is ours, so SIGTERM/SIGINT reach it and nothing is orphaned.
+    os.execv(cmd[0], cmd)
