@@ -134,7 +134,7 @@ class ScenarioSuite:
                                         source=source, content_hash=digest.hexdigest()))  # fmt: skip
 
     def plan(self, dataset: Dataset) -> list[Item]:
-        """One item per scenario × noise level × repeat."""
+        """One item per scenario × noise level × repeat (indexed in that order)."""
         del dataset
         items: list[Item] = []
         for level in self.noise:
@@ -146,7 +146,9 @@ class ScenarioSuite:
                     if self.repeat > 1:
                         item_id += f"#{rep}"
                     items.append(Item(item_id, len(items), (s, level, rep)))
-        return items
+        # Longest scenarios start first (results keep their plan index): a 53-turn scenario
+        # started last would otherwise be the whole tail of a concurrent run.
+        return sorted(items, key=lambda it: (-_user_turns(it.payload[0]), it.index))
 
     def setup(self, system: Any, dataset: Dataset) -> dict[str, float]:
         """Load the similarity model once."""
@@ -276,6 +278,10 @@ class ScenarioSuite:
     def write_outputs(self, run_dir: Path, header: RunHeader, summary: Summary) -> None:
         """Write the seed-compatible CSV beside the run log."""
         write_csv(run_dir / CSV_FILE, header, summary)
+
+
+def _user_turns(scenario: Scenario) -> int:
+    return sum(1 for s in scenario.steps if s.kind == "user")
 
 
 def _grade_row(g: grading.TurnGrade, spec: Grade) -> dict[str, Any]:
