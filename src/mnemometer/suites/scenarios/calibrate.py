@@ -1,9 +1,10 @@
 """Calibrate the similarity rescue threshold on a labelled set of answers.
 
 ``data/calibration.json`` holds 114 answers written for the 19 distinct expected answers of
-the packaged scenarios (persona turns, which are never rescued, are left out), each labelled ``right`` (correct, often without the exact keyword),
+the packaged scenarios, each labelled ``right`` (correct, often without the exact keyword),
 ``verbose`` (correct and long) or ``wrong`` (including wrong answers that share words with
-the expected one, such as "Hilton Hotels" for "Choice Hotels").
+the expected one, such as "Hilton Hotels" for "Choice Hotels"). The 12 answers to persona
+turns, which are never rescued, are left out: 102 answers calibrate the threshold.
 
 The rescue must never lift a wrong answer, so the threshold is the smallest value on a
 0.01 grid strictly above the most similar wrong answer; the report says how many right and
