@@ -87,11 +87,16 @@ class Embedder:
         if self.cache is None:
             self.cache = {}
 
-    def encode(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
-        """Embed ``texts`` as an ``(n, dim)`` array of unit vectors."""
+    def encode(
+        self, texts: Sequence[str], batch_size: int | None = None, cache: bool = True
+    ) -> np.ndarray:
+        """Embed ``texts`` as an ``(n, dim)`` array of unit vectors.
+
+        ``cache=False`` always runs the model (search-time encoding, whose latency counts).
+        """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self.cache is not None and len(texts) > 1:
+        if cache and self.cache is not None and len(texts) > 1:
             missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
             if missing:
                 self.cache.update(zip(missing, self._encode(missing, batch_size), strict=True))

@@ -30,7 +30,7 @@ class DenseReranker:
 
     def scores(self, query: str, texts: Sequence[str]) -> list[float]:
         """One cosine per text."""
-        vecs = self.embedder.encode([query, *texts])
+        vecs = self.embedder.encode([query, *texts], cache=False)  # search time: never cached
         return [float(x) for x in vecs[1:] @ vecs[0]]
 
 
