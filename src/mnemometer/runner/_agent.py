@@ -8,14 +8,12 @@ item, so items run concurrently without sharing memory.
 from __future__ import annotations
 
 import inspect
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from mnemometer.errors import MnemometerError, RunLogError
 from mnemometer.log._reader import read_header, read_items
-from mnemometer.log._schema import DatasetRef, RunHeader, SystemRef
+from mnemometer.log._schema import RunHeader, SystemRef
 from mnemometer.log._writer import write_header
 from mnemometer.runner import _env
 
@@ -67,28 +65,11 @@ def start_agent_run(
     run_dir = _new_run_dir(out, suite, agent)
     factory = create_agent_factory(agent, agent_options, llm=llm, workdir=run_dir / "agent")
     items = the_suite.plan(ds)
-    header = RunHeader(
-        run_id=uuid.uuid4().hex[:12],
-        run_group=run_group or uuid.uuid4().hex[:12],
-        repeat=repeat,
-        suite=suite,
-        suite_version=the_suite.version,
-        suite_options=the_suite.options(),
-        dataset=DatasetRef(name=ds.info.name, version=ds.info.version,
-                           content_hash=ds.info.content_hash or "", language=ds.info.language,
-                           path=None, notes=ds.info.notes),  # fmt: skip
+    header = _env.new_header(
+        suite=suite, the_suite=the_suite, dataset=ds, dataset_path=None,
         system=system_ref(agent, agent_options, factory),
-        seed=seed,
-        config_fingerprint=_env.fingerprint(
-            [suite, the_suite.options(), agent, _env.redact(agent_options), ds.info.content_hash]
-        ),
-        package_version=_env.package_version(),
-        python_version=_env.python_version(),
-        platform=_env.platform_name(),
-        git_revision=_env.git_revision(),
-        created_at=datetime.now(UTC),
-        item_count=len(items),
-    )
+        seed=seed, run_group=run_group, repeat=repeat, item_count=len(items),
+    )  # fmt: skip
     write_header(run_dir, header)
     return run_dir, header, the_suite, factory, ds
 

@@ -76,3 +76,64 @@ def python_version() -> str:
 def platform_name() -> str:
     """OS and machine."""
     return f"{platform.system()}-{platform.machine()}"
+
+
+def new_header(
+    *,
+    suite: str,
+    the_suite: Any,
+    dataset: Any,
+    dataset_path: str | None,
+    system: Any,
+    seed: int,
+    run_group: str | None,
+    repeat: int,
+    item_count: int,
+) -> Any:
+    """The header of a new run: what determines its numbers, plus the environment.
+
+    Args:
+        suite: registered suite name.
+        the_suite: the suite object (its version and resolved options are recorded).
+        dataset: the loaded :class:`~mnemometer.datasets.Dataset`.
+        dataset_path: where to reload it on resume, or ``None`` for an in-memory dataset.
+        system: the :class:`~mnemometer.log.SystemRef` (options already redacted).
+        seed: recorded seed.
+        run_group: group id shared by repeats (a new one when ``None``).
+        repeat: repeat index within the group.
+        item_count: how many items the suite planned.
+    """
+    import uuid
+    from datetime import UTC, datetime
+
+    from mnemometer.log._schema import DatasetRef, RunHeader
+
+    info = dataset.info
+    return RunHeader(
+        run_id=uuid.uuid4().hex[:12],
+        run_group=run_group or uuid.uuid4().hex[:12],
+        repeat=repeat,
+        suite=suite,
+        suite_version=the_suite.version,
+        suite_options=the_suite.options(),
+        dataset=DatasetRef(
+            name=info.name,
+            version=info.version,
+            content_hash=info.content_hash or "",
+            language=info.language,
+            path=dataset_path,
+            reference_time=info.reference_time,
+            notes=info.notes,
+        ),
+        system=system,
+        seed=seed,
+        config_fingerprint=fingerprint(
+            [suite, the_suite.options(), system.name, system.options, info.content_hash]
+        ),
+        package_version=package_version(),
+        python_version=python_version(),
+        platform=platform_name(),
+        git_revision=git_revision(),
+        created_at=datetime.now(UTC),
+        item_count=item_count,
+    )

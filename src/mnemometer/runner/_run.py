@@ -14,7 +14,7 @@ from mnemometer.datasets._io import load_dataset
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import MnemometerError, RunLogError
 from mnemometer.log._reader import read_header, read_items
-from mnemometer.log._schema import DatasetRef, ItemResult, RunHeader, Summary, SystemRef
+from mnemometer.log._schema import ItemResult, RunHeader, Summary, SystemRef
 from mnemometer.log._writer import ItemWriter, write_header
 from mnemometer.runner import _agent, _env
 from mnemometer.runner._pool import Done, execute
@@ -123,35 +123,12 @@ def run(
     run_dir = _new_run_dir(out, suite, store)
     system = create_store(store, store_options, lang=ds.info.language, workdir=run_dir / "store")
     items = the_suite.plan(ds)
-    options = dict(store_options or {})
-    header = RunHeader(
-        run_id=uuid.uuid4().hex[:12],
-        run_group=run_group or uuid.uuid4().hex[:12],
-        repeat=repeat,
-        suite=suite,
-        suite_version=the_suite.version,
-        suite_options=the_suite.options(),
-        dataset=DatasetRef(
-            name=ds.info.name,
-            version=ds.info.version,
-            content_hash=ds.info.content_hash or "",
-            language=ds.info.language,
-            path=None if isinstance(dataset, Dataset) else _dataset_path(dataset),
-            reference_time=ds.info.reference_time,
-            notes=ds.info.notes,
-        ),
-        system=_system_ref(store, options, system),
-        seed=seed,
-        config_fingerprint=_env.fingerprint(
-            [suite, the_suite.options(), store, _env.redact(options), ds.info.content_hash]
-        ),
-        package_version=_env.package_version(),
-        python_version=_env.python_version(),
-        platform=_env.platform_name(),
-        git_revision=_env.git_revision(),
-        created_at=datetime.now(UTC),
-        item_count=len(items),
-    )
+    header = _env.new_header(
+        suite=suite, the_suite=the_suite, dataset=ds,
+        dataset_path=None if isinstance(dataset, Dataset) else _dataset_path(dataset),
+        system=_system_ref(store, dict(store_options or {}), system),
+        seed=seed, run_group=run_group, repeat=repeat, item_count=len(items),
+    )  # fmt: skip
     write_header(run_dir, header)
     return _execute(run_dir, header, the_suite, system, ds, items, {}, concurrency, timeout,
                     fsync, progress)  # fmt: skip
