@@ -230,7 +230,7 @@ def test_main_prints_one_line_and_exit_2(tmp_path):
 
 @pytest.mark.parametrize(("text", "message"), [
     ("", "empty scenario file"),
-    ("{bad json\n", "x.jsonl:1: invalid JSON"),
+    ("{bad json\n", "x.jsonl:1:2: malformed JSON"),
     ('{"scenario": "Bad Id"}\n', "x.jsonl:1: invalid header: scenario"),
     ('{"scenario": "x"}\n{"role": "user", "content": "hi"}\n', "has no graded turn"),
     ('{"scenario": "x"}\n{"role": "bot", "content": "hi"}\n', "x.jsonl:2: invalid turn: role"),

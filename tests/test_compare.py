@@ -208,9 +208,9 @@ def _cli(*args: str):
 
 def test_cli_compare_and_gate_exit_codes(tmp_path):
     types = ["retrieval_qa"] * 10 + ["adversarial_stale"] * 12
-    a = make_run(tmp_path / "runs" / "nm", [False] * 22, condition="no-memory", types=types,
+    make_run(tmp_path / "runs" / "nm", [False] * 22, condition="no-memory", types=types,
                  recall=[0.0] * 22)  # fmt: skip
-    b = make_run(tmp_path / "runs" / "fm", [True] * 21 + [False], condition="full-memory",
+    make_run(tmp_path / "runs" / "fm", [True] * 21 + [False], condition="full-memory",
                  types=types, recall=[1.0] * 22)  # fmt: skip
     out = tmp_path / "cmp.json"
     r = _cli("compare", str(tmp_path / "runs"), "--resamples", "200", "-o", str(out),

@@ -84,7 +84,7 @@ def _suite(tmp_path: Path, items: str, manifest: str = 'name = "t"\n') -> Path:
     ("items", "message"),
     [
         ('# c\n{"eval_type": "retrieval_qa", "id": "a", "question": "q"}\n{"eval_type": ',
-         r"items.jsonl:3: malformed JSON"),
+         r"items.jsonl:3:\d+: malformed JSON"),
         ('{"eval_type": "retrival_qa", "id": "a", "question": "q"}\n',
          r"items.jsonl:1: unknown eval_type 'retrival_qa' \(did you mean 'retrieval_qa'\?\)"),
         ('\n{"eval_type": "grounded_answer", "id": "a"}\n',

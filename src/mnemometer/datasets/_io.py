@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mnemometer._jsonl import json_objects
 from mnemometer.datasets._models import Dataset, DatasetInfo, Memory, Query
 from mnemometer.errors import DatasetError, did_you_mean
 
@@ -173,20 +174,12 @@ def _validate(model: type, raw: Any, path: Path, line: int | None = None) -> Any
 
 def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
-        f = open(path, encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise DatasetError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
-    with f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DatasetError(f"{path}:{lineno}:{e.colno}: malformed JSON: {e.msg}") from None
-            if not isinstance(rec, dict):
-                raise DatasetError(f"{path}:{lineno}: expected a JSON object")
-            yield lineno, rec
+    yield from json_objects(text, path, DatasetError, what="a record")
 
 
 def _load_jsonl(path: Path) -> Dataset:

@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from mnemometer._jsonl import json_objects
 from mnemometer.errors import MnemometerError
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -155,15 +156,7 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(f"{path}: not UTF-8 text") from None
     header: Header | None = None
     steps: list[Step] = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ScenarioError(f"{_where(path, n)}: invalid JSON: {e.msg} (column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise ScenarioError(f"{_where(path, n)}: expected a JSON object")
+    for n, obj in json_objects(text, path, ScenarioError, what="a scenario line"):
         try:
             if header is None:
                 header = Header.model_validate(obj)

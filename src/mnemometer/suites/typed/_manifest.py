@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mnemometer._jsonl import json_objects
 from mnemometer.datasets._models import Memory
 from mnemometer.errors import MnemometerError, did_you_mean
 from mnemometer.suites.typed._items import ITEM_TYPES, _Item
@@ -168,16 +169,8 @@ def parse_items(path: Path) -> tuple[list[_Item], dict[str, int], bytes]:
         raise SuiteError(f"{path}: items file not found") from None
     items: list[_Item] = []
     lines: dict[str, int] = {}
-    for n, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        try:
-            data = json.loads(s)
-        except json.JSONDecodeError as e:
-            raise SuiteError(f"{path}:{n}: malformed JSON at column {e.colno}: {e.msg}") from None
-        if not isinstance(data, dict):
-            raise SuiteError(f"{path}:{n}: an item must be a JSON object")
+    text = raw.decode("utf-8", errors="replace")
+    for n, data in json_objects(text, path, SuiteError, comments=True, what="an item"):
         kind = data.get("eval_type")
         if not isinstance(kind, str):
             raise SuiteError(f"{path}:{n}: missing field 'eval_type' (one of "
@@ -224,16 +217,7 @@ def load_memories(path: Path) -> list[SeedMemory]:
                              "'structured_candidates'")  # fmt: skip
         return [_capture_memory(c, i, path) for i, c in enumerate(cands)]
     out: list[SeedMemory] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        try:
-            d = json.loads(s)
-        except json.JSONDecodeError as e:
-            raise SuiteError(f"{path}:{n}: malformed JSON at column {e.colno}: {e.msg}") from None
-        if not isinstance(d, dict):
-            raise SuiteError(f"{path}:{n}: a memory must be a JSON object")
+    for n, d in json_objects(text, path, SuiteError, comments=True, what="a memory"):
         out.append(_line_memory(d, len(out), path, n))
     ids = [m.memory.id for m in out]
     if len(set(ids)) != len(ids):

@@ -12,7 +12,6 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 from mnemometer.datasets._models import Dataset, DatasetInfo, Query
