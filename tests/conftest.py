@@ -27,3 +27,21 @@ def _isolated_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for key in list(os.environ):
         if key.startswith("MNEMOMETER_"):
             monkeypatch.delenv(key)
+
+
+class _Main:
+    """Let CliRunner drive ``mnemometer.cli.main.main``, which maps errors to exit code 2."""
+
+    name = "mnemometer"
+
+    def main(self, args, prog_name=None, **_):
+        from mnemometer.cli.main import main
+
+        main(list(args))
+
+
+def invoke_cli(*args):
+    """Run the mnemometer CLI in-process, exactly as the console script does."""
+    from click.testing import CliRunner
+
+    return CliRunner().invoke(_Main(), [str(a) for a in args])

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli as _cli
 
 from mnemometer.comparison import PairingError, compare, gate, load_policy, split_sides
 from mnemometer.errors import MnemometerError
@@ -189,21 +189,6 @@ def test_split_sides(tmp_path):
         split_sides([runs], "no-memory", "hybird")
     base, cand = split_sides([runs / "lexical-r0", "vs", runs / "hybrid-r0"])
     assert cand[0].name == "hybrid-r0"
-
-
-class _Main:
-    """Let CliRunner drive mnemometer.cli.main.main, which maps errors to exit code 2."""
-
-    name = "mnemometer"
-
-    def main(self, args, prog_name=None, **_):
-        from mnemometer.cli.main import main
-
-        main(list(args))
-
-
-def _cli(*args: str):
-    return CliRunner().invoke(_Main(), list(args))
 
 
 def test_cli_compare_and_gate_exit_codes(tmp_path):

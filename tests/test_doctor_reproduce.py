@@ -7,7 +7,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli as cli
 
 REPO = Path(__file__).resolve().parents[1]
 TEAM = REPO / "examples" / "suites" / "team-memory"
@@ -19,19 +19,6 @@ def ml(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"seed data not found at {path} (expected ../shared beside the repo)")
     return path
-
-
-class _Main:
-    name = "mnemometer"
-
-    def main(self, args, prog_name=None, **_):
-        from mnemometer.cli.main import main
-
-        main(list(args))
-
-
-def cli(*args):
-    return CliRunner().invoke(_Main(), [str(a) for a in args])
 
 
 def _lines(output: str) -> list[str]:

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli as cli
 
 from mnemometer.comparison import compare, gate
 from mnemometer.errors import MnemometerError
@@ -25,19 +25,6 @@ def ml(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"seed data not found at {path} (expected ../shared beside the repo)")
     return path
-
-
-class _Main:
-    name = "mnemometer"
-
-    def main(self, args, prog_name=None, **_):
-        from mnemometer.cli.main import main
-
-        main(list(args))
-
-
-def cli(*args: str):
-    return CliRunner().invoke(_Main(), [str(a) for a in args])
 
 
 def test_every_memory_layer_suite_loads_as_it_is():
