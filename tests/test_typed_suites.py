@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import invoke_cli as cli
+from conftest import seed_file
 
 from mnemometer.comparison import compare, gate
 from mnemometer.errors import MnemometerError
@@ -17,14 +18,11 @@ from mnemometer.suites.typed._scoring import asserts, label_recall, rank_scores,
 
 REPO = Path(__file__).resolve().parents[1]
 TEAM = REPO / "examples" / "suites" / "team-memory"
-ML = REPO.parent / "shared" / "seed-data" / "memory-layer"
 
 
 def ml(*parts: str) -> Path:
-    path = ML.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"seed data not found at {path} (expected ../shared beside the repo)")
-    return path
+    """A file under ../shared/seed-data/memory-layer (skips with the reason if absent)."""
+    return seed_file("memory-layer", *parts)
 
 
 def test_every_memory_layer_suite_loads_as_it_is():
