@@ -92,17 +92,25 @@ def main() -> int:
     found = lsh_near_duplicates(deduped, "en", 0.6)
     lsh_s = time.perf_counter() - t0
 
-    print(f"raw HP: {report.memories_before} memories -> {report.memories_after} "
-          f"(exact {report.exact_duplicates}, near {report.near_duplicates}, "
-          f"capped {report.capped}); queries {report.queries_before} -> {report.queries_after}")
+    print(
+        f"raw HP: {report.memories_before} memories -> {report.memories_after} "
+        f"(exact {report.exact_duplicates}, near {report.near_duplicates}, "
+        f"capped {report.capped}); queries {report.queries_before} -> {report.queries_after}"
+    )
     print(f"clean (MinHash LSH), first call incl. imports: {cold:6.2f} s")
     print(f"clean (MinHash LSH), best of 3:                {warm:6.2f} s  (target <= {TARGET_S} s)")
-    print(f"reference: O(n^2) pairwise near-dup pass only: {ref:6.2f} s  "
-          f"({len(pairs)} pairs above 0.6)")
-    print(f"LSH near-dup pass only, same data:             {lsh_s:6.2f} s  "
-          f"({len(found)} pairs; recall {len(found & pairs) / max(len(pairs), 1):.4f})")
-    print(f"ratio reference / LSH pass: {ref / lsh_s:.1f}x; reference / whole clean: "
-          f"{ref / warm:.1f}x")
+    print(
+        f"reference: O(n^2) pairwise near-dup pass only: {ref:6.2f} s  "
+        f"({len(pairs)} pairs above 0.6)"
+    )
+    print(
+        f"LSH near-dup pass only, same data:             {lsh_s:6.2f} s  "
+        f"({len(found)} pairs; recall {len(found & pairs) / max(len(pairs), 1):.4f})"
+    )
+    print(
+        f"ratio reference / LSH pass: {ref / lsh_s:.1f}x; reference / whole clean: "
+        f"{ref / warm:.1f}x"
+    )
     # The target is the clean itself; the first call also pays one-off imports (datasketch
     # pulls in scipy.integrate), shown above so nothing is hidden.
     ok = warm <= TARGET_S

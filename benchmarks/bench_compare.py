@@ -39,25 +39,42 @@ LEVELS = ("easy", "medium", "hard")
 def write_run(path: Path, n: int, p_success: float, seed: int, condition: str) -> None:
     rng = np.random.default_rng(seed)
     path.mkdir(parents=True)
-    write_header(path, RunHeader(
-        run_id=uuid.uuid4().hex[:12], run_group="bench", repeat=0, suite="items",
-        suite_version="1", suite_options={"condition": condition, "suite_checksum": "x"},
-        dataset=DatasetRef(name="bench", version="1", content_hash="h", language="en"),
-        system=SystemRef(name=condition, implementation="bench:Bench"),
-        config_fingerprint=condition, package_version="0", python_version="3",
-        platform="bench", created_at=datetime.now(UTC), status="finished", item_count=n,
-    ))  # fmt: skip
+    write_header(
+        path,
+        RunHeader(
+            run_id=uuid.uuid4().hex[:12],
+            run_group="bench",
+            repeat=0,
+            suite="items",
+            suite_version="1",
+            suite_options={"condition": condition, "suite_checksum": "x"},
+            dataset=DatasetRef(name="bench", version="1", content_hash="h", language="en"),
+            system=SystemRef(name=condition, implementation="bench:Bench"),
+            config_fingerprint=condition,
+            package_version="0",
+            python_version="3",
+            platform="bench",
+            created_at=datetime.now(UTC),
+            status="finished",
+            item_count=n,
+        ),
+    )
     w = ItemWriter(path)
     ok = rng.random(n) < p_success
     vals = rng.random((n, len(METRICS)))
     for i in range(n):
         metrics = [Metric(name="success", value=float(ok[i]))]
         metrics += [Metric(name=m, value=float(vals[i, j])) for j, m in enumerate(METRICS)]
-        w.write(ItemResult(
-            item_id=f"item-{i:05d}", index=i, metrics=metrics, latency_ms=float(vals[i, 0]),
-            groups={"eval_type": TYPES[i % 4], "difficulty": LEVELS[i % 3]},
-            tokens={"total": int(100 * vals[i, 1])},
-        ))  # fmt: skip
+        w.write(
+            ItemResult(
+                item_id=f"item-{i:05d}",
+                index=i,
+                metrics=metrics,
+                latency_ms=float(vals[i, 0]),
+                groups={"eval_type": TYPES[i % 4], "difficulty": LEVELS[i % 3]},
+                tokens={"total": int(100 * vals[i, 1])},
+            )
+        )
     w.close()
 
 
@@ -121,21 +138,29 @@ def main() -> None:
     k = 1 + len(c.metrics) + sum(1 + len(g.metrics) for g in c.groups)
     load = os.getloadavg()[0]
     print(f"machine: {os.cpu_count()} cores, load average {load:.1f} (others' jobs slow wall time)")
-    print(f"compare: {c.pairs} pairs, {k} bootstrapped columns, {r} resamples: {ours:.2f} s wall, "
-          f"{cpu:.2f} s CPU (target <= 5 s: {'PASS' if ours <= 5 else 'FAIL'}); of which "
-          f"reading both run logs ~{reading:.2f} s")
-    print(f"  success {c.success.baseline_rate:.3f} -> {c.success.candidate_rate:.3f}, "
-          f"McNemar p={c.success.p_value:.3g}, 95% BCa "
-          f"{c.success.intervals[1].low:+.4f}..{c.success.intervals[1].high:+.4f}")
+    print(
+        f"compare: {c.pairs} pairs, {k} bootstrapped columns, {r} resamples: {ours:.2f} s wall, "
+        f"{cpu:.2f} s CPU (target <= 5 s: {'PASS' if ours <= 5 else 'FAIL'}); of which "
+        f"reading both run logs ~{reading:.2f} s"
+    )
+    print(
+        f"  success {c.success.baseline_rate:.3f} -> {c.success.candidate_rate:.3f}, "
+        f"McNemar p={c.success.p_value:.3g}, 95% BCa "
+        f"{c.success.intervals[1].low:+.4f}..{c.success.intervals[1].high:+.4f}"
+    )
     cols = columns(n, 3)
     sub = 3
     naive = naive_python(cols, sub, 4) * r / sub
-    print(f"reference naive-python (per-resample, per-column loop; {sub} resamples "
-          f"extrapolated to {r}): {naive:.0f} s -> ours is {naive / ours:.0f}x faster")
+    print(
+        f"reference naive-python (per-resample, per-column loop; {sub} resamples "
+        f"extrapolated to {r}): {naive:.0f} s -> ours is {naive / ours:.0f}x faster"
+    )
     sub = 200
     npl = numpy_per_resample(cols, sub, 5) * r / sub
-    print(f"reference numpy-per-resample ({sub} resamples extrapolated to {r}): {npl:.1f} s "
-          f"-> ours is {npl / ours:.1f}x faster")
+    print(
+        f"reference numpy-per-resample ({sub} resamples extrapolated to {r}): {npl:.1f} s "
+        f"-> ours is {npl / ours:.1f}x faster"
+    )
 
 
 if __name__ == "__main__":

@@ -19,8 +19,10 @@ from mnemometer.stores import create_store
 
 NAMES = "Ana Ben Chen Dara Eli Farah Goran Hana Ivo Jun Kemal Lena Mateo Nia Omar Priya".split()
 VERBS = "bought sold repaired painted borrowed lost found cleaned moved ordered booked".split()
-OBJS = ("bicycle piano laptop kayak sofa camera guitar tent printer telescope lamp "
-        "microwave drone violin scooter").split()  # fmt: skip
+OBJS = (
+    "bicycle piano laptop kayak sofa camera guitar tent printer telescope lamp "
+    "microwave drone violin scooter"
+).split()
 PLACES = "Lisbon Oslo Kyoto Lima Dakar Perth Quito Riga Accra Hanoi Tunis Porto".split()
 WHEN = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
 
@@ -36,8 +38,9 @@ def corpus(n: int, seed: int = 7) -> list[str]:
 
 def queries(n: int, seed: int = 11) -> list[str]:
     rng = random.Random(seed)
-    return [f"Who {rng.choice(VERBS)} the {rng.choice(OBJS)} in {rng.choice(PLACES)}?"
-            for _ in range(n)]  # fmt: skip
+    return [
+        f"Who {rng.choice(VERBS)} the {rng.choice(OBJS)} in {rng.choice(PLACES)}?" for _ in range(n)
+    ]
 
 
 def measure(name: str, texts: list[str], qs: list[str], opts: dict | None = None) -> dict:
@@ -57,8 +60,13 @@ def measure(name: str, texts: list[str], qs: list[str], opts: dict | None = None
         store.search(q, 20)
         lat.append((time.perf_counter() - t) * 1000)
         cpu.append((time.process_time() - c) * 1000)
-    return {"index_s": index_s, "index_cpu": index_cpu, "p50": float(np.percentile(lat, 50)),
-            "p95": float(np.percentile(lat, 95)), "cpu_p95": float(np.percentile(cpu, 95))}  # fmt: skip
+    return {
+        "index_s": index_s,
+        "index_cpu": index_cpu,
+        "p50": float(np.percentile(lat, 50)),
+        "p95": float(np.percentile(lat, 95)),
+        "cpu_p95": float(np.percentile(cpu, 95)),
+    }
 
 
 def main() -> None:
@@ -68,26 +76,38 @@ def main() -> None:
     args = ap.parse_args()
     import torch
 
-    print(f"{args.n} memories, {args.queries} queries, top_k 20; "
-          f"torch threads {torch.get_num_threads()}, cpus {os.cpu_count()}, "
-          f"load avg {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print(
+        f"{args.n} memories, {args.queries} queries, top_k 20; "
+        f"torch threads {torch.get_num_threads()}, cpus {os.cpu_count()}, "
+        f"load avg {os.getloadavg()[0]:.1f}"
+    )
     texts, qs = corpus(args.n), queries(args.queries)
     res = {name: measure(name, texts, qs) for name in ("bm25", "dense", "hybrid")}
     ref = res["bm25"]
-    print(f"{'store':8} {'index s':>9} {'cpu s':>8} {'x bm25':>8} {'p50 ms':>8} {'p95 ms':>8} "
-          f"{'cpu p95':>8} {'x bm25':>8}")  # fmt: skip
+    print(
+        f"{'store':8} {'index s':>9} {'cpu s':>8} {'x bm25':>8} {'p50 ms':>8} {'p95 ms':>8} "
+        f"{'cpu p95':>8} {'x bm25':>8}"
+    )
     for name, r in res.items():
-        print(f"{name:8} {r['index_s']:9.2f} {r['index_cpu']:8.2f} "
-              f"{r['index_s'] / ref['index_s']:8.1f} {r['p50']:8.2f} {r['p95']:8.2f} "
-              f"{r['cpu_p95']:8.2f} {r['p95'] / ref['p95']:8.1f}")  # fmt: skip
-    print("cpu = CPU seconds of this process (torch uses 2 threads, so on an idle 2-core "
-          f"machine wall ~ cpu / 2); load avg now {os.getloadavg()[0]:.1f}")  # fmt: skip
+        print(
+            f"{name:8} {r['index_s']:9.2f} {r['index_cpu']:8.2f} "
+            f"{r['index_s'] / ref['index_s']:8.1f} {r['p50']:8.2f} {r['p95']:8.2f} "
+            f"{r['cpu_p95']:8.2f} {r['p95'] / ref['p95']:8.1f}"
+        )
+    print(
+        "cpu = CPU seconds of this process (torch uses 2 threads, so on an idle 2-core "
+        f"machine wall ~ cpu / 2); load avg now {os.getloadavg()[0]:.1f}"
+    )
     ok_index = res["dense"]["index_s"] <= 60
     ok_p95 = all(res[s]["p95"] <= 20 for s in ("dense", "hybrid"))
-    print(f"target dense indexing <= 60 s: {'met' if ok_index else 'MISSED'} "
-          f"({res['dense']['index_s']:.1f} s)")  # fmt: skip
-    print(f"target search p95 <= 20 ms (dense, hybrid): {'met' if ok_p95 else 'MISSED'} "
-          f"({res['dense']['p95']:.1f}, {res['hybrid']['p95']:.1f} ms)")  # fmt: skip
+    print(
+        f"target dense indexing <= 60 s: {'met' if ok_index else 'MISSED'} "
+        f"({res['dense']['index_s']:.1f} s)"
+    )
+    print(
+        f"target search p95 <= 20 ms (dense, hybrid): {'met' if ok_p95 else 'MISSED'} "
+        f"({res['dense']['p95']:.1f}, {res['hybrid']['p95']:.1f} ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -48,8 +48,11 @@ def synthetic(n_mem: int, n_q: int, seed: int = 7) -> Dataset:
         target = rng.randrange(n_mem)
         words = rng.sample(memories[target].text.split(), 4)
         queries.append(Query(id=f"q{j}", text=" ".join(words), relevant_ids=[f"m{target}"]))
-    return Dataset(info=DatasetInfo(name=f"synthetic-{n_mem}", language="en"),
-                   memories=memories, queries=queries)  # fmt: skip
+    return Dataset(
+        info=DatasetInfo(name=f"synthetic-{n_mem}", language="en"),
+        memories=memories,
+        queries=queries,
+    )
 
 
 class _CpuClock:
@@ -83,20 +86,43 @@ def overhead(tmp: Path) -> None:
     bare = (time.perf_counter() - t0) / len(ds.queries) * 1e6
     for label, timeout in (("inline, no timeout", None), ("worker thread, 60 s timeout", 60.0)):
         progress = _CpuClock()
-        res = run("retrieval", dataset=ds, store="noop-bench", out=tmp / f"noop-{timeout}",
-                  timeout=timeout, progress=progress)  # fmt: skip
+        res = run(
+            "retrieval",
+            dataset=ds,
+            store="noop-bench",
+            out=tmp / f"noop-{timeout}",
+            timeout=timeout,
+            progress=progress,
+        )
         per = res.header.timings["items"] / len(ds.queries) * 1e6
         cpu = progress.seconds() / (len(ds.queries) - 1) * 1e6
-        print(f"  harness overhead per query ({label}): wall {per - bare:6.1f} µs, "
-              f"CPU {cpu - bare:6.1f} µs (bare loop {bare:.2f} µs/query; target <= 50 µs)")
+        print(
+            f"  harness overhead per query ({label}): wall {per - bare:6.1f} µs, "
+            f"CPU {cpu - bare:6.1f} µs (bare loop {bare:.2f} µs/query; target <= 50 µs)"
+        )
 
 
 def cli_run(dataset: Path | str, store: str, out: Path) -> tuple[float, float]:
     """Wall and CPU seconds of one CLI run in a fresh process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    p = subprocess.run([CLI, "run", "retrieval", "--dataset", str(dataset), "--store", store,
-                        "--out", str(out), "--format", "none"], capture_output=True, text=True)
+    p = subprocess.run(
+        [
+            CLI,
+            "run",
+            "retrieval",
+            "--dataset",
+            str(dataset),
+            "--store",
+            store,
+            "--out",
+            str(out),
+            "--format",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+    )
     secs = time.perf_counter() - t0
     if p.returncode != 0:
         sys.exit(f"run failed: {p.stderr}")
@@ -107,8 +133,10 @@ def cli_run(dataset: Path | str, store: str, out: Path) -> tuple[float, float]:
 
 def main() -> None:
     load = open("/proc/loadavg").read().split()[0] if Path("/proc/loadavg").exists() else "?"
-    print(f"load average {load} on {len(__import__('os').sched_getaffinity(0))} cores "
-          "(wall figures grow with load; CPU figures much less)")
+    print(
+        f"load average {load} on {len(__import__('os').sched_getaffinity(0))} cores "
+        "(wall figures grow with load; CPU figures much less)"
+    )
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         print("1. harness overhead (no-op store, 20,000 queries)")
@@ -128,14 +156,17 @@ def main() -> None:
         results = {}
         for store in ("bm25", "keyword"):
             # A fresh interpreter per store, so each peak RSS is its own.
-            code = ("import resource,subprocess,sys,time;t=time.perf_counter();"
-                    f"subprocess.run([{CLI!r},'run','retrieval','--dataset',{str(path)!r},"
-                    f"'--store',{store!r},'--out',{str(tmp / store)!r},'--format','none'],"
-                    "check=True,capture_output=True);"
-                    "print(time.perf_counter()-t, "
-                    "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024)")
-            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                 check=True).stdout.split()  # fmt: skip
+            code = (
+                "import resource,subprocess,sys,time;t=time.perf_counter();"
+                f"subprocess.run([{CLI!r},'run','retrieval','--dataset',{str(path)!r},"
+                f"'--store',{store!r},'--out',{str(tmp / store)!r},'--format','none'],"
+                "check=True,capture_output=True);"
+                "print(time.perf_counter()-t, "
+                "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024)"
+            )
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout.split()
             results[store] = (float(out[0]), float(out[1]))
         (bs, bmem), (ks, kmem) = results["bm25"], results["keyword"]
         print(f"  bm25    {bs:5.2f} s, peak {bmem:6.0f} MB (target <= 10 s)")

@@ -39,8 +39,12 @@ print(json.dumps({"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_mb": ru.r
 
 def measure(mode: str, size: int, lang: str, tmp: Path) -> dict[str, float]:
     out = tmp / f"{mode}-{lang}-{size}.jsonl"
-    p = subprocess.run([sys.executable, "-c", CHILD, mode, str(size), lang, str(out)],
-                       capture_output=True, text=True, check=True)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-c", CHILD, mode, str(size), lang, str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     r = json.loads(p.stdout)
     out.unlink()
     return r
@@ -58,19 +62,26 @@ def main() -> None:
         if not skip_1m:
             rows.append(("stream", 1_000_000, "en", measure("stream", 1_000_000, "en", tmp)))
     # On a shared machine wall time includes waiting for a core; CPU time does not.
-    print(f"{'path':<22} {'size':>10} {'lang':<4} {'wall s':>8} {'cpu s':>8} {'peak MB':>8} "
-          f"{'file MB':>8}  target")  # fmt: skip
+    print(
+        f"{'path':<22} {'size':>10} {'lang':<4} {'wall s':>8} {'cpu s':>8} {'peak MB':>8} "
+        f"{'file MB':>8}  target"
+    )
     for mode, size, lang, r in rows:
         target = ""
         if mode == "stream":
             limit = 2.0 if size == 10_000 else 60.0
             mem_ok = size == 10_000 or r["rss_mb"] <= 2048
             verdict = {True: "OK", False: "MISSED"}
-            target = (f"<= {limit:g} s" + ("" if size == 10_000 else ", <= 2048 MB")
-                      + f": wall {verdict[r['wall'] <= limit and mem_ok]},"
-                      + f" cpu {verdict[r['cpu'] <= limit and mem_ok]}")  # fmt: skip
-        print(f"{mode:<22} {size:>10,} {lang:<4} {r['wall']:>8.2f} {r['cpu']:>8.2f} {r['rss_mb']:>8.0f} "
-              f"{r['bytes'] / 1e6:>8.1f}  {target}")  # fmt: skip
+            target = (
+                f"<= {limit:g} s"
+                + ("" if size == 10_000 else ", <= 2048 MB")
+                + f": wall {verdict[r['wall'] <= limit and mem_ok]},"
+                + f" cpu {verdict[r['cpu'] <= limit and mem_ok]}"
+            )
+        print(
+            f"{mode:<22} {size:>10,} {lang:<4} {r['wall']:>8.2f} {r['cpu']:>8.2f} {r['rss_mb']:>8.0f} "
+            f"{r['bytes'] / 1e6:>8.1f}  {target}"
+        )
     s10, m10 = rows[0][3], rows[2][3]
     print(
         f"streaming vs in-memory at 10,000: {m10['wall'] / s10['wall']:.2f}x faster, "

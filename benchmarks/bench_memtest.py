@@ -42,29 +42,52 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         data = tmp / "en10k.jsonl"
-        subprocess.run([MNEMOMETER, "generate", "--size", "10000", "--lang", "en", "-o", str(data)],
-                       check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            [MNEMOMETER, "generate", "--size", "10000", "--lang", "en", "-o", str(data)],
+            check=True,
+            capture_output=True,
+        )
         runs = [("memtest", "bm25"), ("retrieval", "bm25"), ("memtest", "keyword")]
         rows = []
         for suite, store in runs:
             out = tmp / f"{suite}-{store}"
-            wall, cpu = timed([MNEMOMETER, "run", suite, "--dataset", str(data), "--store", store,
-                               "--out", str(out), "--format", "none"])  # fmt: skip
+            wall, cpu = timed(
+                [
+                    MNEMOMETER,
+                    "run",
+                    suite,
+                    "--dataset",
+                    str(data),
+                    "--store",
+                    store,
+                    "--out",
+                    str(out),
+                    "--format",
+                    "none",
+                ]
+            )
             header = json.loads((out / "header.json").read_text())
             items = header["item_count"]
             score = ""
             if suite == "memtest":
-                rep = json.loads(subprocess.run(
-                    [MNEMOMETER, "report", str(out), "--format", "json"],
-                    check=True, capture_output=True, text=True).stdout)  # fmt: skip
+                rep = json.loads(
+                    subprocess.run(
+                        [MNEMOMETER, "report", str(out), "--format", "json"],
+                        check=True,
+                        capture_output=True,
+                        text=True,
+                    ).stdout
+                )
                 score = f"overall {rep['summary']['sections']['memtest']['overall']:.3f}"
             rows.append((suite, store, items, wall, cpu, score))
     print(
         f"{'suite':<10} {'store':<8} {'items':>7} {'wall s':>8} {'cpu s':>8}  vs seed 119 s  result"
     )
     for suite, store, items, wall, cpu, score in rows:
-        print(f"{suite:<10} {store:<8} {items:>7,} {wall:>8.2f} {cpu:>8.2f}  "
-              f"{SEED_RUNNER_10K_S / wall:>9.1f}x     {score}")  # fmt: skip
+        print(
+            f"{suite:<10} {store:<8} {items:>7,} {wall:>8.2f} {cpu:>8.2f}  "
+            f"{SEED_RUNNER_10K_S / wall:>9.1f}x     {score}"
+        )
     mt, rt = rows[0][3], rows[1][3]
     print(
         f"memtest/bm25 vs retrieval/bm25 alone: {mt / rt:.2f}x the time "

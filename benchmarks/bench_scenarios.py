@@ -54,14 +54,26 @@ class InstantAgent:
         pass
 
 
-def timed_run(tmp: Path, name: str, agent_options: dict, concurrency: int = 1,
-              cpu: bool = False, **suite_options) -> float:
+def timed_run(
+    tmp: Path,
+    name: str,
+    agent_options: dict,
+    concurrency: int = 1,
+    cpu: bool = False,
+    **suite_options,
+) -> float:
     """Seconds of one run: wall time, or this process's CPU time when ``cpu``."""
     clock = time.process_time if cpu else time.perf_counter
     t0 = clock()
-    run("scenarios", agent="instant", agent_options=agent_options, out=tmp / name,
-        suite_options={"similarity": "none", **suite_options}, concurrency=concurrency,
-        timeout=None)
+    run(
+        "scenarios",
+        agent="instant",
+        agent_options=agent_options,
+        out=tmp / name,
+        suite_options={"similarity": "none", **suite_options},
+        concurrency=concurrency,
+        timeout=None,
+    )
     return clock() - t0
 
 
@@ -92,13 +104,17 @@ def main() -> int:
         extra = user_turns(20) - user_turns(5)
         timed_run(tmp, "warm", {}, repeat=1)
         for clock in ("cpu", "wall"):
-            small = min(timed_run(tmp, f"s{clock}{i}", {}, cpu=clock == "cpu", repeat=5)
-                        for i in range(2))  # fmt: skip
-            big = min(timed_run(tmp, f"b{clock}{i}", {}, cpu=clock == "cpu", repeat=20)
-                      for i in range(2))  # fmt: skip
+            small = min(
+                timed_run(tmp, f"s{clock}{i}", {}, cpu=clock == "cpu", repeat=5) for i in range(2)
+            )
+            big = min(
+                timed_run(tmp, f"b{clock}{i}", {}, cpu=clock == "cpu", repeat=20) for i in range(2)
+            )
             per_turn = (big - small) / extra * 1000 - bare_ms
-            print(f"overhead ({clock}): {extra} extra turns, bare loop {bare_ms * 1000:.2f} us/turn, "
-                  f"harness {per_turn:.3f} ms/turn (target <= 1 ms)")
+            print(
+                f"overhead ({clock}): {extra} extra turns, bare loop {bare_ms * 1000:.2f} us/turn, "
+                f"harness {per_turn:.3f} ms/turn (target <= 1 ms)"
+            )
             if clock == "cpu":
                 ok &= per_turn <= 1.0
 
@@ -110,13 +126,17 @@ def main() -> int:
         one = user_turns(1)
         t1 = timed_run(tmp, "c1", {"sleep": SLEEP})
         t8 = timed_run(tmp, "c8", {"sleep": SLEEP}, concurrency=8)
-        print(f"suite x1 ({one} turns, longest scenario {longest}): concurrency 1 {t1:.2f} s, "
-              f"8 {t8:.2f} s -> {t1 / t8:.2f}x (cap {one / longest:.2f}x: a scenario's "
-              "turns are sequential)")
+        print(
+            f"suite x1 ({one} turns, longest scenario {longest}): concurrency 1 {t1:.2f} s, "
+            f"8 {t8:.2f} s -> {t1 / t8:.2f}x (cap {one / longest:.2f}x: a scenario's "
+            "turns are sequential)"
+        )
         r1 = timed_run(tmp, "r1", {"sleep": SLEEP}, repeat=8)
         r8 = timed_run(tmp, "r8", {"sleep": SLEEP}, concurrency=8, repeat=8)
-        print(f"suite x8 repeats ({user_turns(8)} turns): concurrency 1 {r1:.2f} s, 8 {r8:.2f} s "
-              f"-> {r1 / r8:.2f}x (target >= 6x)")
+        print(
+            f"suite x8 repeats ({user_turns(8)} turns): concurrency 1 {r1:.2f} s, 8 {r8:.2f} s "
+            f"-> {r1 / r8:.2f}x (target >= 6x)"
+        )
         ok &= r1 / r8 >= 6.0
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1

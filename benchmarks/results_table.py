@@ -57,8 +57,18 @@ DATASETS = {
 
 def _generate(lang: str, size: int, tmp: Path) -> str:
     out = tmp / f"gen-{lang}-{size}.json"
-    cmd = [str(Path(sys.executable).with_name("mnemometer")), "generate", "--size", str(size),
-           "--lang", lang, "--seed", "1", "-o", str(out)]  # fmt: skip
+    cmd = [
+        str(Path(sys.executable).with_name("mnemometer")),
+        "generate",
+        "--size",
+        str(size),
+        "--lang",
+        lang,
+        "--seed",
+        "1",
+        "-o",
+        str(out),
+    ]
     subprocess.run(cmd, check=True, capture_output=True)
     return str(out)
 
@@ -76,15 +86,24 @@ def _write(out_arg: str, sections: list[str], hp_types: dict, stores: list) -> N
     sections = list(sections)
     if hp_types:
         labels = [s[0] for s in stores]
-        lines = ["## Harry Potter by query type (hit@20 / MRR@20)\n",
-                 "| type | n | " + " | ".join(labels) + " |",
-                 "|---|---|" + "---|" * len(labels)]  # fmt: skip
+        lines = [
+            "## Harry Potter by query type (hit@20 / MRR@20)\n",
+            "| type | n | " + " | ".join(labels) + " |",
+            "|---|---|" + "---|" * len(labels),
+        ]
         for gval in sorted(hp_types):
             cells = hp_types[gval]
             n = next((v[2] for v in cells.values() if v[2] is not None), "")
-            lines.append(f"| {gval} | {n} | " + " | ".join(
-                f"{_fmt(cells[lb][0], '.2f')} / {_fmt(cells[lb][1], '.2f')}" if lb in cells else "–"
-                for lb in labels) + " |")  # fmt: skip
+            lines.append(
+                f"| {gval} | {n} | "
+                + " | ".join(
+                    f"{_fmt(cells[lb][0], '.2f')} / {_fmt(cells[lb][1], '.2f')}"
+                    if lb in cells
+                    else "–"
+                    for lb in labels
+                )
+                + " |"
+            )
         sections.append("\n".join(lines) + "\n")
     text = "\n".join(sections)
     if out_arg == "-":
@@ -137,8 +156,14 @@ def main() -> None:
                     rows.append(f"| {label} | not run: {SLOW[(key, name)]} |||||||")
                     continue
                 t0 = time.perf_counter()
-                res = run("retrieval", dataset=dataset, store=name, store_options=opts,
-                          out=tmp / f"{key}-{name}-{len(rows)}", timeout=120)  # fmt: skip
+                res = run(
+                    "retrieval",
+                    dataset=dataset,
+                    store=name,
+                    store_options=opts,
+                    out=tmp / f"{key}-{name}-{len(rows)}",
+                    timeout=120,
+                )
                 s = res.summary
                 rows.append(
                     f"| {label} | {_fmt(_metric(s, 'hit@20'))} | {_fmt(_metric(s, 'mrr@20'))} | "
@@ -146,8 +171,12 @@ def main() -> None:
                     f"{_fmt(_metric(s, 'latency_p95_ms'), '.1f')} | "
                     f"{_fmt(res.header.timings.get('index'), '.1f')} | {res.failed_items} |"
                 )
-                print(f"{key:8} {label:24} hit@20 {_fmt(_metric(s, 'hit@20'))} "
-                      f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    f"{key:8} {label:24} hit@20 {_fmt(_metric(s, 'hit@20'))} "
+                    f"({time.perf_counter() - t0:.0f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 if key == "hp":
                     for gval, metrics in s.groups.get("type", {}).items():
                         hit = next((m.value for m in metrics if m.key == "hit@20"), None)

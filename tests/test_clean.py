@@ -25,21 +25,27 @@ from mnemometer.errors import MnemometerError
 
 
 def mem(mid, text, person="A", book="B1", event="talk"):
-    return Memory(id=mid, text=text,
-                  metadata={"person": person, "book": book, "event_type": event})
+    return Memory(id=mid, text=text, metadata={"person": person, "book": book, "event_type": event})
 
 
 def ds(memories, queries=(), lang="en"):
-    return Dataset(info=DatasetInfo(name="t", language=lang), memories=list(memories),
-                   queries=list(queries))
+    return Dataset(
+        info=DatasetInfo(name="t", language=lang), memories=list(memories), queries=list(queries)
+    )
 
 
 def test_exact_duplicates_are_case_and_space_insensitive_and_queries_follow_the_kept_one():
-    d = ds([mem("m1", "Harry found the Mirror of Erised"),
+    d = ds(
+        [
+            mem("m1", "Harry found the Mirror of Erised"),
             mem("m2", "  harry found the   mirror of erised "),
-            mem("m3", "Snape brewed a potion")],
-           [Query(id="q1", text="mirror", relevant_ids=["m2"]),
-            Query(id="q2", text="nothing", relevant_ids=[])])
+            mem("m3", "Snape brewed a potion"),
+        ],
+        [
+            Query(id="q1", text="mirror", relevant_ids=["m2"]),
+            Query(id="q2", text="nothing", relevant_ids=[]),
+        ],
+    )
     out, r = clean_dataset(d, CleanConfig(key_cap=0))
     assert [m.id for m in out.memories] == ["m1", "m3"]
     assert r.exact_duplicates == 1 and r.ids_remapped == 1
@@ -52,11 +58,15 @@ def test_exact_duplicates_are_case_and_space_insensitive_and_queries_follow_the_
 
 def test_near_duplicates_need_different_persons_same_group_and_keep_the_most_detailed():
     base = "hagrid rowed the first years across the black lake toward the lit castle"
-    d = ds([mem("a", f"Harry remembered that {base}", person="Harry"),
+    d = ds(
+        [
+            mem("a", f"Harry remembered that {base}", person="Harry"),
             mem("b", f"Ron later recounted that {base} at night", person="Ron"),
             mem("c", f"Everyone agreed that {base}", person="Harry"),  # same person as a
             mem("d", f"Neville said {base}", person="Neville", book="B2"),  # other group
-            mem("e", "Snape brewed a potion in the dungeon", person="Snape")])
+            mem("e", "Snape brewed a potion in the dungeon", person="Snape"),
+        ]
+    )
     out, r = clean_dataset(d, CleanConfig(key_cap=0))
     kept = {m.id for m in out.memories}
     # a-b and c-b are cross-person pairs, so a, b, c form one group; b is the most detailed.
@@ -75,7 +85,9 @@ def test_lsh_finds_every_pair_above_the_threshold_that_brute_force_finds():
     base = [frozenset(rng.sample(vocab, 12)) for _ in range(40)]
     sets = base + [frozenset(sorted(s)[:-1] + ["x"]) for s in base[:20]]  # Jaccard 11/13
     pairs = candidate_pairs(sets, 0.6 - LSH_MARGIN)  # as clean_dataset asks
-    truth = {(i, j) for i, j in combinations(range(len(sets)), 2) if jaccard(sets[i], sets[j]) > 0.6}
+    truth = {
+        (i, j) for i, j in combinations(range(len(sets)), 2) if jaccard(sets[i], sets[j]) > 0.6
+    }
     assert truth and truth <= pairs
 
 
@@ -93,8 +105,15 @@ def test_person_balance_caps_key_and_other_persons_with_one_per_stratum_and_is_s
     memories = []
     for p, n in (("Harry", 12), ("Ron", 5), ("Luna", 4), ("Dobby", 2), ("Cho", 1)):
         for i in range(n):
-            memories.append(mem(f"{p}{i}", f"{p} event number {i} unique{p}{i} words{i}",
-                                person=p, event=f"e{i % 3}", book=f"b{i % 2}"))
+            memories.append(
+                mem(
+                    f"{p}{i}",
+                    f"{p} event number {i} unique{p}{i} words{i}",
+                    person=p,
+                    event=f"e{i % 3}",
+                    book=f"b{i % 2}",
+                )
+            )
     queries = [Query(id=f"q{i}", text="x", relevant_ids=[f"Harry{i}"]) for i in range(12)]
     cfg = CleanConfig(key_cap=6, other_cap=3, near_dup_threshold=0, query_person_cap=0)
     out, r = clean_dataset(ds(memories, queries), cfg)
@@ -116,15 +135,21 @@ def test_person_balance_caps_key_and_other_persons_with_one_per_stratum_and_is_s
 def test_query_person_cap_keeps_the_first_queries_of_each_person():
     memories = [mem(f"m{i}", f"fact {i} alpha{i}", person="P" if i < 4 else "Q") for i in range(6)]
     queries = [Query(id=f"q{i}", text="x", relevant_ids=[f"m{i}"]) for i in range(6)]
-    out, r = clean_dataset(ds(memories, queries),
-                           CleanConfig(near_dup_threshold=0, key_cap=0, query_person_cap=2))
+    out, r = clean_dataset(
+        ds(memories, queries), CleanConfig(near_dup_threshold=0, key_cap=0, query_person_cap=2)
+    )
     assert [q.id for q in out.queries] == ["q0", "q1", "q4", "q5"] and r.queries_capped == 2
 
 
 def test_chinese_near_duplicates_use_word_segmentation():
-    d = ds([mem("z1", "贾宝玉在大观园里和林黛玉一起读西厢记，两人说笑了半日", person="贾宝玉"),
+    d = ds(
+        [
+            mem("z1", "贾宝玉在大观园里和林黛玉一起读西厢记，两人说笑了半日", person="贾宝玉"),
             mem("z2", "林黛玉在大观园里和贾宝玉一起读西厢记，两人说笑了半日", person="林黛玉"),
-            mem("z3", "孙悟空大闹天宫，打败了十万天兵天将", person="孙悟空")], lang="zh")
+            mem("z3", "孙悟空大闹天宫，打败了十万天兵天将", person="孙悟空"),
+        ],
+        lang="zh",
+    )
     out, r = clean_dataset(d, CleanConfig(key_cap=0))
     assert r.near_duplicates == 1 and len(out.memories) == 2
     assert "on zh tokens" in out.info.notes[-1]
@@ -163,11 +188,14 @@ def test_cli_clean_on_four_novels_writes_a_loadable_dataset(tmp_path):
     assert "mnemometer clean: memories 4058 ->" in d.info.notes[-1]
 
 
-@pytest.mark.parametrize("content, message", [
-    ('{"a": 1}', "not a dataset"),
-    ("not json", "malformed JSON"),
-    ('{"info": {"name": "x"}, "memories": [{"id": ""}]}', "memories.0"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"a": 1}', "not a dataset"),
+        ("not json", "malformed JSON"),
+        ('{"info": {"name": "x"}, "memories": [{"id": ""}]}', "memories.0"),
+    ],
+)
 def test_cli_clean_rejects_what_is_not_a_dataset(tmp_path, content, message):
     bad = tmp_path / "bad.json"
     bad.write_text(content)
@@ -181,8 +209,9 @@ def test_cli_clean_missing_file_exits_2_without_traceback(tmp_path):
 
     from conftest import MNEMOMETER
 
-    p = subprocess.run([MNEMOMETER, "clean", "nope.json", "-o", "o.json"],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [MNEMOMETER, "clean", "nope.json", "-o", "o.json"], capture_output=True, text=True
+    )
     assert p.returncode == 2 and p.stderr.startswith("error: nope.json")
     assert "Traceback" not in p.stderr
     json.dumps(p.stderr)

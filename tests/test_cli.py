@@ -11,8 +11,9 @@ from conftest import MNEMOMETER, seed_file
 
 
 def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([MNEMOMETER, *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})  # fmt: skip
+    return subprocess.run(
+        [MNEMOMETER, *args], capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
 
 
 def assert_one_line_error(p: subprocess.CompletedProcess, pattern: str) -> None:
@@ -27,8 +28,18 @@ def assert_one_line_error(p: subprocess.CompletedProcess, pattern: str) -> None:
 
 def test_done_when_hp_run_then_json_report(tmp_path: Path) -> None:
     ds = seed_file("memtest", "hp_benchmark_db.json")
-    p = cli("run", "retrieval", "--dataset", str(ds), "--store", "bm25", "--out",
-            str(tmp_path / "hp"), "--format", "none")  # fmt: skip
+    p = cli(
+        "run",
+        "retrieval",
+        "--dataset",
+        str(ds),
+        "--store",
+        "bm25",
+        "--out",
+        str(tmp_path / "hp"),
+        "--format",
+        "none",
+    )
     assert p.returncode == 0, p.stderr
     rep = json.loads(cli("report", str(tmp_path / "hp"), "--format", "json").stdout)
     overall = {(m["name"], m["k"]): m["value"] for m in rep["summary"]["overall"]}
@@ -39,14 +50,30 @@ def test_done_when_hp_run_then_json_report(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fmt,needle", [("text", "hit"), ("md", "| metric |")])
 def test_report_formats(tmp_path: Path, fmt: str, needle: str) -> None:
-    assert cli("run", "--dataset", "demo-en", "--store", "keyword", "--out", str(tmp_path / "r"),
-               "--format", "none").returncode == 0  # fmt: skip
+    assert (
+        cli(
+            "run",
+            "--dataset",
+            "demo-en",
+            "--store",
+            "keyword",
+            "--out",
+            str(tmp_path / "r"),
+            "--format",
+            "none",
+        ).returncode
+        == 0
+    )
     assert needle in cli("report", str(tmp_path / "r"), "--format", fmt).stdout
 
 
 def test_options_from_environment(tmp_path: Path) -> None:
-    env = {"MNEMOMETER_RUN_STORE": "tfidf", "MNEMOMETER_RUN_DATASET": "demo-zh",
-           "MNEMOMETER_RUN_OUT": str(tmp_path / "env"), "MNEMOMETER_RUN_FORMAT": "none"}
+    env = {
+        "MNEMOMETER_RUN_STORE": "tfidf",
+        "MNEMOMETER_RUN_DATASET": "demo-zh",
+        "MNEMOMETER_RUN_OUT": str(tmp_path / "env"),
+        "MNEMOMETER_RUN_FORMAT": "none",
+    }
     p = cli("run", env=env)
     assert p.returncode == 0, p.stderr
     assert json.loads((tmp_path / "env" / "header.json").read_text())["system"]["name"] == "tfidf"
@@ -63,8 +90,9 @@ def test_list_and_schema_and_check_store() -> None:
     assert p.returncode == 0 and "FAIL" not in p.stdout
 
 
-@pytest.mark.parametrize("command", [[], ["run"], ["report"], ["list"], ["check-store"],
-                                     ["log", "schema"]])
+@pytest.mark.parametrize(
+    "command", [[], ["run"], ["report"], ["list"], ["check-store"], ["log", "schema"]]
+)
 def test_help_everywhere(command: list[str]) -> None:
     p = cli(*command, "--help")
     assert p.returncode == 0 and "Usage:" in p.stdout and len(p.stdout) > 150
@@ -76,48 +104,71 @@ def test_help_everywhere(command: list[str]) -> None:
 def test_malformed_json(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"info": {"name": "x"}, "memories": [,]}')
-    assert_one_line_error(cli("run", "--dataset", str(bad), "--store", "bm25"),
-                          r"bad.json:1:\d+: malformed JSON")
+    assert_one_line_error(
+        cli("run", "--dataset", str(bad), "--store", "bm25"), r"bad.json:1:\d+: malformed JSON"
+    )
 
 
 def test_schema_violation(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"info": {"name": "x"}, "memories": [{"id": "a", "text": 3}]}))
-    assert_one_line_error(cli("run", "--dataset", str(bad), "--store", "bm25"),
-                          r"memories\.0\.text")
+    assert_one_line_error(
+        cli("run", "--dataset", str(bad), "--store", "bm25"), r"memories\.0\.text"
+    )
 
 
 def test_unknown_store_and_suite() -> None:
-    assert_one_line_error(cli("run", "--dataset", "demo-en", "--store", "bm2"),
-                          r"unknown store 'bm2' \(did you mean 'bm25'\?\)")
-    assert_one_line_error(cli("run", "retreival", "--dataset", "demo-en", "--store", "bm25"),
-                          r"unknown suite 'retreival' \(did you mean 'retrieval'\?\)")
+    assert_one_line_error(
+        cli("run", "--dataset", "demo-en", "--store", "bm2"),
+        r"unknown store 'bm2' \(did you mean 'bm25'\?\)",
+    )
+    assert_one_line_error(
+        cli("run", "retreival", "--dataset", "demo-en", "--store", "bm25"),
+        r"unknown suite 'retreival' \(did you mean 'retrieval'\?\)",
+    )
 
 
 def test_missing_file() -> None:
-    assert_one_line_error(cli("run", "--dataset", "no/such.json", "--store", "bm25"),
-                          r"no/such.json: no such file")
+    assert_one_line_error(
+        cli("run", "--dataset", "no/such.json", "--store", "bm25"), r"no/such.json: no such file"
+    )
     assert_one_line_error(cli("report", "no/such/run"), r"not a run directory")
 
 
 def test_missing_extra_broken_plugin_and_bad_option(tmp_path: Path) -> None:
     env = {"PYTHONPATH": str(plugins.install(tmp_path / "plug"))}
-    assert_one_line_error(cli("run", "--dataset", "demo-en", "--store", "needs-extra", env=env),
-                          r"pip install 'mnemometer\[vector\]'")
-    assert_one_line_error(cli("run", "--dataset", "demo-en", "--store", "broken", env=env),
-                          r"store 'broken' .* failed to load: RuntimeError")
+    assert_one_line_error(
+        cli("run", "--dataset", "demo-en", "--store", "needs-extra", env=env),
+        r"pip install 'mnemometer\[vector\]'",
+    )
+    assert_one_line_error(
+        cli("run", "--dataset", "demo-en", "--store", "broken", env=env),
+        r"store 'broken' .* failed to load: RuntimeError",
+    )
     # A broken plug-in is a warning in listings, never a dead CLI.
     p = cli("list", "stores", env=env)
     assert p.returncode == 0 and "bm25" in p.stdout and "broken" in p.stdout
-    assert_one_line_error(cli("run", "--dataset", "demo-en", "--store", "bm25", "-S", "k3=1"),
-                          r"no option 'k3'")
-    assert_one_line_error(cli("run", "--dataset", "demo-en", "--store", "bm25", "-S", "k1"),
-                          r"expects key=value")
+    assert_one_line_error(
+        cli("run", "--dataset", "demo-en", "--store", "bm25", "-S", "k3=1"), r"no option 'k3'"
+    )
+    assert_one_line_error(
+        cli("run", "--dataset", "demo-en", "--store", "bm25", "-S", "k1"), r"expects key=value"
+    )
 
 
 def test_item_failures_exit_1(tmp_path: Path) -> None:
     env = {"PYTHONPATH": str(plugins.install(tmp_path / "plug"))}
     # The killer store dies only when a marker path is set; here a bad top_k type fails items.
-    p = cli("run", "--dataset", "demo-en", "--store", "killer", "-S", "after=1000",
-            "--top-k", "0", env=env)  # fmt: skip
+    p = cli(
+        "run",
+        "--dataset",
+        "demo-en",
+        "--store",
+        "killer",
+        "-S",
+        "after=1000",
+        "--top-k",
+        "0",
+        env=env,
+    )
     assert_one_line_error(p, r"--top-k must be at least 1")

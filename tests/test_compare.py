@@ -20,23 +20,38 @@ _T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def make_run(
-    path: Path, successes: list[bool], *, condition: str = "lexical", group: str = "g1",
-    repeat: int = 0, dataset_hash: str = "h1", recall: list[float] | None = None,
-    tokens: int | None = None, types: list[str] | None = None, conversation: bool = False,
+    path: Path,
+    successes: list[bool],
+    *,
+    condition: str = "lexical",
+    group: str = "g1",
+    repeat: int = 0,
+    dataset_hash: str = "h1",
+    recall: list[float] | None = None,
+    tokens: int | None = None,
+    types: list[str] | None = None,
+    conversation: bool = False,
     ids: list[str] | None = None,
-) -> Path:  # fmt: skip
+) -> Path:
     """Write a real run directory (header + JSONL) with the given per-item outcomes."""
     path.mkdir(parents=True)
     header = RunHeader(
-        run_id=uuid.uuid4().hex[:12], run_group=group, repeat=repeat, suite="items",
+        run_id=uuid.uuid4().hex[:12],
+        run_group=group,
+        repeat=repeat,
+        suite="items",
         suite_version="1",
         suite_options={"suite_checksum": "abc", "condition": condition, "profile": "offline"},
         dataset=DatasetRef(name="d", version="1", content_hash=dataset_hash, language="en"),
-        system=SystemRef(name="bm25", implementation="x:Y"), config_fingerprint="f",
-        package_version="0", python_version="3", platform="p",
-        created_at=_T0 + timedelta(minutes=repeat), status="finished",
+        system=SystemRef(name="bm25", implementation="x:Y"),
+        config_fingerprint="f",
+        package_version="0",
+        python_version="3",
+        platform="p",
+        created_at=_T0 + timedelta(minutes=repeat),
+        status="finished",
         item_count=len(successes),
-    )  # fmt: skip
+    )
     write_header(path, header)
     w = ItemWriter(path)
     for i, ok in enumerate(successes):
@@ -46,11 +61,16 @@ def make_run(
         groups = {"eval_type": (types or ["retrieval_qa"] * len(successes))[i]}
         if conversation:
             groups["conversation"] = f"c{i // 4}"
-        w.write(ItemResult(
-            item_id=(ids or [f"item-{j}" for j in range(len(successes))])[i], index=i,
-            groups=groups, metrics=metrics, latency_ms=1.0 + i,
-            tokens={"total": tokens} if tokens is not None else {},
-        ))  # fmt: skip
+        w.write(
+            ItemResult(
+                item_id=(ids or [f"item-{j}" for j in range(len(successes))])[i],
+                index=i,
+                groups=groups,
+                metrics=metrics,
+                latency_ms=1.0 + i,
+                tokens={"total": tokens} if tokens is not None else {},
+            )
+        )
     w.close()
     return path
 
@@ -68,10 +88,14 @@ def test_self_comparison_has_zero_delta_and_p_one(tmp_path):
 
 
 def test_swapping_sides_flips_signs(tmp_path):
-    a = make_run(tmp_path / "a", [False] * 8 + [True] * 4, recall=[0.0] * 8 + [1.0] * 4,
-                 tokens=10)  # fmt: skip
-    b = make_run(tmp_path / "b", [True] * 10 + [False] * 2, recall=[1.0] * 10 + [0.5] * 2,
-                 condition="hybrid", tokens=30)  # fmt: skip
+    a = make_run(tmp_path / "a", [False] * 8 + [True] * 4, recall=[0.0] * 8 + [1.0] * 4, tokens=10)
+    b = make_run(
+        tmp_path / "b",
+        [True] * 10 + [False] * 2,
+        recall=[1.0] * 10 + [0.5] * 2,
+        condition="hybrid",
+        tokens=30,
+    )
     fwd, back = compare([a], [b], resamples=500), compare([b], [a], resamples=500)
     assert fwd.success.delta == pytest.approx(6 / 12)
     assert back.success.delta == pytest.approx(-fwd.success.delta)
@@ -103,10 +127,16 @@ def test_holm_and_groups(tmp_path):
 
 
 def test_repeats_pair_by_run_group_and_repeat_and_cluster_by_item(tmp_path):
-    base = [make_run(tmp_path / f"b{r}", [False, True, False, True, False], repeat=r,
-                     condition="no-memory") for r in range(3)]  # fmt: skip
-    cand = [make_run(tmp_path / f"c{r}", [True, True, r > 0, True, True], repeat=r,
-                     condition="hybrid") for r in range(3)]  # fmt: skip
+    base = [
+        make_run(
+            tmp_path / f"b{r}", [False, True, False, True, False], repeat=r, condition="no-memory"
+        )
+        for r in range(3)
+    ]
+    cand = [
+        make_run(tmp_path / f"c{r}", [True, True, r > 0, True, True], repeat=r, condition="hybrid")
+        for r in range(3)
+    ]
     c = compare(base, cand, resamples=500)
     assert c.pairs == 15
     assert c.cluster_by == "item" and c.clusters == 5
@@ -193,13 +223,24 @@ def test_split_sides(tmp_path):
 
 def test_cli_compare_and_gate_exit_codes(tmp_path):
     types = ["retrieval_qa"] * 10 + ["adversarial_stale"] * 12
-    make_run(tmp_path / "runs" / "nm", [False] * 22, condition="no-memory", types=types,
-                 recall=[0.0] * 22)  # fmt: skip
-    make_run(tmp_path / "runs" / "fm", [True] * 21 + [False], condition="full-memory",
-                 types=types, recall=[1.0] * 22)  # fmt: skip
+    make_run(
+        tmp_path / "runs" / "nm",
+        [False] * 22,
+        condition="no-memory",
+        types=types,
+        recall=[0.0] * 22,
+    )
+    make_run(
+        tmp_path / "runs" / "fm",
+        [True] * 21 + [False],
+        condition="full-memory",
+        types=types,
+        recall=[1.0] * 22,
+    )
     out = tmp_path / "cmp.json"
-    r = _cli("compare", str(tmp_path / "runs"), "--resamples", "200", "-o", str(out),
-             "--format", "md")  # fmt: skip
+    r = _cli(
+        "compare", str(tmp_path / "runs"), "--resamples", "200", "-o", str(out), "--format", "md"
+    )
     assert r.exit_code == 0, r.output
     assert "| success rate | 0.0% | 95.5% |" in r.output
     data = json.loads(out.read_text())
@@ -255,17 +296,26 @@ def test_retrieval_suite_runs_compare(tmp_path):
     from mnemometer.datasets._models import Dataset, DatasetInfo, Memory, Query
     from mnemometer.runner import run
 
-    texts = ["the cat sat on the mat", "dogs bark at night", "the gateway listens on port 7420",
-             "paris is the capital of france", "alice likes green tea"]  # fmt: skip
+    texts = [
+        "the cat sat on the mat",
+        "dogs bark at night",
+        "the gateway listens on port 7420",
+        "paris is the capital of france",
+        "alice likes green tea",
+    ]
     ds = Dataset(
         info=DatasetInfo(name="tiny"),
         memories=[Memory(id=f"m{i}", text=t) for i, t in enumerate(texts)],
-        queries=[Query(id="q0", text="where did the cat sit", relevant_ids=["m0"]),
-                 Query(id="q1", text="gateway port", relevant_ids=["m2"]),
-                 Query(id="q2", text="what does alice drink", relevant_ids=["m4"]),
-                 Query(id="q3", text="zebra", relevant_ids=[])],
-    )  # fmt: skip
-    a = run("retrieval", dataset=ds, store="keyword", out=tmp_path / "a", suite_options={"top_k": 2})
+        queries=[
+            Query(id="q0", text="where did the cat sit", relevant_ids=["m0"]),
+            Query(id="q1", text="gateway port", relevant_ids=["m2"]),
+            Query(id="q2", text="what does alice drink", relevant_ids=["m4"]),
+            Query(id="q3", text="zebra", relevant_ids=[]),
+        ],
+    )
+    a = run(
+        "retrieval", dataset=ds, store="keyword", out=tmp_path / "a", suite_options={"top_k": 2}
+    )
     b = run("retrieval", dataset=ds, store="bm25", out=tmp_path / "b", suite_options={"top_k": 2})
     c = compare([a.path], [b.path], resamples=200)
     assert c.pairs == 4

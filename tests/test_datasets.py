@@ -140,8 +140,10 @@ def test_unknown_field_is_rejected(tmp_path: Path) -> None:
 
 def test_jsonl_error_names_line(tmp_path: Path) -> None:
     p = tmp_path / "d.jsonl"
-    p.write_text('{"kind":"info","name":"x"}\n{"kind":"memory","id":"a","text":"t"}\n'
-                 '{"kind":"query","id":"q","text":"t","relevant_ids":"a"}\n')
+    p.write_text(
+        '{"kind":"info","name":"x"}\n{"kind":"memory","id":"a","text":"t"}\n'
+        '{"kind":"query","id":"q","text":"t","relevant_ids":"a"}\n'
+    )
     with pytest.raises(DatasetError, match=r"d.jsonl:3: relevant_ids"):
         load_dataset(p)
 

@@ -29,7 +29,9 @@ def embedder():
 
 def test_packaged_model_loads_by_path_and_normalises(embedder) -> None:
     assert Path(embedder.path).is_dir() and embedder.path == model_path("minilm")
-    vecs = embedder.encode(["My name is Darrin and I live in Phoenix", "Marriott", "Darrin Phoenix"])
+    vecs = embedder.encode(
+        ["My name is Darrin and I live in Phoenix", "Marriott", "Darrin Phoenix"]
+    )
     assert vecs.shape == (3, embedder.dim) == (3, 384)
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
     # Meaning, not strings: the paraphrase is closer than the unrelated word.
@@ -45,9 +47,24 @@ def test_model_path_that_does_not_exist_is_a_clear_error(tmp_path: Path) -> None
 
 
 def test_cli_reports_a_bad_model_path_without_traceback(tmp_path: Path) -> None:
-    res = subprocess.run([MNEMOMETER, "run", "retrieval", "-d", "demo-en", "-s", "dense",
-                          "-S", f"model={tmp_path / 'missing'}", "-o", str(tmp_path / "r")],
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    res = subprocess.run(
+        [
+            MNEMOMETER,
+            "run",
+            "retrieval",
+            "-d",
+            "demo-en",
+            "-s",
+            "dense",
+            "-S",
+            f"model={tmp_path / 'missing'}",
+            "-o",
+            str(tmp_path / "r"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 2
     assert res.stderr.startswith("error: embedding model") and "no such directory" in res.stderr
     assert "Traceback" not in res.stderr
@@ -60,9 +77,11 @@ def test_conformance(name: str, embedder) -> None:
 
 
 def test_dense_finds_paraphrases_bm25_cannot(embedder) -> None:
-    docs = ["The physician prescribed antibiotics for the infection.",
-            "We adopted a small puppy from the shelter.",
-            "Quarterly revenue grew by twelve percent."]  # fmt: skip
+    docs = [
+        "The physician prescribed antibiotics for the infection.",
+        "We adopted a small puppy from the shelter.",
+        "Quarterly revenue grew by twelve percent.",
+    ]
     q = "Which doctor gave medicine for an illness?"
     results = {}
     for name in ("dense", "bm25"):
@@ -105,12 +124,18 @@ def test_hybrid_falls_back_to_bm25_on_chinese(embedder) -> None:
     assert auto.resolved_options() == {"mode": "bm25"}
     assert s._dense is None  # the English-only model was never even loaded for Chinese
     bm25 = create_store("bm25", lang="zh")
-    bm25.store_many([("张伟在杭州西湖边买了龙井茶", {"memory_id": "a"}),
-                     ("李娜在上海开会讨论预算", {"memory_id": "b"})])  # fmt: skip
+    bm25.store_many(
+        [
+            ("张伟在杭州西湖边买了龙井茶", {"memory_id": "a"}),
+            ("李娜在上海开会讨论预算", {"memory_id": "b"}),
+        ]
+    )
     assert [h.memory_id for h in s.search("龙井茶", 2)] == [
-        h.memory_id for h in bm25.search("龙井茶", 2)]  # fmt: skip
+        h.memory_id for h in bm25.search("龙井茶", 2)
+    ]
     assert create_store("hybrid", {"mode": "fused"}, lang="zh").resolved_options() == {
-        "mode": "fused"}  # fmt: skip
+        "mode": "fused"
+    }
 
 
 def test_bad_hybrid_options() -> None:
@@ -124,18 +149,22 @@ def _metric(summary, key: str) -> float:
     return next(m.value for m in summary.overall if m.key == key)
 
 
-@pytest.mark.parametrize(("name", "dataset", "mode"), [
-    ("dense", "demo-en", None), ("hybrid", "demo-en", "fused"), ("hybrid", "demo-zh", "bm25")])
+@pytest.mark.parametrize(
+    ("name", "dataset", "mode"),
+    [("dense", "demo-en", None), ("hybrid", "demo-en", "fused"), ("hybrid", "demo-zh", "bm25")],
+)
 def test_cli_runs_retrieval_and_logs_resolved_options(
     name: str, dataset: str, mode: str | None, embedder, tmp_path: Path
-) -> None:  # fmt: skip
+) -> None:
     from mnemometer.runner import summarize
 
     runs = {}
     for store in (name, "bm25"):
         out = tmp_path / store
-        res = CliRunner().invoke(cli, ["run", "retrieval", "-d", dataset, "-s", store,
-                                       "-o", str(out), "--format", "none"])
+        res = CliRunner().invoke(
+            cli,
+            ["run", "retrieval", "-d", dataset, "-s", store, "-o", str(out), "--format", "none"],
+        )
         assert res.exit_code == 0, res.output
         runs[store] = summarize(out)
     header = json.loads((tmp_path / name / "header.json").read_text())

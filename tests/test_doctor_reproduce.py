@@ -38,8 +38,12 @@ def test_doctor_explains_what_memory_layer_suites_need():
     assert smoke.exit_code == 1
     assert "FAIL suite.memories: no seed memories" in smoke.output
     assert "--memories FILE" in smoke.output
-    mq = cli("doctor", ml("evals/suites/memory-quality-v1"), "--memories",
-             ml("derived/memory-quality-v1.seed-capture.json"))  # fmt: skip
+    mq = cli(
+        "doctor",
+        ml("evals/suites/memory-quality-v1"),
+        "--memories",
+        ml("derived/memory-quality-v1.seed-capture.json"),
+    )
     assert "ok   suite.memories: 21 seed memories" in mq.output
     assert "warn suite.labels: label_status is 'draft'" in mq.output
     build = cli("doctor", ml("evals/examples/app-build-smoke"))
@@ -68,8 +72,18 @@ def test_doctor_bad_input_and_json(tmp_path):
 
 def test_reproduce_then_archive(tmp_path):
     out = tmp_path / "rep"
-    r = cli("reproduce", TEAM, "-o", out, "--baseline", "no-memory", "--candidate", "lexical",
-            "--resamples", "500")  # fmt: skip
+    r = cli(
+        "reproduce",
+        TEAM,
+        "-o",
+        out,
+        "--baseline",
+        "no-memory",
+        "--candidate",
+        "lexical",
+        "--resamples",
+        "500",
+    )
     assert r.exit_code == 0, r.output
     assert "gate: pass" in r.output and str(TEAM / "gate.toml") in r.output
     assert json.loads((out / "gate.json").read_text())["passed"] is True
@@ -78,8 +92,18 @@ def test_reproduce_then_archive(tmp_path):
     # a stricter policy fails, and the exit code says so
     strict = tmp_path / "strict.toml"
     strict.write_text("min_candidate_success_rate = 1.0\n")
-    r = cli("reproduce", TEAM, "-o", tmp_path / "rep2", "--candidate", "lexical",
-            "--policy", strict, "--resamples", "200")  # fmt: skip
+    r = cli(
+        "reproduce",
+        TEAM,
+        "-o",
+        tmp_path / "rep2",
+        "--candidate",
+        "lexical",
+        "--policy",
+        strict,
+        "--resamples",
+        "200",
+    )
     assert r.exit_code == 1 and "gate: fail" in r.output
 
     bundle = tmp_path / "team.tar.gz"
@@ -114,14 +138,38 @@ def test_reproduce_then_archive(tmp_path):
 def test_the_three_documented_commands(tmp_path):
     """docs/ablations.md: run under no-memory and hybrid with repeats, compare, gate."""
     runs = tmp_path / "runs" / "team"
-    r = cli("run", TEAM, "--condition", "no-memory", "--condition", "hybrid", "--repeat", "2",
-            "--out", runs)  # fmt: skip
+    r = cli(
+        "run",
+        TEAM,
+        "--condition",
+        "no-memory",
+        "--condition",
+        "hybrid",
+        "--repeat",
+        "2",
+        "--out",
+        runs,
+    )
     assert r.exit_code == 0, r.output
-    assert sorted(p.name for p in runs.iterdir()) == ["hybrid-r0", "hybrid-r1", "no-memory-r0",
-                                                      "no-memory-r1"]  # fmt: skip
+    assert sorted(p.name for p in runs.iterdir()) == [
+        "hybrid-r0",
+        "hybrid-r1",
+        "no-memory-r0",
+        "no-memory-r1",
+    ]
     out = runs / "comparison.json"
-    r = cli("compare", runs, "--baseline", "no-memory", "--candidate", "hybrid", "-o", out,
-            "--resamples", "1000")  # fmt: skip
+    r = cli(
+        "compare",
+        runs,
+        "--baseline",
+        "no-memory",
+        "--candidate",
+        "hybrid",
+        "-o",
+        out,
+        "--resamples",
+        "1000",
+    )
     assert r.exit_code == 0, r.output
     assert "64 pairs from 2+2 runs, 32 clusters by item" in r.output
     doc = json.loads(out.read_text())

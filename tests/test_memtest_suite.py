@@ -28,9 +28,15 @@ def _tokens(text: str) -> set[str]:
     return {t for t in _TOKEN.findall(text.lower()) if t not in _STOP}
 
 
-SEEDS = ["sample_db_100.json", "sample_db_4875b98.json", "sample_db_a4ad044.json",
-         "tianlongbabu_db.json", "hp_benchmark_db.json", "hp_benchmark_db_raw.json",
-         "four_novels_db.json"]  # fmt: skip
+SEEDS = [
+    "sample_db_100.json",
+    "sample_db_4875b98.json",
+    "sample_db_a4ad044.json",
+    "tianlongbabu_db.json",
+    "hp_benchmark_db.json",
+    "hp_benchmark_db_raw.json",
+    "four_novels_db.json",
+]
 
 
 class ExactStore:
@@ -119,8 +125,11 @@ class ForgetfulStore(ExactStore):
 
 @pytest.fixture(autouse=True)
 def _stores() -> Any:
-    for name, cls in (("t-exact", ExactStore), ("t-lossy", LossyStore),
-                      ("t-forgetful", ForgetfulStore)):  # fmt: skip
+    for name, cls in (
+        ("t-exact", ExactStore),
+        ("t-lossy", LossyStore),
+        ("t-forgetful", ForgetfulStore),
+    ):
         STORES.register(name, cls)
     yield
     for name in ("t-exact", "t-lossy", "t-forgetful"):
@@ -254,8 +263,9 @@ def test_every_memtest_seed_dataset_runs(name: str) -> None:
 
 def test_not_a_dataset_is_a_one_line_error() -> None:
     path = seed_file("memtest", "results_llm_rerank_benchmark.json")
-    r = CliRunner().invoke(cli, ["run", "memtest", "--dataset", str(path), "--store", "bm25"],
-                           standalone_mode=False)  # fmt: skip
+    r = CliRunner().invoke(
+        cli, ["run", "memtest", "--dataset", str(path), "--store", "bm25"], standalone_mode=False
+    )
     assert r.exception is not None and "not a dataset" in str(r.exception)
 
 

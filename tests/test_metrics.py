@@ -55,8 +55,13 @@ def test_duplicates_do_not_count_twice(ranked, relevant) -> None:
 def test_mean_skips_not_applicable_and_percentiles() -> None:
     from mnemometer.log import Metric
 
-    out = mean_metrics([[Metric(name="a", value=1.0)], [Metric(name="a", value=None)],
-                        [Metric(name="a", value=0.0)]])
+    out = mean_metrics(
+        [
+            [Metric(name="a", value=1.0)],
+            [Metric(name="a", value=None)],
+            [Metric(name="a", value=0.0)],
+        ]
+    )
     assert out[0].value == 0.5 and out[0].n == 2
     assert percentile([1, 2, 3, 4], 50) == 2.5
     assert percentile([], 50) is None

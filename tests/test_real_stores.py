@@ -35,9 +35,10 @@ needs = {
 def _have(module: str) -> bool:
     import importlib.util
 
-    return importlib.util.find_spec(module) is not None and importlib.util.find_spec(
-        "sentence_transformers"
-    ) is not None
+    return (
+        importlib.util.find_spec(module) is not None
+        and importlib.util.find_spec("sentence_transformers") is not None
+    )
 
 
 def _skip_without(name: str) -> None:
@@ -45,18 +46,26 @@ def _skip_without(name: str) -> None:
         pytest.skip(f"needs the optional dependency {needs[name]} (see Makefile TEST_EXTRAS)")
 
 
-def _cli(args: list[str], home: Path, env: dict[str, str] | None = None,
-         timeout: float = 240) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def _cli(
+    args: list[str], home: Path, env: dict[str, str] | None = None, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
     e = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMOMETER_", "MEM0_"))}
     e.update(HOME=str(home), **(env or {}))
-    return subprocess.run([MNEMOMETER, *args], capture_output=True, text=True, env=e,
-                          timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [MNEMOMETER, *args], capture_output=True, text=True, env=e, timeout=timeout
+    )
 
 
 # ---- embedded systems ----------------------------------------------------------------------
 
-STORES = [("chroma", {}), ("qdrant", {}), ("lancedb", {"mode": "vector"}),
-          ("lancedb", {"mode": "fts"}), ("lancedb", {"mode": "hybrid"}), ("mem0", {})]  # fmt: skip
+STORES = [
+    ("chroma", {}),
+    ("qdrant", {}),
+    ("lancedb", {"mode": "vector"}),
+    ("lancedb", {"mode": "fts"}),
+    ("lancedb", {"mode": "hybrid"}),
+    ("mem0", {}),
+]
 
 
 @pytest.mark.parametrize(("name", "opts"), STORES, ids=lambda x: str(x))
@@ -73,7 +82,7 @@ def test_conformance_in_a_run_directory(name: str, opts: dict, tmp_path: Path) -
 @pytest.mark.parametrize("name", ["chroma", "qdrant", "lancedb", "mem0"])
 def test_cli_runs_retrieval_offline_leaving_home_untouched(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:  # fmt: skip
+) -> None:
     _skip_without(name)
     home = tmp_path / "home"
     home.mkdir()
@@ -106,8 +115,11 @@ def test_cli_runs_retrieval_offline_leaving_home_untouched(
 
 def test_hybrid_lancedb_search_matches_words_vector_search_misses(tmp_path: Path) -> None:
     _skip_without("lancedb")
-    docs = [("a", "Invoice INV-88231 was paid late."), ("b", "The bill arrived after the deadline."),
-            ("c", "We planted tulips in the garden.")]  # fmt: skip
+    docs = [
+        ("a", "Invoice INV-88231 was paid late."),
+        ("b", "The bill arrived after the deadline."),
+        ("c", "We planted tulips in the garden."),
+    ]
     tops = {}
     for mode in ("fts", "vector", "hybrid"):
         s = create_store("lancedb", {"mode": mode}, lang="en", workdir=tmp_path / mode)
@@ -121,11 +133,17 @@ def test_hybrid_lancedb_search_matches_words_vector_search_misses(tmp_path: Path
 def test_qdrant_directory_locked_by_another_process(tmp_path: Path) -> None:
     _skip_without("qdrant")
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, qdrant_client; c = qdrant_client.QdrantClient(path=sys.argv[1]); "
-         "print('ready', flush=True); sys.stdin.read()", str(tmp_path / "run" / "store" / "qdrant")],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sys, qdrant_client; c = qdrant_client.QdrantClient(path=sys.argv[1]); "
+            "print('ready', flush=True); sys.stdin.read()",
+            str(tmp_path / "run" / "store" / "qdrant"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
         with pytest.raises(MnemometerError, match="locked by another process"):
@@ -142,11 +160,17 @@ def test_mem0_bad_vector_store_option() -> None:
 
 def test_missing_extra_names_the_install_command(tmp_path: Path) -> None:
     # A subprocess where the SDK cannot be imported, exactly as on a machine without it.
-    code = ("import sys; sys.modules['chromadb'] = None\n"
-            "from mnemometer.cli.main import main\n"
-            "main(['run', 'retrieval', '-d', 'demo-en', '-s', 'chroma', '-o', sys.argv[1]])")  # fmt: skip
-    res = subprocess.run([sys.executable, "-c", code, str(tmp_path / "r")],
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    code = (
+        "import sys; sys.modules['chromadb'] = None\n"
+        "from mnemometer.cli.main import main\n"
+        "main(['run', 'retrieval', '-d', 'demo-en', '-s', 'chroma', '-o', sys.argv[1]])"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 2
     assert "pip install 'mnemometer[vector]'" in res.stderr and "Traceback" not in res.stderr
 
@@ -172,8 +196,11 @@ def test_mem0_infer_true_extracts_through_the_llm_endpoint(tmp_path: Path) -> No
         return json.dumps({"memory": [{"text": f"Fact: {new.group(1).strip()}"}]})
 
     with FakeLLMServer(default=extract) as srv:
-        store = create_store("mem0", {"infer": True, "base_url": srv.base_url,
-                                      "llm_model": srv.model}, workdir=tmp_path)  # fmt: skip
+        store = create_store(
+            "mem0",
+            {"infer": True, "base_url": srv.base_url, "llm_model": srv.model},
+            workdir=tmp_path,
+        )
         store.store("Darrin lives in Phoenix.", {"memory_id": "m1"})
         store.store("The budget review moved to Thursday.", {"memory_id": "m2"})
         hits = store.search("Where does Darrin live?", 2)
@@ -223,10 +250,17 @@ class _Service(BaseHTTPRequestHandler):
                 return self._reply(200, b'{"results": [{"unexpected": 1}]}')
             words = set(re.findall(r"\w+", body["query"].lower()))
             scored = sorted(
-                ((len(words & set(re.findall(r"\w+", t.lower()))), mid, t)
-                 for mid, t in svc.memories.items()), key=lambda x: (-x[0], x[1]))  # fmt: skip
-            hits = [{"metadata": {"memory_id": mid}, "score": s, "memory": t}
-                    for s, mid, t in scored if s > 0][: int(body["limit"])]  # fmt: skip
+                (
+                    (len(words & set(re.findall(r"\w+", t.lower()))), mid, t)
+                    for mid, t in svc.memories.items()
+                ),
+                key=lambda x: (-x[0], x[1]),
+            )
+            hits = [
+                {"metadata": {"memory_id": mid}, "score": s, "memory": t}
+                for s, mid, t in scored
+                if s > 0
+            ][: int(body["limit"])]
             return self._reply(200, json.dumps({"results": hits}).encode())
         return self._reply(404, b"{}")
 
@@ -272,9 +306,24 @@ def test_http_store_conformance(service: Path, monkeypatch: pytest.MonkeyPatch) 
 def test_http_store_runs_retrieval_from_the_cli(service: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    res = _cli(["run", "retrieval", "-d", "demo-en", "-s", "http", "-S", f"config={service}",
-                "-o", str(tmp_path / "run"), "--format", "json"], home,
-               {"MEMSVC_TOKEN": _Service.token})  # fmt: skip
+    res = _cli(
+        [
+            "run",
+            "retrieval",
+            "-d",
+            "demo-en",
+            "-s",
+            "http",
+            "-S",
+            f"config={service}",
+            "-o",
+            str(tmp_path / "run"),
+            "--format",
+            "json",
+        ],
+        home,
+        {"MEMSVC_TOKEN": _Service.token},
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     report = json.loads(res.stdout)
     assert _Service.token not in res.stdout  # the secret never reaches the log
@@ -283,17 +332,38 @@ def test_http_store_runs_retrieval_from_the_cli(service: Path, tmp_path: Path) -
     assert list(home.iterdir()) == []
 
 
-@pytest.mark.parametrize(("fault", "message"), [
-    ("500", "returned 500"), ("malformed", "did not return JSON"),
-    ("shape", "does not match the mapping")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ("500", "returned 500"),
+        ("malformed", "did not return JSON"),
+        ("shape", "does not match the mapping"),
+    ],
+)
 def test_http_errors_are_recorded_per_item(
     fault: str, message: str, service: Path, tmp_path: Path
-) -> None:  # fmt: skip
+) -> None:
     _Service.fault = fault
     out = tmp_path / "run"
-    res = _cli(["run", "retrieval", "-d", "demo-en", "-s", "http", "-S", f"config={service}",
-                "-o", str(out), "--format", "none"], tmp_path,
-               {"MEMSVC_TOKEN": _Service.token}, timeout=120)  # fmt: skip
+    res = _cli(
+        [
+            "run",
+            "retrieval",
+            "-d",
+            "demo-en",
+            "-s",
+            "http",
+            "-S",
+            f"config={service}",
+            "-o",
+            str(out),
+            "--format",
+            "none",
+        ],
+        tmp_path,
+        {"MEMSVC_TOKEN": _Service.token},
+        timeout=120,
+    )
     assert res.returncode == 1, res.stderr[-2000:]  # items failed, recorded; not a crash
     items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
     assert items and all(r["status"] == "error" and message in r["error"] for r in items)
@@ -306,21 +376,33 @@ def test_http_timeout_does_not_hang(tmp_path: Path) -> None:
     quiet.bind(("127.0.0.1", 0))
     quiet.listen()
     cfg = tmp_path / "slow.json"
-    cfg.write_text(json.dumps({
-        "base_url": f"http://127.0.0.1:{quiet.getsockname()[1]}", "timeout": 0.5,
-        "store": {"path": "/m", "body": {"t": "{text}"}},
-        "search": {"path": "/s", "body": {"q": "{query}"}}}))  # fmt: skip
+    cfg.write_text(
+        json.dumps(
+            {
+                "base_url": f"http://127.0.0.1:{quiet.getsockname()[1]}",
+                "timeout": 0.5,
+                "store": {"path": "/m", "body": {"t": "{text}"}},
+                "search": {"path": "/s", "body": {"q": "{query}"}},
+            }
+        )
+    )
     store = create_store("http", {"config": str(cfg)})
     with pytest.raises(MnemometerError, match="timed out after 0.5 s"):
         store.search("anything", 5)
     quiet.close()
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("not json", "not valid JSON"),
-    ('{"base_url": "http://x", "store": {"path": "/m"}}', "search: Field required"),
-    ('{"base_url": "http://x", "store": {"path": "/m"}, "search": {"path": "/s"}, "extra": 1}',
-     "extra: Extra inputs are not permitted")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json", "not valid JSON"),
+        ('{"base_url": "http://x", "store": {"path": "/m"}}', "search: Field required"),
+        (
+            '{"base_url": "http://x", "store": {"path": "/m"}, "search": {"path": "/s"}, "extra": 1}',
+            "extra: Extra inputs are not permitted",
+        ),
+    ],
+)
 def test_http_bad_config_file(content: str, message: str, tmp_path: Path) -> None:
     cfg = tmp_path / "svc.json"
     cfg.write_text(content)
@@ -328,12 +410,26 @@ def test_http_bad_config_file(content: str, message: str, tmp_path: Path) -> Non
         create_store("http", {"config": str(cfg)})
 
 
-def test_http_missing_auth_env_and_missing_file(service: Path, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_http_missing_auth_env_and_missing_file(
+    service: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("MEMSVC_TOKEN", raising=False)
     with pytest.raises(MnemometerError, match="MEMSVC_TOKEN, which is not set"):
         create_store("http", {"config": str(service)})
-    res = _cli(["run", "retrieval", "-d", "demo-en", "-s", "http", "-S",
-                f"config={tmp_path / 'nope.toml'}", "-o", str(tmp_path / "r")], tmp_path)  # fmt: skip
+    res = _cli(
+        [
+            "run",
+            "retrieval",
+            "-d",
+            "demo-en",
+            "-s",
+            "http",
+            "-S",
+            f"config={tmp_path / 'nope.toml'}",
+            "-o",
+            str(tmp_path / "r"),
+        ],
+        tmp_path,
+    )
     assert res.returncode == 2 and "cannot read the http store config" in res.stderr
     assert "Traceback" not in res.stderr

@@ -15,24 +15,31 @@ from mnemometer.stores import create_store
 from mnemometer.testing import check_store
 from mnemometer.testing.llm_server import FakeLLMServer
 
-DOCS = [("a", "The budget meeting moved to Thursday."),
-        ("b", "Marta's budget for groceries is tight this month."),
-        ("c", "Thursday is the day the team reviews the quarterly budget.")]  # fmt: skip
+DOCS = [
+    ("a", "The budget meeting moved to Thursday."),
+    ("b", "Marta's budget for groceries is tight this month."),
+    ("c", "Thursday is the day the team reviews the quarterly budget."),
+]
 
 
 def _verdicts(prefer: str):
     def reply(body: dict) -> str:
         # Grade the numbered memories: the one containing `prefer` is the answer.
         listing = re.findall(r"\[(\d+)\] (.*)", body["messages"][-1]["content"])
-        return json.dumps({"verdicts": [{"id": int(i), "relevance": 3 if prefer in t else 0}
-                                        for i, t in listing]})  # fmt: skip
+        return json.dumps(
+            {"verdicts": [{"id": int(i), "relevance": 3 if prefer in t else 0} for i, t in listing]}
+        )
+
     return reply
 
 
 def test_llm_verdict_reorders_candidates_and_run_log_records_it(tmp_path: Path) -> None:
     with FakeLLMServer(default=_verdicts("groceries")) as srv:
-        s = create_store("rerank", {"base": "bm25", "by": "llm", "base_url": srv.base_url,
-                                    "model": srv.model}, lang="en")  # fmt: skip
+        s = create_store(
+            "rerank",
+            {"base": "bm25", "by": "llm", "base_url": srv.base_url, "model": srv.model},
+            lang="en",
+        )
         s.store_many([(t, {"memory_id": m}) for m, t in DOCS])
         base = [h.memory_id for h in create_store("bm25", lang="en").search("budget", 3)]
         hits = s.search("budget", 3)
@@ -55,8 +62,23 @@ def test_malformed_llm_verdict_is_an_item_error(tmp_path: Path, monkeypatch) -> 
         monkeypatch.setenv("MNEMOMETER_LLM_BASE_URL", srv.base_url)
         monkeypatch.setenv("MNEMOMETER_LLM_MODEL", srv.model)
         out = tmp_path / "run"
-        res = CliRunner().invoke(cli, ["run", "retrieval", "-d", "demo-en", "-s", "rerank",
-                                       "-S", "by=llm", "-o", str(out), "--format", "none"])  # fmt: skip
+        res = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "retrieval",
+                "-d",
+                "demo-en",
+                "-s",
+                "rerank",
+                "-S",
+                "by=llm",
+                "-o",
+                str(out),
+                "--format",
+                "none",
+            ],
+        )
     assert res.exit_code == 1  # items failed and were recorded
     items = [json.loads(x) for x in (out / "items.jsonl").read_text().splitlines()]
     failed = [r for r in items if r.get("status") == "error"]
@@ -101,8 +123,9 @@ def test_cross_encoder_by_path(minilm, tmp_path: Path) -> None:
     # order of the model's own scores.
     from sentence_transformers import CrossEncoder
 
-    s = create_store("rerank", {"base": "bm25", "by": "cross-encoder", "model": minilm.path},
-                     lang="en")  # fmt: skip
+    s = create_store(
+        "rerank", {"base": "bm25", "by": "cross-encoder", "model": minilm.path}, lang="en"
+    )
     s.store_many([(t, {"memory_id": m}) for m, t in DOCS])
     hits = s.search("budget", 3)
     ce = s.reranker._ce

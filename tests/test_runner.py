@@ -18,8 +18,15 @@ from mnemometer.log import read_header, read_items
 
 
 def comparable(items):
-    return [(r.item_id, r.status, [h.id for h in r.retrieved],
-             [(m.name, m.k, m.value) for m in r.metrics]) for r in items]  # fmt: skip
+    return [
+        (
+            r.item_id,
+            r.status,
+            [h.id for h in r.retrieved],
+            [(m.name, m.k, m.value) for m in r.metrics],
+        )
+        for r in items
+    ]
 
 
 def test_run_writes_header_and_every_item(tmp_path: Path) -> None:
@@ -76,8 +83,14 @@ def flaky():
 
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_errors_and_timeouts_are_isolated_and_counted(tmp_path: Path, flaky, concurrency) -> None:
-    res = run("retrieval", dataset="demo-en", store="flaky-test", out=tmp_path / "r",
-              timeout=0.3, concurrency=concurrency)  # fmt: skip
+    res = run(
+        "retrieval",
+        dataset="demo-en",
+        store="flaky-test",
+        out=tmp_path / "r",
+        timeout=0.3,
+        concurrency=concurrency,
+    )
     items = {r.item_id: r for r in read_items(res.path)}
     assert len(items) == 15  # the run went on
     assert items["enq05"].status == "error" and "backend exploded" in items["enq05"].error
@@ -98,16 +111,33 @@ def test_resume_after_sigkill_equals_uninterrupted_run(tmp_path: Path) -> None:
     dataset = seed_file("memtest", "hp_benchmark_db.json")
     env = dict(os.environ, PYTHONPATH=str(plugins.install(tmp_path / "plug")))
     marker = tmp_path / "killed"
-    cmd = [MNEMOMETER, "run", "retrieval", "--dataset", str(dataset), "--store", "killer",
-           "-S", "after=60", "-S", f"marker={marker}", "--format", "none"]  # fmt: skip
+    cmd = [
+        MNEMOMETER,
+        "run",
+        "retrieval",
+        "--dataset",
+        str(dataset),
+        "--store",
+        "killer",
+        "-S",
+        "after=60",
+        "-S",
+        f"marker={marker}",
+        "--format",
+        "none",
+    ]
     killed = subprocess.run([*cmd, "--out", str(tmp_path / "r")], env=env, capture_output=True)
     assert killed.returncode == -9 and marker.exists()
     partial = read_items(tmp_path / "r")
     assert 0 < len(partial) < 130
     assert read_header(tmp_path / "r").status == "running"
 
-    resumed = subprocess.run([MNEMOMETER, "run", "--resume", str(tmp_path / "r"), "--format",
-                              "json"], env=env, capture_output=True, text=True)  # fmt: skip
+    resumed = subprocess.run(
+        [MNEMOMETER, "run", "--resume", str(tmp_path / "r"), "--format", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert resumed.returncode == 0, resumed.stderr
     full = subprocess.run([*cmd, "--out", str(tmp_path / "full")], env=env, capture_output=True)
     assert full.returncode == 0, full.stderr
@@ -125,8 +155,9 @@ def test_truncated_last_line_is_redone_on_resume(tmp_path: Path) -> None:
     items_file.write_bytes(b"".join(lines[:11]) + lines[11][:20])
     assert len(read_items(res.path)) == 11
     again = run(resume=res.path)
-    assert comparable(read_items(again.path)) == comparable(read_items(
-        run("retrieval", dataset="demo-en", store="bm25", out=tmp_path / "ref").path))
+    assert comparable(read_items(again.path)) == comparable(
+        read_items(run("retrieval", dataset="demo-en", store="bm25", out=tmp_path / "ref").path)
+    )
 
 
 def test_resume_refuses_a_changed_dataset(tmp_path: Path) -> None:
@@ -157,8 +188,14 @@ def test_secrets_are_redacted(tmp_path: Path) -> None:
 
     STORES.register("keyed-test", KeyedStore)
     try:
-        res = run("retrieval", dataset="demo-en", store="keyed-test", out=tmp_path / "r",
-                  store_options={"api_key": "sk-secret", "k1": 2.0}, timeout=None)  # fmt: skip
+        res = run(
+            "retrieval",
+            dataset="demo-en",
+            store="keyed-test",
+            out=tmp_path / "r",
+            store_options={"api_key": "sk-secret", "k1": 2.0},
+            timeout=None,
+        )
     finally:
         STORES.unregister("keyed-test")
     text = (res.path / "header.json").read_text()
@@ -193,8 +230,13 @@ def test_labels_never_reach_the_store(tmp_path: Path) -> None:
 
     STORES.register("spy-test", Spy)
     try:
-        run("retrieval", dataset=seed_file("memtest", "sample_db_100.json"), store="spy-test",
-            out=tmp_path / "r", timeout=None)  # fmt: skip
+        run(
+            "retrieval",
+            dataset=seed_file("memtest", "sample_db_100.json"),
+            store="spy-test",
+            out=tmp_path / "r",
+            timeout=None,
+        )
     finally:
         STORES.unregister("spy-test")
     assert len(seen) == 300  # three versions of 100 memories

@@ -19,17 +19,41 @@ GRADES = {s.id: [st.grade for st in s.steps if st.grade is not None] for s in lo
 TABLE = [
     # 1 cross-session recall
     ("cross_session_recall", 0, "Darrin, Phoenix", 1.0, "right"),
-    ("cross_session_recall", 0, "Your name is Darrin Smith and you live in Phoenix, Arizona.", 0.5, "verbose"),
+    (
+        "cross_session_recall",
+        0,
+        "Your name is Darrin Smith and you live in Phoenix, Arizona.",
+        0.5,
+        "verbose",
+    ),
     ("cross_session_recall", 0, "Marriott", 0.0, "wrong (seed mem0 answer)"),
-    ("cross_session_recall", 0, "Darrinson, Phoenixville", 0.0, "adversarial: prefixes are not words"),
+    (
+        "cross_session_recall",
+        0,
+        "Darrinson, Phoenixville",
+        0.0,
+        "adversarial: prefixes are not words",
+    ),
     # 2 degradation resilience
     ("degradation_resilience", 0, "Phoenix, Choice", 1.0, "right"),
-    ("degradation_resilience", 0, "You prefer the city of Phoenix and the Choice brand.", 0.5, "verbose"),
+    (
+        "degradation_resilience",
+        0,
+        "You prefer the city of Phoenix and the Choice brand.",
+        0.5,
+        "verbose",
+    ),
     ("degradation_resilience", 0, "Phoenix, Hilton", 0.0, "wrong"),
     ("degradation_resilience", 0, "Phoenix choices", 0.0, "seed bug 7: 'choices' is not 'choice'"),
     # 3 memory editing governance
     ("memory_editing_governance", 0, "Choice Hotels", 1.0, "right"),
-    ("memory_editing_governance", 0, "Right now your favourite hotel brand is Choice Hotels.", 0.5, "verbose"),
+    (
+        "memory_editing_governance",
+        0,
+        "Right now your favourite hotel brand is Choice Hotels.",
+        0.5,
+        "verbose",
+    ),
     ("memory_editing_governance", 0, "Hilton", 0.0, "wrong: the stale value"),
     ("memory_editing_governance", 0, "Hilton and Choice", 0.0, "seed bug 7: naming Hilton fails"),
     # 4 task continuity
@@ -38,14 +62,26 @@ TABLE = [
     ("task_continuity", 0, "Full deploy", 0.0, "wrong"),
     ("task_continuity", 0, "Autopilot", 0.0, "adversarial: substring only"),
     ("task_continuity", 1, "Select tech, Pilot property, Full deploy", 1.0, "right"),
-    ("task_continuity", 1, "First you select tech, then you pilot a property, and finally you do a full deploy.", 0.5, "verbose"),
+    (
+        "task_continuity",
+        1,
+        "First you select tech, then you pilot a property, and finally you do a full deploy.",
+        0.5,
+        "verbose",
+    ),
     ("task_continuity", 1, "Select, Full", 0.0, "wrong: a step missing"),
     ("task_continuity", 1, "Pilot, Select, Full", 0.0, "seed bug 7: order is checked"),
     # 5 temporal conflict
     ("temporal_conflict_resolution", 0, "Amazon", 1.0, "right"),
     ("temporal_conflict_resolution", 0, "You currently work at Amazon.", 0.5, "verbose"),
     ("temporal_conflict_resolution", 0, "Google", 0.0, "wrong"),
-    ("temporal_conflict_resolution", 0, "Amazon, previously Google", 0.0, "seed bug 7: old employer fails"),
+    (
+        "temporal_conflict_resolution",
+        0,
+        "Amazon, previously Google",
+        0.0,
+        "seed bug 7: old employer fails",
+    ),
     # 6 multi-fact inference
     ("multi_fact_inference", 0, "Marriott", 1.0, "right"),
     ("multi_fact_inference", 0, "Marriott fits your budget at $180 per night.", 0.5, "verbose"),
@@ -55,10 +91,22 @@ TABLE = [
     ("personality_consistency", 0, "Your name is Alex, sir.", 1.0, "right"),
     ("personality_consistency", 0, "Alex", 0.5, "fact without persona"),
     ("personality_consistency", 0, "I do not know.", 0.0, "wrong"),
-    ("personality_consistency", 0, "Your name is Alex.", 0.5, "seed bug 7: 'your name is' is not formal"),
+    (
+        "personality_consistency",
+        0,
+        "Your name is Alex.",
+        0.5,
+        "seed bug 7: 'your name is' is not formal",
+    ),
     ("personality_consistency", 1, "Alex, ma'am.", 1.0, "right (curly-free apostrophe)"),
     ("personality_consistency", 1, "Alex, ma\u2019am.", 1.0, "right (curly apostrophe)"),
-    ("personality_consistency", 1, "It seems the items are Alex's terms", 0.5, "seed bug 7: 'ms' in words is not a marker"),
+    (
+        "personality_consistency",
+        1,
+        "It seems the items are Alex's terms",
+        0.5,
+        "seed bug 7: 'ms' in words is not a marker",
+    ),
     ("personality_consistency", 1, "Hi there!", 0.0, "wrong"),
     # 8 conditional updates
     ("conditional_memory_updates", 0, "Gold", 1.0, "right"),
@@ -68,11 +116,23 @@ TABLE = [
     ("conditional_memory_updates", 1, "Bronze", 1.0, "right"),
     ("conditional_memory_updates", 1, "Your tier has been downgraded to Bronze.", 0.5, "verbose"),
     ("conditional_memory_updates", 1, "Gold", 0.0, "seed bug 3: the stale tier fails"),
-    ("conditional_memory_updates", 1, "Bronze, formerly Gold", 0.0, "adversarial: stale tier named"),
+    (
+        "conditional_memory_updates",
+        1,
+        "Bronze, formerly Gold",
+        0.0,
+        "adversarial: stale tier named",
+    ),
     # 9 scalability
     ("memory_scalability", 0, "john@example.com", 1.0, "right"),
     ("memory_scalability", 0, "John's email is john@example.com.", 1.0, "right: e-mail kept whole"),
-    ("memory_scalability", 0, "The email address for John is john@example.com as stored.", 0.5, "verbose"),
+    (
+        "memory_scalability",
+        0,
+        "The email address for John is john@example.com as stored.",
+        0.5,
+        "verbose",
+    ),
     ("memory_scalability", 0, "john at example dot com", 0.0, "wrong"),
     ("memory_scalability", 0, "bigjohn@example.com", 0.0, "adversarial: another address"),
     ("memory_scalability", 1, "Phoenix", 1.0, "right"),
@@ -87,18 +147,48 @@ TABLE = [
     ("memory_scalability", 2, "Thursday 10am", 0.0, "wrong"),
     # alternative: office move
     ("temporal_conflict_resolution_office", 0, "Austin", 1.0, "right"),
-    ("temporal_conflict_resolution_office", 0, "Your office is now in Austin, Texas.", 0.5, "verbose"),
+    (
+        "temporal_conflict_resolution_office",
+        0,
+        "Your office is now in Austin, Texas.",
+        0.5,
+        "verbose",
+    ),
     ("temporal_conflict_resolution_office", 0, "San Francisco", 0.0, "wrong"),
-    ("temporal_conflict_resolution_office", 0, "Austin, not San Francisco", 0.0, "adversarial: stale city named"),
+    (
+        "temporal_conflict_resolution_office",
+        0,
+        "Austin, not San Francisco",
+        0.0,
+        "adversarial: stale city named",
+    ),
     # alternative: Rome dinner
     ("multi_fact_inference_rome", 0, "Italian", 1.0, "right"),
-    ("multi_fact_inference_rome", 0, "You should look for Italian vegetarian food.", 0.5, "verbose"),
+    (
+        "multi_fact_inference_rome",
+        0,
+        "You should look for Italian vegetarian food.",
+        0.5,
+        "verbose",
+    ),
     ("multi_fact_inference_rome", 0, "Japanese", 0.0, "wrong"),
     ("multi_fact_inference_rome", 1, "Meat, peanuts", 1.0, "right"),
     ("multi_fact_inference_rome", 1, "No meat and no peanut", 1.0, "right: alternatives"),
-    ("multi_fact_inference_rome", 1, "It must not contain any meat or fish and no peanuts at all.", 0.5, "verbose"),
+    (
+        "multi_fact_inference_rome",
+        1,
+        "It must not contain any meat or fish and no peanuts at all.",
+        0.5,
+        "verbose",
+    ),
     ("multi_fact_inference_rome", 1, "Gluten", 0.0, "wrong"),
-    ("multi_fact_inference_rome", 1, "meatballs, peanut-free", 0.0, "adversarial: compounds are not the words"),
+    (
+        "multi_fact_inference_rome",
+        1,
+        "meatballs, peanut-free",
+        0.0,
+        "adversarial: compounds are not the words",
+    ),
     # alternative: formal persona
     ("personality_consistency_formal", 0, "Your name is Alex, Sir.", 1.0, "right"),
     ("personality_consistency_formal", 0, "Alex", 0.5, "fact without persona"),
@@ -108,21 +198,42 @@ TABLE = [
     ("personality_consistency_formal", 1, "Hey Alex!", 0.5, "persona dropped"),
     ("personality_consistency_formal", 2, "You are most welcome, Sir.", 1.0, "right"),
     ("personality_consistency_formal", 2, "No worries, mate!", 0.0, "wrong: casual"),
-    ("personality_consistency_formal", 2, "Sirloin is tasty.", 0.0, "adversarial: 'sir' inside a word"),
+    (
+        "personality_consistency_formal",
+        2,
+        "Sirloin is tasty.",
+        0.0,
+        "adversarial: 'sir' inside a word",
+    ),
     # alternative: Marriott condition
     ("conditional_memory_updates_marriott", 0, "No", 1.0, "right"),
-    ("conditional_memory_updates_marriott", 0, "No, because your stay is shorter than five nights.", 0.5, "verbose"),
+    (
+        "conditional_memory_updates_marriott",
+        0,
+        "No, because your stay is shorter than five nights.",
+        0.5,
+        "verbose",
+    ),
     ("conditional_memory_updates_marriott", 0, "Yes", 0.0, "wrong"),
     ("conditional_memory_updates_marriott", 0, "Yes and no", 0.0, "adversarial: both"),
     ("conditional_memory_updates_marriott", 1, "Yes", 1.0, "right"),
-    ("conditional_memory_updates_marriott", 1, "Yes, six nights meets the condition of five or more.", 0.5, "verbose"),
+    (
+        "conditional_memory_updates_marriott",
+        1,
+        "Yes, six nights meets the condition of five or more.",
+        0.5,
+        "verbose",
+    ),
     ("conditional_memory_updates_marriott", 1, "No", 0.0, "wrong"),
     ("conditional_memory_updates_marriott", 1, "Nope", 0.0, "wrong: 'nope' is neither"),
 ]
 
 
-@pytest.mark.parametrize(("scenario", "turn", "reply", "score", "why"), TABLE,
-                         ids=[f"{r[0]}-{r[1]}-{r[4]}" for r in TABLE])
+@pytest.mark.parametrize(
+    ("scenario", "turn", "reply", "score", "why"),
+    TABLE,
+    ids=[f"{r[0]}-{r[1]}-{r[4]}" for r in TABLE],
+)
 def test_grade_table(scenario, turn, reply, score, why):
     assert SUITE.grade(reply, GRADES[scenario][turn]).score == score, why
 
@@ -170,12 +281,15 @@ def test_failed_call_scores_zero():
     assert g.failed("ConnectionError").score == 0.0
 
 
-@pytest.mark.parametrize(("text", "toks"), [
-    ("Email: John@Example.com.", ["email", "john@example.com"]),
-    ("Monday, 2 PM.", ["monday", "2pm"]),
-    ("at 2:30 p.m.", ["at", "2:30pm"]),
-    ("John\u2019s phone is 555-0123", ["john", "phone", "is", "555-0123"]),
-    ("Ma'am", ["ma'am"]),
-])
+@pytest.mark.parametrize(
+    ("text", "toks"),
+    [
+        ("Email: John@Example.com.", ["email", "john@example.com"]),
+        ("Monday, 2 PM.", ["monday", "2pm"]),
+        ("at 2:30 p.m.", ["at", "2:30pm"]),
+        ("John\u2019s phone is 555-0123", ["john", "phone", "is", "555-0123"]),
+        ("Ma'am", ["ma'am"]),
+    ],
+)
 def test_tokens(text, toks):
     assert g.tokens(text) == toks

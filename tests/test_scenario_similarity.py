@@ -24,5 +24,7 @@ def test_shipped_threshold_is_the_calibration():
     assert c.n == {"right": 34, "verbose": 17, "wrong": 51}
     # the rescue never lifts a wrong answer of the labelled set, and still lifts some right
     assert c.max_wrong < c.threshold and c.right_above > 0
-    assert sim("Darrin Smith in Phoenix", "Darrin Smith, Phoenix") > sim("Marriott", "Darrin Smith, Phoenix")
+    assert sim("Darrin Smith in Phoenix", "Darrin Smith, Phoenix") > sim(
+        "Marriott", "Darrin Smith, Phoenix"
+    )
     assert sim("", "x") is None

@@ -67,8 +67,11 @@ def test_tokenizers() -> None:
 
 @settings(max_examples=30, deadline=None)
 @given(
-    st.lists(st.lists(st.sampled_from("ab cd ef gh ij".split()), min_size=1, max_size=5),
-             min_size=1, max_size=12),
+    st.lists(
+        st.lists(st.sampled_from("ab cd ef gh ij".split()), min_size=1, max_size=5),
+        min_size=1,
+        max_size=12,
+    ),
     st.lists(st.sampled_from("ab cd ef gh ij zz".split()), min_size=1, max_size=4),
 )
 def test_keyword_index_equals_a_naive_scan(docs, query) -> None:
@@ -94,7 +97,8 @@ def test_capabilities_of_a_minimal_store() -> None:
     class Minimal:
         def reset(self): ...
         def store(self, text, metadata): ...
-        def search(self, query, top_k): return []
+        def search(self, query, top_k):
+            return []
 
     assert capabilities(Minimal()) == []
     rep = check_store(Minimal())

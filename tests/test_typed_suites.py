@@ -31,11 +31,16 @@ def test_every_memory_layer_suite_loads_as_it_is():
     for manifest in suites:
         s = load_suite(manifest.parent)
         assert s.items and len(s.checksum) == 64
-    mq = load_suite(ml("evals/suites/memory-quality-v1"),
-                    memories=ml("derived/memory-quality-v1.seed-capture.json"))  # fmt: skip
+    mq = load_suite(
+        ml("evals/suites/memory-quality-v1"),
+        memories=ml("derived/memory-quality-v1.seed-capture.json"),
+    )
     assert len(mq.items) == 26 and len(mq.memories) == 21
-    assert {it.eval_type for it in mq.items} == {"retrieval_qa", "grounded_answer",
-                                                  "adversarial_stale"}  # fmt: skip
+    assert {it.eval_type for it in mq.items} == {
+        "retrieval_qa",
+        "grounded_answer",
+        "adversarial_stale",
+    }
     assert "mq-sync" in mq.memories[0].tags
 
 
@@ -43,7 +48,9 @@ def test_suite_checksum_is_manifest_then_items():
     import hashlib
 
     s = load_suite(TEAM)
-    raw = (TEAM / "suite.toml").read_bytes() + b"\n--items--\n" + (TEAM / "items.jsonl").read_bytes()
+    raw = (
+        (TEAM / "suite.toml").read_bytes() + b"\n--items--\n" + (TEAM / "items.jsonl").read_bytes()
+    )
     assert s.checksum == hashlib.sha256(raw).hexdigest()
 
 
@@ -68,24 +75,38 @@ def _suite(tmp_path: Path, items: str, manifest: str = 'name = "t"\n') -> Path:
 @pytest.mark.parametrize(
     ("items", "message"),
     [
-        ('# c\n{"eval_type": "retrieval_qa", "id": "a", "question": "q"}\n{"eval_type": ',
-         r"items.jsonl:3:\d+: malformed JSON"),
-        ('{"eval_type": "retrival_qa", "id": "a", "question": "q"}\n',
-         r"items.jsonl:1: unknown eval_type 'retrival_qa' \(did you mean 'retrieval_qa'\?\)"),
-        ('\n{"eval_type": "grounded_answer", "id": "a"}\n',
-         r"items.jsonl:2 \(item 'a'\): grounded_answer: missing field 'question'"),
-        ('{"eval_type": "retrieval_qa", "id": "a", "question": "q", "top_k": "many"}\n',
-         r"items.jsonl:1 \(item 'a'\): retrieval_qa: field 'top_k'"),
-        ('{"eval_type": "retrieval_qa", "id": "a", "question": "q", "expected_tag": []}\n',
-         r"unknown field 'expected_tag' \(did you mean 'expected_tags'\?\)"),
-        ('{"eval_type": "retrieval_qa", "id": "a", "question": "q"}\n'
-         '{"eval_type": "retrieval_qa", "id": "a", "question": "r"}\n',
-         r"items.jsonl:2: duplicate item id 'a' \(first on line 1\)"),
-        ('{"eval_type": "adversarial_stale", "id": "a", "question": "q", "expect": "maybe"}\n',
-         r"field 'expect'"),
+        (
+            '# c\n{"eval_type": "retrieval_qa", "id": "a", "question": "q"}\n{"eval_type": ',
+            r"items.jsonl:3:\d+: malformed JSON",
+        ),
+        (
+            '{"eval_type": "retrival_qa", "id": "a", "question": "q"}\n',
+            r"items.jsonl:1: unknown eval_type 'retrival_qa' \(did you mean 'retrieval_qa'\?\)",
+        ),
+        (
+            '\n{"eval_type": "grounded_answer", "id": "a"}\n',
+            r"items.jsonl:2 \(item 'a'\): grounded_answer: missing field 'question'",
+        ),
+        (
+            '{"eval_type": "retrieval_qa", "id": "a", "question": "q", "top_k": "many"}\n',
+            r"items.jsonl:1 \(item 'a'\): retrieval_qa: field 'top_k'",
+        ),
+        (
+            '{"eval_type": "retrieval_qa", "id": "a", "question": "q", "expected_tag": []}\n',
+            r"unknown field 'expected_tag' \(did you mean 'expected_tags'\?\)",
+        ),
+        (
+            '{"eval_type": "retrieval_qa", "id": "a", "question": "q"}\n'
+            '{"eval_type": "retrieval_qa", "id": "a", "question": "r"}\n',
+            r"items.jsonl:2: duplicate item id 'a' \(first on line 1\)",
+        ),
+        (
+            '{"eval_type": "adversarial_stale", "id": "a", "question": "q", "expect": "maybe"}\n',
+            r"field 'expect'",
+        ),
         ('{"id": "a", "question": "q"}\n', r"items.jsonl:1: missing field 'eval_type'"),
     ],
-)  # fmt: skip
+)
 def test_malformed_items_name_line_and_field(tmp_path, items, message):
     d = _suite(tmp_path, items)
     with pytest.raises(MnemometerError, match=message):
@@ -97,7 +118,9 @@ def test_malformed_items_name_line_and_field(tmp_path, items, message):
 
 def test_malformed_manifest(tmp_path):
     d = _suite(tmp_path, "", 'name = "t"\nlabel_stats = "reviewed"\n')
-    with pytest.raises(MnemometerError, match=r"unknown field 'label_stats' \(did you mean 'label_status'"):
+    with pytest.raises(
+        MnemometerError, match=r"unknown field 'label_stats' \(did you mean 'label_status'"
+    ):
         load_suite(d)
     d = _suite(tmp_path, "", 'name = "t"\nitems = "../elsewhere.jsonl"\n')
     with pytest.raises(MnemometerError, match="leaves the suite"):
@@ -129,8 +152,12 @@ def test_retrieval_scores():
 
 def test_run_suite_conditions_repeats_and_artifacts(tmp_path):
     result = run_suite(TEAM, conditions=["no-memory", "lexical"], repeat=2, out=tmp_path / "r")
-    assert [p.path.name for p in result.runs] == ["no-memory-r0", "lexical-r0", "no-memory-r1",
-                                                   "lexical-r1"]  # fmt: skip
+    assert [p.path.name for p in result.runs] == [
+        "no-memory-r0",
+        "lexical-r0",
+        "no-memory-r1",
+        "lexical-r1",
+    ]
     logs = [read_log(r.path) for r in result.runs]
     assert {lg.header.run_group for lg in logs} == {result.run_group}
     h = logs[1].header
@@ -172,9 +199,12 @@ def _success(item) -> float:
 
 
 def test_memory_layer_quality_suite_runs_offline(tmp_path):
-    res = run_suite(ml("evals/suites/memory-quality-v1"), conditions=["no-memory", "lexical"],
-                    memories=ml("derived/memory-quality-v1.seed-capture.json"),
-                    out=tmp_path / "mq")  # fmt: skip
+    res = run_suite(
+        ml("evals/suites/memory-quality-v1"),
+        conditions=["no-memory", "lexical"],
+        memories=ml("derived/memory-quality-v1.seed-capture.json"),
+        out=tmp_path / "mq",
+    )
     c = compare([res.runs[0].path], [res.runs[1].path], resamples=300)
     assert c.pairs == 26
     assert c.group("eval_type:retrieval_qa").success.candidate_rate == 1.0  # tag recall
@@ -205,10 +235,21 @@ def test_unknown_condition_and_unsupported_items(tmp_path):
     research = ml("evals/suites/research-v1")
     r = cli("run", research, "--condition", "lexical", "-o", tmp_path / "y")
     assert r.exit_code == 2 and "command_task" in r.output and "--skip-unsupported" in r.output
-    r = cli("run", research, "--condition", "lexical", "--skip-unsupported", "--profile",
-            "offline", "-o", tmp_path / "z", "--format", "json")  # fmt: skip
+    r = cli(
+        "run",
+        research,
+        "--condition",
+        "lexical",
+        "--skip-unsupported",
+        "--profile",
+        "offline",
+        "-o",
+        tmp_path / "z",
+        "--format",
+        "json",
+    )
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output[r.output.index("{"):])
+    out = json.loads(r.output[r.output.index("{") :])
     assert out["runs"][0]["items"] == 9
     header = read_log(out["runs"][0]["path"]).header
     assert len(header.suite_options["skipped"]) == 3
@@ -237,8 +278,9 @@ def test_llm_profile_against_a_real_http_endpoint(tmp_path, monkeypatch):
     with FakeLLMServer(default=answer) as srv:
         monkeypatch.setenv("MNEMOMETER_LLM_BASE_URL", srv.base_url)
         monkeypatch.setenv("MNEMOMETER_LLM_MODEL", srv.model)
-        res = run_suite(TEAM, conditions=["no-memory", "lexical"], profile="llm",
-                        out=tmp_path / "r")  # fmt: skip
+        res = run_suite(
+            TEAM, conditions=["no-memory", "lexical"], profile="llm", out=tmp_path / "r"
+        )
         assert srv.requests  # the answers really went over HTTP
     logs = [read_log(r.path) for r in res.runs]
     assert logs[1].header.suite_options["profile"] == "llm"
@@ -259,12 +301,16 @@ def test_agent_condition_from_a_conditions_file(tmp_path, monkeypatch):
             return "Noted."
         # answer with every remembered fact the rag agent retrieved for this question
         facts = [ln[2:] for ln in text.splitlines() if ln.startswith("- Please remember this: ")]
-        return " ".join(f.removeprefix("Please remember this: ") for f in facts) or \
-            "Insufficient evidence in memory to answer."  # fmt: skip
+        return (
+            " ".join(f.removeprefix("Please remember this: ") for f in facts)
+            or "Insufficient evidence in memory to answer."
+        )
 
     f = tmp_path / "conditions.toml"
-    f.write_text('[rag-bm25]\nagent = "rag"\noptions = { store = "bm25", top_k = 3 }\n'
-                 '[both]\nagent = "rag"\nstore = "bm25"\n')  # fmt: skip
+    f.write_text(
+        '[rag-bm25]\nagent = "rag"\noptions = { store = "bm25", top_k = 3 }\n'
+        '[both]\nagent = "rag"\nstore = "bm25"\n'
+    )
     with pytest.raises(MnemometerError, match=r"\[both\] .*exactly one of 'store' and 'agent'"):
         load_conditions(f)
     f.write_text('[rag-bm25]\nagent = "rag"\noptions = { store = "bm25", top_k = 3 }\n')
@@ -273,8 +319,13 @@ def test_agent_condition_from_a_conditions_file(tmp_path, monkeypatch):
     with FakeLLMServer(default=reply) as srv:
         monkeypatch.setenv("MNEMOMETER_LLM_BASE_URL", srv.base_url)
         monkeypatch.setenv("MNEMOMETER_LLM_MODEL", srv.model)
-        res = run_suite(TEAM, conditions=["no-memory", "rag-bm25"], conditions_file=f,
-                        profile="llm", out=tmp_path / "r")  # fmt: skip
+        res = run_suite(
+            TEAM,
+            conditions=["no-memory", "rag-bm25"],
+            conditions_file=f,
+            profile="llm",
+            out=tmp_path / "r",
+        )
         seeded = sum("Please remember this:" in last_user_message(b) for b in srv.requests)
     assert seeded >= 30  # every memory was told to the agent over real HTTP
     agent_log = read_log(res.runs[1].path)

@@ -34,13 +34,16 @@ class SubstringStore:
         self.texts: dict[str, list[str]] = {}
 
     def reset(self) -> None:
+        """Forget everything."""
         self.texts.clear()
 
     def store(self, text: str, metadata: dict[str, Any]) -> None:
+        """Keep one text under its memory id."""
         # Several stylistic versions of one memory arrive under the same id.
         self.texts.setdefault(metadata["memory_id"], []).append(text.lower())
 
     def search(self, query: str, top_k: int) -> list[Hit]:
+        """Memories holding the most query words (of at least ``min_word`` letters)."""
         words = [w for w in re.findall(r"\w+", query.lower()) if len(w) >= self.min_word]
         scored = []
         for mid, texts in self.texts.items():
@@ -51,7 +54,9 @@ class SubstringStore:
         return scored[:top_k]
 
     def list_ids(self) -> list[str]:
+        """Ids of every stored memory."""
         return list(self.texts)
 
     def delete(self, memory_id: str) -> None:
+        """Forget one memory."""
         self.texts.pop(memory_id, None)

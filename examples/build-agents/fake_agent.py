@@ -32,8 +32,9 @@ from pathlib import Path
 def ask(workspace: Path, qid: str, question: str) -> str:
     """Ask memory through the helper; the first backquoted value of the top answer."""
     helper = workspace / ".memory-eval" / "query-memory"
-    proc = subprocess.run([str(helper), qid, question], cwd=workspace, capture_output=True,
-                          text=True, check=False)
+    proc = subprocess.run(
+        [str(helper), qid, question], cwd=workspace, capture_output=True, text=True, check=False
+    )
     if proc.returncode != 0:
         return "unknown"
     results = json.loads(proc.stdout).get("results") or []
@@ -60,8 +61,9 @@ def main(workspace: Path, prompt_file: Path) -> int:
         if "forge-evidence" in switches:
             d = workspace / ".memory-eval"
             d.mkdir(exist_ok=True)
-            (d / f"{qid}.status.json").write_text(json.dumps(
-                {"question_id": qid, "question": question, "exit_code": 0}))
+            (d / f"{qid}.status.json").write_text(
+                json.dumps({"question_id": qid, "question": question, "exit_code": 0})
+            )
             (d / f"{qid}.json").write_text(json.dumps({"results": [{"id": "m999", "text": "x"}]}))
             answers[qid] = "forged"
         else:

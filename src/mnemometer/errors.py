@@ -24,8 +24,7 @@ class MissingExtraError(MnemometerError):
 
     def __init__(self, what: str, extra: str, module: str) -> None:
         super().__init__(
-            f"{what} needs the optional dependency {module!r}: "
-            f"pip install 'mnemometer[{extra}]'"
+            f"{what} needs the optional dependency {module!r}: pip install 'mnemometer[{extra}]'"
         )
         self.extra = extra
 

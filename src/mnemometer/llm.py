@@ -140,8 +140,14 @@ def resolve_settings(
         except tomllib.TOMLDecodeError as e:
             raise LLMError(f"{path}: invalid TOML: {e}") from None
         file_cfg = dict(doc.get("llm", doc))
-        unknown = set(file_cfg) - {"base_url", "model", "api_key", "timeout", "max_retries",
-                                   "cache_dir"}  # fmt: skip
+        unknown = set(file_cfg) - {
+            "base_url",
+            "model",
+            "api_key",
+            "timeout",
+            "max_retries",
+            "cache_dir",
+        }
         if unknown:
             raise LLMError(f"{path}: unknown [llm] keys: {', '.join(sorted(unknown))}")
 
@@ -204,9 +210,13 @@ class LLMClient:
         if structured not in ("json_object", "json_schema"):
             raise LLMError(f"structured must be json_object or json_schema, got {structured!r}")
         self.settings = LLMSettings(
-            base_url.rstrip("/"), model, api_key, float(timeout), int(max_retries),
+            base_url.rstrip("/"),
+            model,
+            api_key,
+            float(timeout),
+            int(max_retries),
             Path(cache_dir) if cache_dir else None,
-        )  # fmt: skip
+        )
         self.backoff = float(backoff)
         self.structured = structured
         self._lock = threading.Lock()
@@ -216,8 +226,14 @@ class LLMClient:
     def from_settings(cls, settings: LLMSettings | None = None, **kwargs: Any) -> LLMClient:
         """Build a client from :class:`LLMSettings`, or resolve them from ``kwargs``/env/file."""
         s = settings or resolve_settings(**kwargs)
-        return cls(s.base_url, s.model, s.api_key, timeout=s.timeout,
-                   max_retries=s.max_retries, cache_dir=s.cache_dir)  # fmt: skip
+        return cls(
+            s.base_url,
+            s.model,
+            s.api_key,
+            timeout=s.timeout,
+            max_retries=s.max_retries,
+            cache_dir=s.cache_dir,
+        )
 
     @property
     def model(self) -> str:
@@ -361,8 +377,10 @@ class LLMClient:
         if cache is not None:
             canonical = json.dumps(
                 {"url": self.settings.base_url, "path": path, "body": body},
-                sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-            )  # fmt: skip
+                sort_keys=True,
+                separators=(",", ":"),
+                ensure_ascii=False,
+            )
             key = hashlib.sha256(canonical.encode()).hexdigest()
             hit = cache / key[:2] / f"{key}.json"
             if hit.is_file():

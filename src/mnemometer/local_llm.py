@@ -44,9 +44,13 @@ def model_path() -> Path:
 
 
 def server_command(
-    port: int, *, model: str | os.PathLike[str] | None = None, n_ctx: int = 2048,
-    threads: int = 2, seed: int = 0,
-) -> list[str]:  # fmt: skip
+    port: int,
+    *,
+    model: str | os.PathLike[str] | None = None,
+    n_ctx: int = 2048,
+    threads: int = 2,
+    seed: int = 0,
+) -> list[str]:
     """The command line that serves ``model`` (default: SmolLM2) on 127.0.0.1:``port``.
 
     Raises:
@@ -59,11 +63,26 @@ def server_command(
     if not path.is_file():
         raise MnemometerError(f"{path}: no such model file (a .gguf)")
     return [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(path),
-        "--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--seed", str(seed),
-        "--verbose", "false",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(path),
+        "--model_alias",
+        MODEL_ALIAS,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(n_ctx),
+        "--n_threads",
+        str(threads),
+        "--seed",
+        str(seed),
+        "--verbose",
+        "false",
+    ]
 
 
 def free_port() -> int:
@@ -83,12 +102,19 @@ class LocalLLMServer:
     """
 
     def __init__(
-        self, port: int = 0, *, startup_timeout: float = 60.0, model: str | None = None,
-        n_ctx: int = 2048, threads: int = 2, seed: int = 0,
-    ) -> None:  # fmt: skip
+        self,
+        port: int = 0,
+        *,
+        startup_timeout: float = 60.0,
+        model: str | None = None,
+        n_ctx: int = 2048,
+        threads: int = 2,
+        seed: int = 0,
+    ) -> None:
         self.port = port or free_port()
-        self.command = server_command(self.port, model=model, n_ctx=n_ctx, threads=threads,
-                                      seed=seed)  # fmt: skip
+        self.command = server_command(
+            self.port, model=model, n_ctx=n_ctx, threads=threads, seed=seed
+        )
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -108,12 +134,17 @@ class LocalLLMServer:
         Raises:
             MnemometerError: it exited or did not answer in time (with its last output).
         """
-        self.proc = subprocess.Popen(self.command, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)  # fmt: skip
+        self.proc = subprocess.Popen(
+            self.command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode(errors="replace")[-500:] if self.proc.stderr else ""
+                err = (
+                    self.proc.stderr.read().decode(errors="replace")[-500:]
+                    if self.proc.stderr
+                    else ""
+                )
                 raise MnemometerError(f"the local LLM server exited at start: {err}")
             try:
                 with urllib.request.urlopen(self.base_url + "/models", timeout=1.0):
@@ -121,7 +152,9 @@ class LocalLLMServer:
             except OSError:
                 time.sleep(0.1)  # polling a child process that is still starting up
         self.stop()
-        raise MnemometerError(f"the local LLM server did not answer within {self.startup_timeout:g} s")
+        raise MnemometerError(
+            f"the local LLM server did not answer within {self.startup_timeout:g} s"
+        )
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after 5 s."""

@@ -69,8 +69,9 @@ class BootstrapResult:
     """Seed of the generator."""
 
 
-def mcnemar_exact(baseline: Sequence[bool] | np.ndarray, candidate: Sequence[bool] | np.ndarray
-                  ) -> McNemar:  # fmt: skip
+def mcnemar_exact(
+    baseline: Sequence[bool] | np.ndarray, candidate: Sequence[bool] | np.ndarray
+) -> McNemar:
     """Exact two-sided McNemar test over paired successes.
 
     Args:
@@ -219,13 +220,15 @@ def bootstrap_columns(
         fin = b[np.isfinite(b)]
         lo, hi = np.quantile(fin, [alpha, 1.0 - alpha])
         blo, bhi = _bca(fin, float(theta[j]), jack[:, j], confidence)
-        out.append(BootstrapResult(
-            mean=float(theta[j]),
-            percentile=Interval(f"{kind}percentile", float(lo), float(hi), confidence),
-            bca=Interval(f"{kind}bca", blo, bhi, confidence),
-            resamples=resamples,
-            seed=seed,
-        ))  # fmt: skip
+        out.append(
+            BootstrapResult(
+                mean=float(theta[j]),
+                percentile=Interval(f"{kind}percentile", float(lo), float(hi), confidence),
+                bca=Interval(f"{kind}bca", blo, bhi, confidence),
+                resamples=resamples,
+                seed=seed,
+            )
+        )
     return out
 
 
@@ -256,8 +259,9 @@ def paired_bootstrap(
     d = _as_deltas(deltas)
     if d.size == 0:
         raise MnemometerError("no paired deltas to bootstrap")
-    (result,) = bootstrap_columns(d[:, None], resamples=resamples, seed=seed,
-                                  confidence=confidence, clusters=clusters)  # fmt: skip
+    (result,) = bootstrap_columns(
+        d[:, None], resamples=resamples, seed=seed, confidence=confidence, clusters=clusters
+    )
     assert result is not None
     return result
 

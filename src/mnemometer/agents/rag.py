@@ -63,15 +63,19 @@ class RagAgentFactory:
     def resolved_options(self) -> dict[str, Any]:
         """Options as they ran, for the run header."""
         return {
-            "store": self.store_name, "store_options": self.store_options, "top_k": self.top_k,
-            "history_turns": self.history_turns, "max_tokens": self.max_tokens,
+            "store": self.store_name,
+            "store_options": self.store_options,
+            "top_k": self.top_k,
+            "history_turns": self.history_turns,
+            "max_tokens": self.max_tokens,
             "llm": self.llm.settings.redacted(),
-        }  # fmt: skip
+        }
 
     def create(self, namespace: str) -> RagAgent:
         """A fresh agent with its own empty store."""
-        store = create_store(self.store_name, self.store_options, lang="en",
-                             workdir=self._dir(namespace))  # fmt: skip
+        store = create_store(
+            self.store_name, self.store_options, lang="en", workdir=self._dir(namespace)
+        )
         store.reset()
         return RagAgent(store, self.llm, self.top_k, self.history_turns, self.max_tokens)
 
@@ -103,11 +107,19 @@ class RagAgent:
         hits = [Hit.coerce(h) for h in self.store.search(message, self.top_k)][: self.top_k]
         # Oldest first, so "a later memory replaces an earlier one" reads true.
         ids = sorted({h.memory_id for h in hits})
-        memories = [self._texts.get(i) or next(h.text for h in hits if h.memory_id == i)
-                    for i in ids]  # fmt: skip
+        memories = [
+            self._texts.get(i) or next(h.text for h in hits if h.memory_id == i) for i in ids
+        ]
         search_ms = (time.perf_counter() - t0) * 1000.0
-        reply = answer(self.llm, message, memories, self.chat.recent(), self.chat.persona,
-                       max_tokens=self.max_tokens, memory_ms=search_ms)  # fmt: skip
+        reply = answer(
+            self.llm,
+            message,
+            memories,
+            self.chat.recent(),
+            self.chat.persona,
+            max_tokens=self.max_tokens,
+            memory_ms=search_ms,
+        )
         t1 = time.perf_counter()
         memory_id = f"m{len(self._texts):05d}"  # zero-padded: sorts in storage order
         self._texts[memory_id] = message

@@ -16,26 +16,63 @@ from mnemometer.cli._common import parse_options
 from mnemometer.errors import MnemometerError
 
 _OPTIONS: list[Callable[[Any], Any]] = [
-    click.option("--agent", "-a", help="Agent name (rag, mem0, letta, http); drives a "
-                 "conversation suite such as `scenarios`."),
-    click.option("--agent-option", "-A", "agent_opts", multiple=True, metavar="KEY=VALUE",
-                 help="Option for the agent; repeatable."),
-    click.option("--llm-base-url", help="OpenAI-compatible endpoint, e.g. "
-                 "http://127.0.0.1:8080/v1 (env MNEMOMETER_LLM_BASE_URL)."),
+    click.option(
+        "--agent",
+        "-a",
+        help="Agent name (rag, mem0, letta, http); drives a "
+        "conversation suite such as `scenarios`.",
+    ),
+    click.option(
+        "--agent-option",
+        "-A",
+        "agent_opts",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Option for the agent; repeatable.",
+    ),
+    click.option(
+        "--llm-base-url",
+        help="OpenAI-compatible endpoint, e.g. "
+        "http://127.0.0.1:8080/v1 (env MNEMOMETER_LLM_BASE_URL).",
+    ),
     click.option("--llm-model", help="Model name at that endpoint (env MNEMOMETER_LLM_MODEL)."),
-    click.option("--llm-api-key", help="API key, if the endpoint wants one "
-                 "(env MNEMOMETER_LLM_API_KEY; never written to the run log)."),
-    click.option("--llm-config", type=click.Path(path_type=Path),
-                 help="TOML file with an [llm] table (base_url, model, api_key, ...)."),
-    click.option("--llm-cache", type=click.Path(path_type=Path),
-                 help="Directory for the LLM disk cache (keyed on the full request)."),
-    click.option("--noise", "noise", multiple=True, type=float, metavar="RATIO",
-                 help="Perturb user turns (seeded); repeat for several levels (scenarios)."),
-    click.option("--scenario", "scenario_ids", multiple=True, metavar="ID",
-                 help="Run only this scenario; repeatable (scenarios)."),
+    click.option(
+        "--llm-api-key",
+        help="API key, if the endpoint wants one "
+        "(env MNEMOMETER_LLM_API_KEY; never written to the run log).",
+    ),
+    click.option(
+        "--llm-config",
+        type=click.Path(path_type=Path),
+        help="TOML file with an [llm] table (base_url, model, api_key, ...).",
+    ),
+    click.option(
+        "--llm-cache",
+        type=click.Path(path_type=Path),
+        help="Directory for the LLM disk cache (keyed on the full request).",
+    ),
+    click.option(
+        "--noise",
+        "noise",
+        multiple=True,
+        type=float,
+        metavar="RATIO",
+        help="Perturb user turns (seeded); repeat for several levels (scenarios).",
+    ),
+    click.option(
+        "--scenario",
+        "scenario_ids",
+        multiple=True,
+        metavar="ID",
+        help="Run only this scenario; repeatable (scenarios).",
+    ),
     click.option("--letta-url", help="Letta server URL for --agent letta."),
-    click.option("--config", "agent_config", type=click.Path(path_type=Path),
-                 help="Agent config file (TOML), e.g. for --agent http."),
+    click.option(
+        "--config",
+        "agent_config",
+        type=click.Path(path_type=Path),
+        help="Agent config file (TOML), e.g. for --agent http.",
+    ),
 ]
 
 
@@ -45,8 +82,12 @@ def agent_options(f: Callable[..., Any]) -> Callable[..., Any]:
         f = opt(f)
     names = {p.name for p in getattr(f, "__click_params__", [])}
     if "repeat" not in names:
-        f = click.option("--repeat", type=int, default=None,
-                         help="Runs of every scenario (mean and 95% CI per scenario).")(f)
+        f = click.option(
+            "--repeat",
+            type=int,
+            default=None,
+            help="Runs of every scenario (mean and 95% CI per scenario).",
+        )(f)
     return f
 
 
@@ -63,8 +104,7 @@ def agent_run_kwargs(suite_options: dict[str, Any], **kw: Any) -> dict[str, Any]
     if kw.get("repeat") is not None and agent is not None:
         suite_options["repeat"] = kw["repeat"]
     if agent is None:
-        used = [f"--{k.replace('_', '-')}" for k in ("letta_url", "agent_config")
-                if kw.get(k)]  # fmt: skip
+        used = [f"--{k.replace('_', '-')}" for k in ("letta_url", "agent_config") if kw.get(k)]
         if kw.get("agent_opts"):
             used.append("--agent-option")
         if kw.get("repeat") is not None:
@@ -82,12 +122,18 @@ def agent_run_kwargs(suite_options: dict[str, Any], **kw: Any) -> dict[str, Any]
 
 
 def _llm_flags(kw: dict[str, Any]) -> bool:
-    return any(kw.get(k) for k in ("llm_base_url", "llm_model", "llm_api_key", "llm_config",
-                                   "llm_cache"))  # fmt: skip
+    return any(
+        kw.get(k) for k in ("llm_base_url", "llm_model", "llm_api_key", "llm_config", "llm_cache")
+    )
 
 
 def _llm(kw: dict[str, Any]) -> Any:
     from mnemometer.llm import resolve_settings
 
-    return resolve_settings(kw.get("llm_base_url"), kw.get("llm_model"), kw.get("llm_api_key"),
-                            config_file=kw.get("llm_config"), cache_dir=kw.get("llm_cache"))
+    return resolve_settings(
+        kw.get("llm_base_url"),
+        kw.get("llm_model"),
+        kw.get("llm_api_key"),
+        config_file=kw.get("llm_config"),
+        cache_dir=kw.get("llm_cache"),
+    )

@@ -10,12 +10,15 @@ import click
 @click.command("archive")
 @click.argument("suite", required=False, type=click.Path(path_type=Path))
 @click.argument("runs", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--out", "-o", type=click.Path(path_type=Path),
-              help="The tar.gz to write.")
-@click.option("--verify", type=click.Path(path_type=Path),
-              help="Check an existing archive against its SHA-256 manifest instead.")
-def archive_cmd(suite: Path | None, runs: tuple[Path, ...], out: Path | None,
-                verify: Path | None) -> None:  # fmt: skip
+@click.option("--out", "-o", type=click.Path(path_type=Path), help="The tar.gz to write.")
+@click.option(
+    "--verify",
+    type=click.Path(path_type=Path),
+    help="Check an existing archive against its SHA-256 manifest instead.",
+)
+def archive_cmd(
+    suite: Path | None, runs: tuple[Path, ...], out: Path | None, verify: Path | None
+) -> None:
     """Bundle SUITE and RUNS (run directories, or directories of them) as a tar.gz.
 
     The archive holds suite/, runs/ and manifest.json (every file's SHA-256 and size).
@@ -28,8 +31,10 @@ def archive_cmd(suite: Path | None, runs: tuple[Path, ...], out: Path | None,
 
     if verify is not None:
         m = verify_archive(verify)
-        click.echo(f"ok: {len(m.files)} files match {verify} ({m.suite_name}, "
-                   f"suite {m.suite_checksum[:12]}, {m.runs} runs)")  # fmt: skip
+        click.echo(
+            f"ok: {len(m.files)} files match {verify} ({m.suite_name}, "
+            f"suite {m.suite_checksum[:12]}, {m.runs} runs)"
+        )
         return
     if suite is None or not runs or out is None:
         raise MnemometerError("archive needs SUITE, at least one run directory and --out FILE")

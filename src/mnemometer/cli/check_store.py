@@ -11,8 +11,14 @@ from mnemometer.cli._common import parse_options
 
 @click.command("check-store")
 @click.argument("name")
-@click.option("--store-option", "-S", "store_opts", multiple=True, metavar="KEY=VALUE",
-              help="Option for the store; repeatable.")
+@click.option(
+    "--store-option",
+    "-S",
+    "store_opts",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Option for the store; repeatable.",
+)
 def check_store_cmd(name: str, store_opts: tuple[str, ...]) -> None:
     """Run the store conformance checks against store NAME; exit 1 if any fails."""
     import tempfile
@@ -22,8 +28,9 @@ def check_store_cmd(name: str, store_opts: tuple[str, ...]) -> None:
     from mnemometer.testing import check_store
 
     with tempfile.TemporaryDirectory(prefix="mnemometer-check-") as tmp:
-        store = create_store(name, parse_options(store_opts, "--store-option"),
-                             workdir=Path(tmp) / "store")  # fmt: skip
+        store = create_store(
+            name, parse_options(store_opts, "--store-option"), workdir=Path(tmp) / "store"
+        )
         rep = check_store(store)
     click.echo(str(rep))
     if not rep.ok:

@@ -15,37 +15,93 @@ def _keys(value: str) -> tuple[str, ...]:
 
 @click.command("clean")
 @click.argument("dataset")
-@click.option("--out", "-o", required=True, type=click.Path(path_type=Path),
-              help="Cleaned dataset to write (.json or .jsonl).")
-@click.option("--near-dup-threshold", type=float, default=0.6, show_default=True,
-              help="Jaccard similarity above which memories are near duplicates; 0 disables.")
-@click.option("--num-perm", type=int, default=128, show_default=True,
-              help="MinHash permutations.")
-@click.option("--group-by", default="book,event_type", show_default=True,
-              help="Metadata keys that must match for two memories to be compared.")
-@click.option("--any-person", is_flag=True,
-              help="Also merge near duplicates about the same person (default: different "
-                   "persons only, the cross-perspective rule).")
-@click.option("--person-key", default="person", show_default=True,
-              help="Metadata key naming a memory's person; '' disables person rules.")
-@click.option("--key-percentile", type=float, default=80.0, show_default=True,
-              help="Persons at or above this percentile of memory counts are key persons.")
-@click.option("--key-cap", type=int, default=60, show_default=True,
-              help="Memories kept per key person; 0 disables balancing.")
-@click.option("--other-cap", type=int, default=30, show_default=True,
-              help="Memories kept per other person.")
-@click.option("--strata", default="event_type,book", show_default=True,
-              help="Metadata keys forming the strata of diverse sampling.")
-@click.option("--query-person-cap", type=int, default=10, show_default=True,
-              help="Queries kept per person; 0 keeps all.")
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Cleaned dataset to write (.json or .jsonl).",
+)
+@click.option(
+    "--near-dup-threshold",
+    type=float,
+    default=0.6,
+    show_default=True,
+    help="Jaccard similarity above which memories are near duplicates; 0 disables.",
+)
+@click.option("--num-perm", type=int, default=128, show_default=True, help="MinHash permutations.")
+@click.option(
+    "--group-by",
+    default="book,event_type",
+    show_default=True,
+    help="Metadata keys that must match for two memories to be compared.",
+)
+@click.option(
+    "--any-person",
+    is_flag=True,
+    help="Also merge near duplicates about the same person (default: different "
+    "persons only, the cross-perspective rule).",
+)
+@click.option(
+    "--person-key",
+    default="person",
+    show_default=True,
+    help="Metadata key naming a memory's person; '' disables person rules.",
+)
+@click.option(
+    "--key-percentile",
+    type=float,
+    default=80.0,
+    show_default=True,
+    help="Persons at or above this percentile of memory counts are key persons.",
+)
+@click.option(
+    "--key-cap",
+    type=int,
+    default=60,
+    show_default=True,
+    help="Memories kept per key person; 0 disables balancing.",
+)
+@click.option(
+    "--other-cap", type=int, default=30, show_default=True, help="Memories kept per other person."
+)
+@click.option(
+    "--strata",
+    default="event_type,book",
+    show_default=True,
+    help="Metadata keys forming the strata of diverse sampling.",
+)
+@click.option(
+    "--query-person-cap",
+    type=int,
+    default=10,
+    show_default=True,
+    help="Queries kept per person; 0 keeps all.",
+)
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of the random fill.")
-@click.option("--lang", type=click.Choice(["auto", "en", "zh"]), default="auto",
-              show_default=True, help="Tokeniser language; auto uses the dataset's.")
+@click.option(
+    "--lang",
+    type=click.Choice(["auto", "en", "zh"]),
+    default="auto",
+    show_default=True,
+    help="Tokeniser language; auto uses the dataset's.",
+)
 def clean_cmd(
-    dataset: str, out: Path, near_dup_threshold: float, num_perm: int, group_by: str,
-    any_person: bool, person_key: str, key_percentile: float, key_cap: int, other_cap: int,
-    strata: str, query_person_cap: int, seed: int, lang: str,
-) -> None:  # fmt: skip
+    dataset: str,
+    out: Path,
+    near_dup_threshold: float,
+    num_perm: int,
+    group_by: str,
+    any_person: bool,
+    person_key: str,
+    key_percentile: float,
+    key_cap: int,
+    other_cap: int,
+    strata: str,
+    query_person_cap: int,
+    seed: int,
+    lang: str,
+) -> None:
     """Clean DATASET: exact and near duplicates, per-person balance, queries kept consistent.
 
     The defaults are MemTest's cleaning parameters. Per-step counts are printed and

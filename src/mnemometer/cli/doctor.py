@@ -10,16 +10,37 @@ import click
 
 @click.command("doctor")
 @click.argument("suite", required=False, type=click.Path(path_type=Path))
-@click.option("--memories", type=click.Path(path_type=Path),
-              help="Seed memories overriding the manifest's.")
-@click.option("--condition", "conditions", multiple=True, metavar="NAME",
-              help="Condition to check (repeatable; default: the manifest's).")
-@click.option("--conditions", "conditions_file", type=click.Path(path_type=Path),
-              help="TOML file mapping condition names to stores.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Output format.")
-def doctor_cmd(suite: Path | None, memories: Path | None, conditions: tuple[str, ...],
-               conditions_file: Path | None, fmt: str) -> None:  # fmt: skip
+@click.option(
+    "--memories", type=click.Path(path_type=Path), help="Seed memories overriding the manifest's."
+)
+@click.option(
+    "--condition",
+    "conditions",
+    multiple=True,
+    metavar="NAME",
+    help="Condition to check (repeatable; default: the manifest's).",
+)
+@click.option(
+    "--conditions",
+    "conditions_file",
+    type=click.Path(path_type=Path),
+    help="TOML file mapping condition names to stores.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+def doctor_cmd(
+    suite: Path | None,
+    memories: Path | None,
+    conditions: tuple[str, ...],
+    conditions_file: Path | None,
+    fmt: str,
+) -> None:
     """Check the environment and, when given, a SUITE directory: one line per check.
 
     Exit code: 0 when nothing failed (warnings allowed), 1 when a check failed, 2 for bad
@@ -29,8 +50,12 @@ def doctor_cmd(suite: Path | None, memories: Path | None, conditions: tuple[str,
     """
     from mnemometer.suites.typed._doctor import doctor, render_checks
 
-    checks = doctor(suite, memories=memories, conditions=list(conditions) or None,
-                    conditions_file=conditions_file)  # fmt: skip
+    checks = doctor(
+        suite,
+        memories=memories,
+        conditions=list(conditions) or None,
+        conditions_file=conditions_file,
+    )
     click.echo(render_checks(checks, fmt))
     if any(c.status == "fail" for c in checks):
         sys.exit(1)

@@ -10,10 +10,17 @@ import click
 
 @click.command("gate")
 @click.argument("comparison", type=click.Path(path_type=Path))
-@click.option("--policy", "-p", type=click.Path(path_type=Path), required=True,
-              help="TOML gate policy.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Output format.")
+@click.option(
+    "--policy", "-p", type=click.Path(path_type=Path), required=True, help="TOML gate policy."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
 def gate_cmd(comparison: Path, policy: Path, fmt: str) -> None:
     """Check a COMPARISON JSON (from `mnemometer compare -o`) against a gate policy.
 

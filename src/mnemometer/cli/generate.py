@@ -42,8 +42,9 @@ def _int(value: str, flag: str) -> int:
     help="Output file: .json or .jsonl.",
 )
 @click.option("--stats", is_flag=True, help="Print descriptive statistics as JSON (slower).")
-def generate_cmd(size: str, lang: str, seed: str, reference_time: str | None, out: Path,
-                 stats: bool) -> None:  # fmt: skip
+def generate_cmd(
+    size: str, lang: str, seed: str, reference_time: str | None, out: Path, stats: bool
+) -> None:
     """Generate a deterministic dataset: same arguments, same bytes.
 
     Example: mnemometer generate --size 10000 --lang zh --seed 1 -o zh10k.jsonl
@@ -61,8 +62,9 @@ def generate_cmd(size: str, lang: str, seed: str, reference_time: str | None, ou
                 f"--reference-time must be ISO 8601 (e.g. 2026-06-01T09:00:00), "
                 f"got {reference_time!r}"
             ) from None
-    summary = write_generated(out, _int(size, "--size"), lang, _int(seed, "--seed"), ref,
-                              stats=stats)  # fmt: skip
+    summary = write_generated(
+        out, _int(size, "--size"), lang, _int(seed, "--seed"), ref, stats=stats
+    )
     if stats:
         click.echo(json.dumps(summary, indent=1, ensure_ascii=False))
     click.echo(

@@ -48,8 +48,12 @@ cli.add_command(serve_llm_cmd)
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit code 2."""
     try:
-        cli.main(args=argv, prog_name="mnemometer", auto_envvar_prefix="MNEMOMETER",
-                 standalone_mode=False)  # fmt: skip
+        cli.main(
+            args=argv,
+            prog_name="mnemometer",
+            auto_envvar_prefix="MNEMOMETER",
+            standalone_mode=False,
+        )
     except MnemometerError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)

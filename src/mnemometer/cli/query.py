@@ -12,18 +12,42 @@ from mnemometer.cli._common import parse_options
 
 @click.command("query")
 @click.argument("question", nargs=-1, required=True)
-@click.option("--suite", "suite_dir", required=True, type=click.Path(path_type=Path),
-              help="Suite directory (or suite.toml) whose memories are seeded.")
-@click.option("--store", "-s", default="bm25", show_default=True,
-              help="Store name (a condition's store; see `mnemometer list stores`).")
-@click.option("--store-option", "-S", "store_opts", multiple=True, metavar="KEY=VALUE",
-              help="Option for the store; repeatable (values parse as JSON when they can).")
-@click.option("--memories", type=click.Path(path_type=Path),
-              help="Seed memories (overrides the manifest's).")
+@click.option(
+    "--suite",
+    "suite_dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Suite directory (or suite.toml) whose memories are seeded.",
+)
+@click.option(
+    "--store",
+    "-s",
+    default="bm25",
+    show_default=True,
+    help="Store name (a condition's store; see `mnemometer list stores`).",
+)
+@click.option(
+    "--store-option",
+    "-S",
+    "store_opts",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Option for the store; repeatable (values parse as JSON when they can).",
+)
+@click.option(
+    "--memories", type=click.Path(path_type=Path), help="Seed memories (overrides the manifest's)."
+)
 @click.option("--top-k", "-k", type=int, default=8, show_default=True, help="Hits to return.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON result (schema_version 1).")
-def query_cmd(question: tuple[str, ...], suite_dir: Path, store: str, store_opts: tuple[str, ...],
-              memories: Path | None, top_k: int, as_json: bool) -> None:  # fmt: skip
+def query_cmd(
+    question: tuple[str, ...],
+    suite_dir: Path,
+    store: str,
+    store_opts: tuple[str, ...],
+    memories: Path | None,
+    top_k: int,
+    as_json: bool,
+) -> None:
     """Seed STORE with the suite's memories and print the hits for QUESTION.
 
     This is what the memory helper installed into an agent build's workspace runs.
@@ -32,9 +56,14 @@ def query_cmd(question: tuple[str, ...], suite_dir: Path, store: str, store_opts
     """
     from mnemometer.suites.typed._query import query_suite
 
-    out = query_suite(suite_dir, " ".join(question), store=store,
-                      store_options=parse_options(store_opts, "--store-option"),
-                      memories=memories, top_k=top_k)  # fmt: skip
+    out = query_suite(
+        suite_dir,
+        " ".join(question),
+        store=store,
+        store_options=parse_options(store_opts, "--store-option"),
+        memories=memories,
+        top_k=top_k,
+    )
     if as_json:
         click.echo(json.dumps(out, ensure_ascii=False))
         return

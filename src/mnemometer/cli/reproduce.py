@@ -12,19 +12,35 @@ from mnemometer.cli._common import echo_err
 
 @click.command("reproduce")
 @click.argument("suite", type=click.Path(path_type=Path))
-@click.option("--out", "-o", type=click.Path(path_type=Path),
-              help="Directory for the runs, comparison.json and gate.json.")
-@click.option("--policy", "-p", type=click.Path(path_type=Path),
-              help="Gate policy (default: SUITE/gate.toml, else ../../gates/<suite>.toml).")
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path),
+    help="Directory for the runs, comparison.json and gate.json.",
+)
+@click.option(
+    "--policy",
+    "-p",
+    type=click.Path(path_type=Path),
+    help="Gate policy (default: SUITE/gate.toml, else ../../gates/<suite>.toml).",
+)
 @click.option("--baseline", default="no-memory", show_default=True, help="Baseline condition.")
-@click.option("--candidate", default="full-memory", show_default=True,
-              help="Candidate condition.")
-@click.option("--memories", type=click.Path(path_type=Path),
-              help="Seed memories overriding the manifest's.")
-@click.option("--resamples", type=int, default=10_000, show_default=True,
-              help="Bootstrap resamples.")
-def reproduce_cmd(suite: Path, out: Path | None, policy: Path | None, baseline: str,
-                  candidate: str, memories: Path | None, resamples: int) -> None:  # fmt: skip
+@click.option("--candidate", default="full-memory", show_default=True, help="Candidate condition.")
+@click.option(
+    "--memories", type=click.Path(path_type=Path), help="Seed memories overriding the manifest's."
+)
+@click.option(
+    "--resamples", type=int, default=10_000, show_default=True, help="Bootstrap resamples."
+)
+def reproduce_cmd(
+    suite: Path,
+    out: Path | None,
+    policy: Path | None,
+    baseline: str,
+    candidate: str,
+    memories: Path | None,
+    resamples: int,
+) -> None:
     """Reproduce a suite's headline result in one command, offline and keyless.
 
     Seeds the suite's memories, runs BASELINE and CANDIDATE under the offline profile,
@@ -36,8 +52,15 @@ def reproduce_cmd(suite: Path, out: Path | None, policy: Path | None, baseline: 
     from mnemometer.comparison import render, render_gate
     from mnemometer.suites.typed._experiment import reproduce
 
-    r = reproduce(suite, out=out, policy=policy, baseline=baseline, candidate=candidate,
-                  memories=memories, resamples=resamples)  # fmt: skip
+    r = reproduce(
+        suite,
+        out=out,
+        policy=policy,
+        baseline=baseline,
+        candidate=candidate,
+        memories=memories,
+        resamples=resamples,
+    )
     click.echo(render(r.comparison))
     echo_err(f"comparison: {r.comparison_path}")
     if r.verdict is None:

@@ -17,30 +17,77 @@ from mnemometer.cli._suite_dir import suite_dir_options
 @suite_dir_options
 @agent_options
 @click.argument("suite", required=False, default="retrieval")
-@click.option("--dataset", "-d", help="Dataset file (native JSON/JSONL, MemTest JSON) or built-in name.")
+@click.option(
+    "--dataset", "-d", help="Dataset file (native JSON/JSONL, MemTest JSON) or built-in name."
+)
 @click.option("--store", "-s", help="Store name (see `mnemometer list stores`).")
-@click.option("--store-option", "-S", "store_opts", multiple=True, metavar="KEY=VALUE",
-              help="Option for the store; repeatable (values parse as JSON when they can).")
-@click.option("--suite-option", "-O", "suite_opts", multiple=True, metavar="KEY=VALUE",
-              help="Option for the suite; repeatable.")
+@click.option(
+    "--store-option",
+    "-S",
+    "store_opts",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Option for the store; repeatable (values parse as JSON when they can).",
+)
+@click.option(
+    "--suite-option",
+    "-O",
+    "suite_opts",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Option for the suite; repeatable.",
+)
 @click.option("--top-k", type=int, help="Hits to ask for per query (retrieval; default 20).")
-@click.option("--out", "-o", type=click.Path(path_type=Path),
-              help="Run directory to create (default runs/<suite>-<store>-<time>).")
-@click.option("--concurrency", "-c", type=int, default=1, show_default=True,
-              help="Items in flight at once.")
-@click.option("--timeout", type=float, default=60.0, show_default=True,
-              help="Seconds allowed per item call; 0 for no limit.")
-@click.option("--resume", type=click.Path(path_type=Path),
-              help="Continue an interrupted run directory (its configuration is reused).")
-@click.option("--fsync/--no-fsync", default=False, show_default=True,
-              help="fsync the run log after every item (survives power loss, not only kills).")
-@click.option("--format", "fmt", type=click.Choice(["text", "md", "json", "none"]),
-              default="text", show_default=True, help="Report printed when the run ends.")
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path),
+    help="Run directory to create (default runs/<suite>-<store>-<time>).",
+)
+@click.option(
+    "--concurrency", "-c", type=int, default=1, show_default=True, help="Items in flight at once."
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Seconds allowed per item call; 0 for no limit.",
+)
+@click.option(
+    "--resume",
+    type=click.Path(path_type=Path),
+    help="Continue an interrupted run directory (its configuration is reused).",
+)
+@click.option(
+    "--fsync/--no-fsync",
+    default=False,
+    show_default=True,
+    help="fsync the run log after every item (survives power loss, not only kills).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "md", "json", "none"]),
+    default="text",
+    show_default=True,
+    help="Report printed when the run ends.",
+)
 def run_cmd(
-    suite: str, dataset: str | None, store: str | None, store_opts: tuple[str, ...],
-    suite_opts: tuple[str, ...], top_k: int | None, out: Path | None, concurrency: int,
-    timeout: float, resume: Path | None, fsync: bool, fmt: str, **agent_kw: Any,
-) -> None:  # fmt: skip
+    suite: str,
+    dataset: str | None,
+    store: str | None,
+    store_opts: tuple[str, ...],
+    suite_opts: tuple[str, ...],
+    top_k: int | None,
+    out: Path | None,
+    concurrency: int,
+    timeout: float,
+    resume: Path | None,
+    fsync: bool,
+    fmt: str,
+    **agent_kw: Any,
+) -> None:
     """Run SUITE (default: retrieval) against a store and write a run directory.
 
     Every finished item is written at once; a run killed at any moment continues with

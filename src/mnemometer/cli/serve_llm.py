@@ -7,8 +7,12 @@ import click
 
 @click.command("serve-llm")
 @click.option("--port", type=int, default=8080, show_default=True, help="Port on 127.0.0.1.")
-@click.option("--model", "model_file", type=click.Path(dir_okay=False),
-              help="A .gguf file (default: the packaged SmolLM2-135M-Instruct).")
+@click.option(
+    "--model",
+    "model_file",
+    type=click.Path(dir_okay=False),
+    help="A .gguf file (default: the packaged SmolLM2-135M-Instruct).",
+)
 @click.option("--n-ctx", type=int, default=2048, show_default=True, help="Context window.")
 @click.option("--threads", type=int, default=2, show_default=True, help="CPU threads.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")

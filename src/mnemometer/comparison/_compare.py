@@ -26,8 +26,19 @@ from mnemometer.errors import MnemometerError
 from mnemometer.log._reader import RunLog, read_log
 from mnemometer.log._schema import HEADER_FILE, ItemResult, RunHeader
 
-SIDE_OPTIONS = frozenset({"condition", "profile", "suite_dir", "memories", "notes", "repeat",
-                          "build_root", "memory_store", "memory_store_options"})
+SIDE_OPTIONS = frozenset(
+    {
+        "condition",
+        "profile",
+        "suite_dir",
+        "memories",
+        "notes",
+        "repeat",
+        "build_root",
+        "memory_store",
+        "memory_store_options",
+    }
+)
 """Suite options that describe the system side or a location, not what was measured: they
 may differ (the suite, fixture and memories checksums may not)."""
 CLUSTER_FIELDS = ("conversation", "fixture")
@@ -138,15 +149,15 @@ def _mismatches(runs: Sequence[RunLog]) -> list[str]:
         for what, value in ident.items():
             if value != ref[what]:
                 if what == "suite options":
-                    diff = sorted(k for k in set(value) | set(ref[what])
-                                  if value.get(k) != ref[what].get(k))  # fmt: skip
-                    shown = ", ".join(
-                        f"{k}={ref[what].get(k)!r} vs {value.get(k)!r}" for k in diff
+                    diff = sorted(
+                        k for k in set(value) | set(ref[what]) if value.get(k) != ref[what].get(k)
                     )
+                    shown = ", ".join(f"{k}={ref[what].get(k)!r} vs {value.get(k)!r}" for k in diff)
                     out.append(f"{first.path} and {r.path} differ in suite options: {shown}")
                 else:
-                    out.append(f"{first.path} and {r.path} differ in {what}: "
-                               f"{ref[what]!r} vs {value!r}")  # fmt: skip
+                    out.append(
+                        f"{first.path} and {r.path} differ in {what}: {ref[what]!r} vs {value!r}"
+                    )
     return out
 
 
@@ -175,6 +186,7 @@ def _match_runs(base: list[RunLog], cand: list[RunLog]) -> list[tuple[RunLog, Ru
                 f"only: {shown}"
             )
         return [(b[k], c[k]) for k in sorted(b)]
+
     # Different invocations: pair the i-th group of each side, then repeat by repeat.
     def ordered(runs: list[RunLog]) -> list[list[RunLog]]:
         by: dict[str, list[RunLog]] = defaultdict(list)
@@ -202,8 +214,9 @@ def _match_runs(base: list[RunLog], cand: list[RunLog]) -> list[tuple[RunLog, Ru
     return out
 
 
-def _pairs(matched: list[tuple[RunLog, RunLog]], metrics: dict[str, _MetricInfo],
-           notes: list[str]) -> tuple[list[_Pair], int]:  # fmt: skip
+def _pairs(
+    matched: list[tuple[RunLog, RunLog]], metrics: dict[str, _MetricInfo], notes: list[str]
+) -> tuple[list[_Pair], int]:
     pairs: list[_Pair] = []
     unpaired = 0
     for b_run, c_run in matched:
@@ -213,20 +226,31 @@ def _pairs(matched: list[tuple[RunLog, RunLog]], metrics: dict[str, _MetricInfo]
         if lonely:
             unpaired += len(lonely)
             shown = ", ".join(i for i, _ in lonely[:5]) + (" ..." if len(lonely) > 5 else "")
-            notes.append(f"{len(lonely)} item result(s) of {b_run.path} / {c_run.path} have "
-                         f"no partner and are not compared: {shown}")  # fmt: skip
+            notes.append(
+                f"{len(lonely)} item result(s) of {b_run.path} / {c_run.path} have "
+                f"no partner and are not compared: {shown}"
+            )
         for key in sorted(set(b_items) & set(c_items), key=lambda k: b_items[k].index):
             b, c = b_items[key], c_items[key]
             groups = {**b.groups, **c.groups}
             cluster = next((f"{f}:{groups[f]}" for f in CLUSTER_FIELDS if f in groups), key[0])
             base_m, base_ok = _metric_values(b, b_run.header, metrics)
             cand_m, cand_ok = _metric_values(c, c_run.header, metrics)
-            pairs.append(_Pair(
-                item_id=key[0], cluster=cluster, groups=groups,
-                base_ok=base_ok, cand_ok=cand_ok, base_m=base_m, cand_m=cand_m,
-                base_tokens=_tokens(b), cand_tokens=_tokens(c),
-                base_ms=b.latency_ms, cand_ms=c.latency_ms,
-            ))  # fmt: skip
+            pairs.append(
+                _Pair(
+                    item_id=key[0],
+                    cluster=cluster,
+                    groups=groups,
+                    base_ok=base_ok,
+                    cand_ok=cand_ok,
+                    base_m=base_m,
+                    cand_m=cand_m,
+                    base_tokens=_tokens(b),
+                    cand_tokens=_tokens(c),
+                    base_ms=b.latency_ms,
+                    cand_ms=c.latency_ms,
+                )
+            )
     return pairs, unpaired
 
 
@@ -257,8 +281,9 @@ def _interval(iv: stats.Interval) -> IntervalOut:
         # float32 resampling leaves ~1e-8 dust; -0.0 would print as "-0.000"
         return round(x, 9) + 0.0 if math.isfinite(x) else None
 
-    return IntervalOut(method=iv.method, low=clean(iv.low), high=clean(iv.high),
-                       confidence=iv.confidence)  # fmt: skip
+    return IntervalOut(
+        method=iv.method, low=clean(iv.low), high=clean(iv.high), confidence=iv.confidence
+    )
 
 
 def _mean(xs: Sequence[float]) -> float | None:
@@ -330,17 +355,27 @@ def compare(
     notes: list[str] = []
     for r in b_runs + c_runs:
         if r.header.status != "finished":
-            notes.append(f"{r.path} did not finish ({len(r.items)} of {r.header.item_count} "
-                         "items); continue it with `mnemometer run --resume`")  # fmt: skip
+            notes.append(
+                f"{r.path} did not finish ({len(r.items)} of {r.header.item_count} "
+                "items); continue it with `mnemometer run --resume`"
+            )
     matched = _match_runs(b_runs, c_runs)
     metric_info: dict[str, _MetricInfo] = {}
     pairs, unpaired = _pairs(matched, metric_info, notes)
     if not pairs:
         raise PairingError("the runs share no item ids: nothing to compare")
     return _statistics(
-        b_runs, c_runs, pairs, unpaired, metric_info, notes, mismatches if force else [],
-        resamples, seed, confidence,
-    )  # fmt: skip
+        b_runs,
+        c_runs,
+        pairs,
+        unpaired,
+        metric_info,
+        notes,
+        mismatches if force else [],
+        resamples,
+        seed,
+        confidence,
+    )
 
 
 def _side(runs: list[RunLog], tokens: int, latency: float | None) -> SideInfo:
@@ -355,10 +390,17 @@ def _side(runs: list[RunLog], tokens: int, latency: float | None) -> SideInfo:
 
 
 def _statistics(
-    b_runs: list[RunLog], c_runs: list[RunLog], pairs: list[_Pair], unpaired: int,
-    metric_info: dict[str, _MetricInfo], notes: list[str], mismatches: list[str],
-    resamples: int, seed: int, confidence: float,
-) -> Comparison:  # fmt: skip
+    b_runs: list[RunLog],
+    c_runs: list[RunLog],
+    pairs: list[_Pair],
+    unpaired: int,
+    metric_info: dict[str, _MetricInfo],
+    notes: list[str],
+    mismatches: list[str],
+    resamples: int,
+    seed: int,
+    confidence: float,
+) -> Comparison:
     n = len(pairs)
     everyone = np.ones(n, dtype=bool)
     metric_keys = sorted(metric_info)
@@ -385,8 +427,9 @@ def _statistics(
         plan[(gk, "")] = add(np.where(mask, succ_col, np.nan))
         for k in metric_keys:
             plan[(gk, k)] = add(np.where(mask, cand_m[k] - base_m[k], np.nan))
-    boot = stats.bootstrap_columns(np.column_stack(cols), resamples=resamples, seed=seed,
-                                   confidence=confidence)  # fmt: skip
+    boot = stats.bootstrap_columns(
+        np.column_stack(cols), resamples=resamples, seed=seed, confidence=confidence
+    )
 
     # Clustering: repeats of an item, or items sharing a conversation or fixture.
     labels = np.array([p.cluster for p in pairs])
@@ -397,9 +440,13 @@ def _statistics(
         fields = {lab.partition(":")[0] for lab in labels if ":" in lab}
         cluster_by = "/".join(sorted(fields & set(CLUSTER_FIELDS))) or "item"
         overall = [plan[("", "")]] + [plan[("", k)] for k in metric_keys]
-        res = stats.bootstrap_columns(np.column_stack([cols[i] for i in overall]),
-                                      resamples=resamples, seed=seed, confidence=confidence,
-                                      clusters=labels)  # fmt: skip
+        res = stats.bootstrap_columns(
+            np.column_stack([cols[i] for i in overall]),
+            resamples=resamples,
+            seed=seed,
+            confidence=confidence,
+            clusters=labels,
+        )
         cluster_boot = dict(zip(overall, res, strict=True))
 
     def intervals(idx: int) -> list[IntervalOut]:
@@ -412,8 +459,11 @@ def _statistics(
             out += [_interval(cb.percentile), _interval(cb.bca)]
             col = cols[idx]
             fin = np.isfinite(col)
-            out.append(_interval(stats.cluster_robust_interval(col[fin], labels[fin],
-                                                               confidence=confidence)))
+            out.append(
+                _interval(
+                    stats.cluster_robust_interval(col[fin], labels[fin], confidence=confidence)
+                )
+            )
         return out
 
     def success(mask: np.ndarray, idx: int) -> SuccessStats:
@@ -424,10 +474,16 @@ def _statistics(
         mc = stats.mcnemar_exact(succ_base[ok] > 0.5, succ_cand[ok] > 0.5)
         br, cr = float(succ_base[ok].mean()), float(succ_cand[ok].mean())
         return SuccessStats(
-            pairs=m, baseline_rate=br, candidate_rate=cr, delta=cr - br,
-            mcnemar_b=mc.b, mcnemar_c=mc.c, p_value=mc.p_value, intervals=intervals(idx),
+            pairs=m,
+            baseline_rate=br,
+            candidate_rate=cr,
+            delta=cr - br,
+            mcnemar_b=mc.b,
+            mcnemar_c=mc.c,
+            p_value=mc.p_value,
+            intervals=intervals(idx),
             mde=_mde(succ_cand[ok] - succ_base[ok], worst_sd=1.0),
-        )  # fmt: skip
+        )
 
     def metric(mask: np.ndarray, key: str, idx: int) -> MetricDelta | None:
         info = metric_info[key]
@@ -437,25 +493,37 @@ def _statistics(
             return None
         d = cv[both] - bv[both]
         return MetricDelta(
-            key=key, name=info.name, k=info.k, higher_is_better=info.higher_is_better,
+            key=key,
+            name=info.name,
+            k=info.k,
+            higher_is_better=info.higher_is_better,
             pairs=int(both.sum()),
-            baseline_mean=_mean(bv[np.isfinite(bv)]), candidate_mean=_mean(cv[np.isfinite(cv)]),
-            mean_delta=_mean(d), p_value=stats.paired_t_p(d) if d.size else 1.0,
-            intervals=intervals(idx), mde=_mde(d, worst_sd=None),
-        )  # fmt: skip
+            baseline_mean=_mean(bv[np.isfinite(bv)]),
+            candidate_mean=_mean(cv[np.isfinite(cv)]),
+            mean_delta=_mean(d),
+            p_value=stats.paired_t_p(d) if d.size else 1.0,
+            intervals=intervals(idx),
+            mde=_mde(d, worst_sd=None),
+        )
 
     overall_success = success(everyone, plan[("", "")])
     overall_metrics = [m for k in metric_keys if (m := metric(everyone, k, plan[("", k)]))]
     groups: list[GroupStats] = []
     for gk in group_keys:
         mask = masks[gk]
-        groups.append(GroupStats(
-            key=gk,
-            success=success(mask, plan[(gk, "")]),
-            metrics=[m for k in metric_keys if (m := metric(mask, k, plan[(gk, k)]))],
-            baseline_tokens=sum(p.base_tokens or 0 for p, on in zip(pairs, mask) if on),
-            candidate_tokens=sum(p.cand_tokens or 0 for p, on in zip(pairs, mask) if on),
-        ))  # fmt: skip
+        groups.append(
+            GroupStats(
+                key=gk,
+                success=success(mask, plan[(gk, "")]),
+                metrics=[m for k in metric_keys if (m := metric(mask, k, plan[(gk, k)]))],
+                baseline_tokens=sum(
+                    p.base_tokens or 0 for p, on in zip(pairs, mask, strict=True) if on
+                ),
+                candidate_tokens=sum(
+                    p.cand_tokens or 0 for p, on in zip(pairs, mask, strict=True) if on
+                ),
+            )
+        )
 
     # Holm across every test reported: success and each metric, overall and per group.
     tests: list[SuccessStats | MetricDelta] = [overall_success, *overall_metrics]
@@ -467,7 +535,10 @@ def _statistics(
         t.p_holm = float(p)
 
     by_item = _by_item(pairs)
-    if overall_success.mde is not None and overall_success.mcnemar_b + overall_success.mcnemar_c == 0:
+    if (
+        overall_success.mde is not None
+        and overall_success.mcnemar_b + overall_success.mcnemar_c == 0
+    ):
         notes.append("no pair changed outcome: the success MDE assumes the worst-case sd of 1")
     cost = _cost(pairs, overall_success.delta)
     b_tok = sum(p.base_tokens or 0 for p in pairs)
@@ -522,17 +593,24 @@ def _by_item(pairs: list[_Pair]) -> SuccessStats | None:
     cand = np.array([sum(c for _, c in v) * 2 > len(v) for v in votes.values()])
     mc = stats.mcnemar_exact(base, cand)
     return SuccessStats(
-        pairs=len(votes), baseline_rate=float(base.mean()), candidate_rate=float(cand.mean()),
-        delta=float(cand.mean() - base.mean()), mcnemar_b=mc.b, mcnemar_c=mc.c,
+        pairs=len(votes),
+        baseline_rate=float(base.mean()),
+        candidate_rate=float(cand.mean()),
+        delta=float(cand.mean() - base.mean()),
+        mcnemar_b=mc.b,
+        mcnemar_c=mc.c,
         p_value=mc.p_value,
-    )  # fmt: skip
+    )
 
 
 def _cost(pairs: list[_Pair], success_delta: float | None) -> CostStats:
     b_tok = sum(p.base_tokens or 0 for p in pairs)
     c_tok = sum(p.cand_tokens or 0 for p in pairs)
-    both = [p.cand_tokens - p.base_tokens for p in pairs
-            if p.base_tokens is not None and p.cand_tokens is not None]  # fmt: skip
+    both = [
+        p.cand_tokens - p.base_tokens
+        for p in pairs
+        if p.base_tokens is not None and p.cand_tokens is not None
+    ]
     b_ms = [p.base_ms for p in pairs if p.base_ms is not None]
     c_ms = [p.cand_ms for p in pairs if p.cand_ms is not None]
     lat = (float(np.mean(c_ms)) - float(np.mean(b_ms))) if b_ms and c_ms else None
@@ -546,4 +624,3 @@ def _cost(pairs: list[_Pair], success_delta: float | None) -> CostStats:
         latency_delta_ms=lat,
         cost_adjusted_success_delta_per_1k_tokens=adj,
     )
-

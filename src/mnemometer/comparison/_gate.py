@@ -132,73 +132,117 @@ def gate(comparison: Comparison | str | Path, policy: GatePolicy | str | Path) -
         checks.append(GateCheck(name=name, passed=ok, message=message))
 
     if c.forced:
-        check("allow_forced", pol.allow_forced,
-              "comparison was forced over mismatched runs: " + "; ".join(c.mismatches))  # fmt: skip
-    check("min_paired_items", c.pairs >= pol.min_paired_items,
-          f"paired observations {c.pairs} (minimum {pol.min_paired_items})")  # fmt: skip
+        check(
+            "allow_forced",
+            pol.allow_forced,
+            "comparison was forced over mismatched runs: " + "; ".join(c.mismatches),
+        )
+    check(
+        "min_paired_items",
+        c.pairs >= pol.min_paired_items,
+        f"paired observations {c.pairs} (minimum {pol.min_paired_items})",
+    )
     s = c.success
     if s.delta is None:
         check("min_success_rate_delta", False, "no scorable pairs: success delta undefined")
     else:
-        check("min_success_rate_delta", s.delta >= pol.min_success_rate_delta,
-              f"success delta {s.delta:+.4f} (minimum {pol.min_success_rate_delta:+.4f})")  # fmt: skip
+        check(
+            "min_success_rate_delta",
+            s.delta >= pol.min_success_rate_delta,
+            f"success delta {s.delta:+.4f} (minimum {pol.min_success_rate_delta:+.4f})",
+        )
     if pol.max_mcnemar_p_value is not None:
-        check("max_mcnemar_p_value", s.p_value <= pol.max_mcnemar_p_value,
-              f"McNemar p {s.p_value:.4g} (maximum {pol.max_mcnemar_p_value:g})")  # fmt: skip
+        check(
+            "max_mcnemar_p_value",
+            s.p_value <= pol.max_mcnemar_p_value,
+            f"McNemar p {s.p_value:.4g} (maximum {pol.max_mcnemar_p_value:g})",
+        )
     if pol.max_holm_p_value is not None:
         ph = s.p_holm if s.p_holm is not None else s.p_value
-        check("max_holm_p_value", ph <= pol.max_holm_p_value,
-              f"Holm-adjusted success p {ph:.4g} (maximum {pol.max_holm_p_value:g})")  # fmt: skip
+        check(
+            "max_holm_p_value",
+            ph <= pol.max_holm_p_value,
+            f"Holm-adjusted success p {ph:.4g} (maximum {pol.max_holm_p_value:g})",
+        )
     if pol.max_item_mcnemar_p_value is not None:
         by_item = c.success_by_item or s
-        check("max_item_mcnemar_p_value", by_item.p_value <= pol.max_item_mcnemar_p_value,
-              f"McNemar p over {by_item.pairs} items (majority over repeats) "
-              f"{by_item.p_value:.4g} (maximum {pol.max_item_mcnemar_p_value:g})")  # fmt: skip
+        check(
+            "max_item_mcnemar_p_value",
+            by_item.p_value <= pol.max_item_mcnemar_p_value,
+            f"McNemar p over {by_item.pairs} items (majority over repeats) "
+            f"{by_item.p_value:.4g} (maximum {pol.max_item_mcnemar_p_value:g})",
+        )
     if pol.max_token_delta is not None:
-        check("max_token_delta", c.cost.token_delta <= pol.max_token_delta,
-              f"token delta {c.cost.token_delta:+d} (maximum {pol.max_token_delta:+d})")  # fmt: skip
+        check(
+            "max_token_delta",
+            c.cost.token_delta <= pol.max_token_delta,
+            f"token delta {c.cost.token_delta:+d} (maximum {pol.max_token_delta:+d})",
+        )
     if pol.max_latency_delta_ms is not None:
         lat = c.cost.latency_delta_ms
-        check("max_latency_delta_ms", lat is not None and lat <= pol.max_latency_delta_ms,
-              f"latency delta {'n/a' if lat is None else f'{lat:+.2f}'} ms "
-              f"(maximum {pol.max_latency_delta_ms:+g})")  # fmt: skip
+        check(
+            "max_latency_delta_ms",
+            lat is not None and lat <= pol.max_latency_delta_ms,
+            f"latency delta {'n/a' if lat is None else f'{lat:+.2f}'} ms "
+            f"(maximum {pol.max_latency_delta_ms:+g})",
+        )
     for key, floor in pol.min_metric_delta.items():
         m = c.metric(key)
         if m is None or m.mean_delta is None:
             hint = did_you_mean(key, [x.key for x in c.metrics])
             if pol.strict_metrics:
-                check("min_metric_delta", False,
-                      f"metric {key!r} was not measured in the comparison{hint}")  # fmt: skip
+                check(
+                    "min_metric_delta",
+                    False,
+                    f"metric {key!r} was not measured in the comparison{hint}",
+                )
             else:
-                check("min_metric_delta", 0.0 >= floor,
-                      f"metric {key!r} was not measured{hint}: counted as delta 0 "
-                      f"(minimum {floor:+.4f}; strict_metrics = true fails instead)")  # fmt: skip
+                check(
+                    "min_metric_delta",
+                    0.0 >= floor,
+                    f"metric {key!r} was not measured{hint}: counted as delta 0 "
+                    f"(minimum {floor:+.4f}; strict_metrics = true fails instead)",
+                )
         else:
-            check("min_metric_delta", m.mean_delta >= floor,
-                  f"{m.key} delta {m.mean_delta:+.4f} (minimum {floor:+.4f})")  # fmt: skip
+            check(
+                "min_metric_delta",
+                m.mean_delta >= floor,
+                f"{m.key} delta {m.mean_delta:+.4f} (minimum {floor:+.4f})",
+            )
     for key, floor in pol.min_candidate_metric.items():
         m = c.metric(key)
         if m is None or m.candidate_mean is None:
             check("min_candidate_metric", False, f"metric {key!r} has no candidate values")
         else:
-            check("min_candidate_metric", m.candidate_mean >= floor,
-                  f"candidate {m.key} {m.candidate_mean:.4f} (minimum {floor:.4f})")  # fmt: skip
+            check(
+                "min_candidate_metric",
+                m.candidate_mean >= floor,
+                f"candidate {m.key} {m.candidate_mean:.4f} (minimum {floor:.4f})",
+            )
     if pol.min_candidate_success_rate is not None:
         rate = s.candidate_rate
-        check("min_candidate_success_rate",
-              rate is not None and rate >= pol.min_candidate_success_rate,
-              f"candidate success {'n/a' if rate is None else f'{rate:.4f}'} "
-              f"(minimum {pol.min_candidate_success_rate:.4f})")  # fmt: skip
+        check(
+            "min_candidate_success_rate",
+            rate is not None and rate >= pol.min_candidate_success_rate,
+            f"candidate success {'n/a' if rate is None else f'{rate:.4f}'} "
+            f"(minimum {pol.min_candidate_success_rate:.4f})",
+        )
     for key, floor in pol.min_group_candidate_success_rate.items():
         g = c.group(key)
         if g is None or g.success.pairs == 0 or g.success.candidate_rate is None:
-            check("min_group_candidate_success_rate", False,
-                  f"group {key!r} has no paired observations"
-                  f"{did_you_mean(key, [x.key for x in c.groups])}")  # fmt: skip
+            check(
+                "min_group_candidate_success_rate",
+                False,
+                f"group {key!r} has no paired observations"
+                f"{did_you_mean(key, [x.key for x in c.groups])}",
+            )
         else:
             rate = g.success.candidate_rate
-            check("min_group_candidate_success_rate", rate >= floor,
-                  f"group {key} candidate success {rate:.4f} (minimum {floor:.4f})")  # fmt: skip
+            check(
+                "min_group_candidate_success_rate",
+                rate >= floor,
+                f"group {key} candidate success {rate:.4f} (minimum {floor:.4f})",
+            )
     return GateResult(passed=all(ch.passed for ch in checks), checks=checks)
 
 

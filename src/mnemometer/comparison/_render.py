@@ -82,8 +82,10 @@ def _text(c: Comparison) -> str:
     ]
     if c.success_by_item is not None:
         s = c.success_by_item
-        lines.append(f"by item (majority over repeats): {_pct(s.baseline_rate)} -> "
-                     f"{_pct(s.candidate_rate)}, McNemar p={_p(s.p_value)} over {s.pairs} items")
+        lines.append(
+            f"by item (majority over repeats): {_pct(s.baseline_rate)} -> "
+            f"{_pct(s.candidate_rate)}, McNemar p={_p(s.p_value)} over {s.pairs} items"
+        )
     lines.append(
         f"tokens: {b.total_tokens} -> {k.total_tokens} ({c.cost.token_delta:+d}); "
         f"latency: {_plain(b.mean_latency_ms)} -> {_plain(k.mean_latency_ms)} ms "
@@ -132,9 +134,13 @@ def _markdown(c: Comparison) -> str:
     if s.mde is not None:
         out += [f"Minimum detectable success effect at this size: {100 * s.mde:.1f} pp.", ""]
     if c.metrics:
-        out += ["## Metrics", "",
-                "| metric | baseline | candidate | delta | 95% CI (BCa) | 95% CI (percentile) "
-                "| p | Holm p | n |", "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+        out += [
+            "## Metrics",
+            "",
+            "| metric | baseline | candidate | delta | 95% CI (BCa) | 95% CI (percentile) "
+            "| p | Holm p | n |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         for m in c.metrics:
             out.append(
                 f"| {m.key} | {_plain(m.baseline_mean)} | {_plain(m.candidate_mean)} | "
@@ -144,14 +150,20 @@ def _markdown(c: Comparison) -> str:
             )
         out.append("")
     if c.groups:
-        out += ["## Groups", "", "| group | n | baseline | candidate | delta | p | Holm p |",
-                "|---|---|---|---|---|---|---|"]  # fmt: skip
+        out += [
+            "## Groups",
+            "",
+            "| group | n | baseline | candidate | delta | p | Holm p |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for g in c.groups:
             gs = g.success
             delta = f"{100 * gs.delta:+.1f} pp" if gs.delta is not None else "n/a"
-            out.append(f"| {g.key} | {gs.pairs} | {_pct(gs.baseline_rate)} | "
-                       f"{_pct(gs.candidate_rate)} | {delta} | {_p(gs.p_value)} | "
-                       f"{_p(gs.p_holm)} |")  # fmt: skip
+            out.append(
+                f"| {g.key} | {gs.pairs} | {_pct(gs.baseline_rate)} | "
+                f"{_pct(gs.candidate_rate)} | {delta} | {_p(gs.p_value)} | "
+                f"{_p(gs.p_holm)} |"
+            )
         out.append("")
     if c.forced or c.notes:
         out += ["## Notes", ""]

@@ -156,9 +156,7 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise DatasetError(
-            f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}"
-        ) from None
+        raise DatasetError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
 
 
 def _validate(model: type, raw: Any, path: Path, line: int | None = None) -> Any:

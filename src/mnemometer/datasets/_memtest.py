@@ -41,9 +41,16 @@ _TIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d", "%d %B %Y", "%B %d, %Y", "%Y")
 _LABEL_TAIL = re.compile(r"\s*\[人物:[^\[]*$")
 _MEMORY_OWN_KEYS = {"memory_id", "versions", "content", "text"}
 _QUERY_OWN_KEYS = {
-    "query_id", "query_text", "query", "query_type", "expected_memory_ids", "expected_answer",
-    "expected_answer_text", "difficulty", "is_negative",
-}  # fmt: skip
+    "query_id",
+    "query_text",
+    "query",
+    "query_type",
+    "expected_memory_ids",
+    "expected_answer",
+    "expected_answer_text",
+    "difficulty",
+    "is_negative",
+}
 
 
 def from_memtest(raw: dict[str, Any], path: Path) -> Dataset:
@@ -81,11 +88,13 @@ def _memories(raw: list[Any], path: Path, notes: list[str]) -> list[Memory]:
             dup += 1
             continue
         versions = [
-            MemoryVersion(style=str(v.get("style") or v.get("version_id") or f"v{j + 1}"),
-                          text=str(v["content"]))
+            MemoryVersion(
+                style=str(v.get("style") or v.get("version_id") or f"v{j + 1}"),
+                text=str(v["content"]),
+            )
             for j, v in enumerate(m.get("versions") or [])
             if isinstance(v, dict) and v.get("content")
-        ]  # fmt: skip
+        ]
         # Four Novels appends a label string to `content`; `text` is the fragment alone,
         # so prefer it: the label would leak the answer key into what the store sees.
         text = versions[0].text if versions else str(m.get("text") or m.get("content") or "")

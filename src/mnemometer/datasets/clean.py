@@ -143,9 +143,10 @@ def clean_dataset(
             absorbed[target].append(dup)
     out_memories = [
         m.model_copy(update={"metadata": {**m.metadata, "clean_merged": absorbed[m.id]}})
-        if m.id in absorbed else m
+        if m.id in absorbed
+        else m
         for m in kept
-    ]  # fmt: skip
+    ]
     report = CleanReport(
         memories_before=len(memories),
         exact_duplicates=exact,
@@ -191,7 +192,8 @@ def _note(r: CleanReport, cfg: CleanConfig, lang: str) -> str:
         f"{r.capped} over the person cap (key persons >= p{cfg.key_percentile:g} of counts: "
         f"{cfg.key_cap}, others {cfg.other_cap}; strata {'|'.join(cfg.strata)}; "
         f"seed {cfg.seed})"
-        if cfg.key_cap else "no person cap"
+        if cfg.key_cap
+        else "no person cap"
     )
     return (
         f"mnemometer clean: memories {r.memories_before} -> {r.memories_after}: "
@@ -244,8 +246,12 @@ def _near_duplicates(
     first, second = candidate_pair_arrays(tokens, lsh_threshold, cfg.num_perm, blocks)
     if cross_only(cfg):  # the cross-perspective rule: never merge a person with itself
         person_of: dict[str, int] = {}
-        pid = np.array([-1 if p is None else person_of.setdefault(p, len(person_of))
-                        for p in (_person(m, cfg.person_key) for m in memories)])  # fmt: skip
+        pid = np.array(
+            [
+                -1 if p is None else person_of.setdefault(p, len(person_of))
+                for p in (_person(m, cfg.person_key) for m in memories)
+            ]
+        )
         other = (pid[first] < 0) | (pid[first] != pid[second])
         first, second = first[other], second[other]
     sim = jaccard_arrays(tokens, first, second)
@@ -282,8 +288,10 @@ def jaccard_arrays(
     cols = [vocab.setdefault(t, len(vocab)) for s in token_sets for t in s]
     sizes = np.array([len(s) for s in token_sets])
     indptr = np.concatenate([[0], np.cumsum(sizes)])
-    x = csr_matrix((np.ones(len(cols), dtype=np.float32), cols, indptr),
-                   shape=(len(token_sets), max(1, len(vocab))))  # fmt: skip
+    x = csr_matrix(
+        (np.ones(len(cols), dtype=np.float32), cols, indptr),
+        shape=(len(token_sets), max(1, len(vocab))),
+    )
     inter = np.asarray(x[first].multiply(x[second]).sum(axis=1)).ravel()
     union = sizes[first] + sizes[second] - inter
     return np.divide(inter, union, out=np.zeros(len(first)), where=union > 0)
@@ -436,9 +444,11 @@ def _balance(memories: list[Memory], cfg: CleanConfig) -> tuple[list[Memory], in
         cap = cfg.key_cap if len(idx) >= key_threshold else cfg.other_cap
         if len(idx) > cap:
             chosen = select_diverse(
-                idx, cap, lambda i: _meta_key(memories[i], cfg.strata),
+                idx,
+                cap,
+                lambda i: _meta_key(memories[i], cfg.strata),
                 random.Random(f"{cfg.seed}:{person}"),
-            )  # fmt: skip
+            )
             drop.update(set(idx) - set(chosen))
     kept = [m for i, m in enumerate(memories) if i not in drop]
     return kept, len(drop)

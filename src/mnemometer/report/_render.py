@@ -104,8 +104,12 @@ def _markdown(h: RunHeader, s: Summary) -> str:
         out.append("")
     k = _headline_k(s.overall, s)
     for key, groups in s.groups.items():
-        out += [f"### By {key}", "", f"| {key} | n | hit@{k} | recall@{k} | mrr@{k} |",
-                "|---|---|---|---|---|"]  # fmt: skip
+        out += [
+            f"### By {key}",
+            "",
+            f"| {key} | n | hit@{k} | recall@{k} | mrr@{k} |",
+            "|---|---|---|---|---|",
+        ]
         for value, ms in groups.items():
             by = {(m.name, m.k): m for m in ms}
             n = by.get(("hit", k))
@@ -120,8 +124,12 @@ def _markdown(h: RunHeader, s: Summary) -> str:
     for section, body in s.sections.items():
         if _is_table(body):  # sections without a table stay in the JSON report only
             cols, rows = body["columns"], body["rows"]
-            out += [f"### {body.get('title', section)}", "", "| " + " | ".join(cols) + " |",
-                    "|" + "---|" * len(cols)]  # fmt: skip
+            out += [
+                f"### {body.get('title', section)}",
+                "",
+                "| " + " | ".join(cols) + " |",
+                "|" + "---|" * len(cols),
+            ]
             out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
             out.append("")
     out += [f"- {n}" for n in s.notes]
@@ -130,8 +138,10 @@ def _markdown(h: RunHeader, s: Summary) -> str:
 
 def _is_table(body: Any) -> bool:
     """A section renders as a table when it has ``columns`` and ``rows`` (lists of strings)."""
-    return isinstance(body, dict) and isinstance(body.get("columns"), list) and isinstance(
-        body.get("rows"), list
+    return (
+        isinstance(body, dict)
+        and isinstance(body.get("columns"), list)
+        and isinstance(body.get("rows"), list)
     )
 
 

@@ -66,10 +66,16 @@ def start_agent_run(
     factory = create_agent_factory(agent, agent_options, llm=llm, workdir=run_dir / "agent")
     items = the_suite.plan(ds)
     header = _env.new_header(
-        suite=suite, the_suite=the_suite, dataset=ds, dataset_path=None,
+        suite=suite,
+        the_suite=the_suite,
+        dataset=ds,
+        dataset_path=None,
         system=system_ref(agent, agent_options, factory),
-        seed=seed, run_group=run_group, repeat=repeat, item_count=len(items),
-    )  # fmt: skip
+        seed=seed,
+        run_group=run_group,
+        repeat=repeat,
+        item_count=len(items),
+    )
     write_header(run_dir, header)
     return run_dir, header, the_suite, factory, ds
 
@@ -83,11 +89,12 @@ def resume_agent_run(run_dir: Path, llm: Any) -> tuple[RunHeader, Any, Any, Any,
     the_suite = create_suite(header.suite, header.suite_options)
     ds = the_suite.dataset()
     if ds.info.content_hash != header.dataset.content_hash:
-        raise RunLogError(f"{run_dir}: the scenarios changed since the run started; start a new run")
+        raise RunLogError(
+            f"{run_dir}: the scenarios changed since the run started; start a new run"
+        )
     options = dict(header.system.options)
     options.pop("resolved", None)  # recorded for readers, not factory options
-    factory = create_agent_factory(header.system.name, options, llm=llm,
-                                   workdir=run_dir / "agent")  # fmt: skip
+    factory = create_agent_factory(header.system.name, options, llm=llm, workdir=run_dir / "agent")
     done = {r.item_id: r for r in read_items(run_dir) if r.status == "ok"}
     header = header.model_copy(update={"status": "running", "resumes": header.resumes + 1})
     write_header(run_dir, header)

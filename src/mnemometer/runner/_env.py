@@ -61,8 +61,10 @@ def git_revision() -> str | None:
             return None
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=5,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
         return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None

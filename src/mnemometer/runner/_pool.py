@@ -76,8 +76,9 @@ class _Worker(threading.Thread):
                 t0 = time.perf_counter()
                 self.current = (pos, t0)
             try:
-                done = Done(p.items[pos], result=p.fn(p.items[pos]),
-                            seconds=time.perf_counter() - t0)  # fmt: skip
+                done = Done(
+                    p.items[pos], result=p.fn(p.items[pos]), seconds=time.perf_counter() - t0
+                )
             except Exception as e:
                 done = Done(p.items[pos], error=e, seconds=time.perf_counter() - t0)
             with p.cond:
@@ -88,8 +89,14 @@ class _Worker(threading.Thread):
 
 
 class _Pool:
-    def __init__(self, fn: Callable[[Any], Any], items: Sequence[Any],
-                 on_done: Callable[[Done[Any]], None], n: int, timeout: float | None) -> None:
+    def __init__(
+        self,
+        fn: Callable[[Any], Any],
+        items: Sequence[Any],
+        on_done: Callable[[Done[Any]], None],
+        n: int,
+        timeout: float | None,
+    ) -> None:
         self.fn, self.items, self.on_done, self.timeout = fn, items, on_done, timeout
         self.cond = threading.Condition()
         self.next = 0

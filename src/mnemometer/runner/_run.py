@@ -103,8 +103,19 @@ def run(
         if agent is not None or _agent.is_agent_run(resume):
             header, the_suite, factory, ds, done = _agent.resume_agent_run(Path(resume), llm)
             items = the_suite.plan(ds)
-            return _execute(Path(resume), header, the_suite, factory, ds, items, done,
-                            concurrency, timeout, fsync, progress)  # fmt: skip
+            return _execute(
+                Path(resume),
+                header,
+                the_suite,
+                factory,
+                ds,
+                items,
+                done,
+                concurrency,
+                timeout,
+                fsync,
+                progress,
+            )
         return _resume(Path(resume), concurrency, timeout, fsync, progress)
     if agent is not None:
         opts = _agent.agent_options_with_store(agent, agent_options, store, store_options)
@@ -112,8 +123,19 @@ def run(
             suite, agent, opts, suite_options, out, llm, seed, run_group, repeat
         )
         items = the_suite.plan(ds)
-        return _execute(run_dir, header, the_suite, factory, ds, items, {}, concurrency,
-                        timeout, fsync, progress)  # fmt: skip
+        return _execute(
+            run_dir,
+            header,
+            the_suite,
+            factory,
+            ds,
+            items,
+            {},
+            concurrency,
+            timeout,
+            fsync,
+            progress,
+        )
     if dataset is None or store is None:
         raise MnemometerError("a run needs --dataset and --store (or --resume RUN_DIR)")
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
@@ -124,14 +146,20 @@ def run(
     system = create_store(store, store_options, lang=ds.info.language, workdir=run_dir / "store")
     items = the_suite.plan(ds)
     header = _env.new_header(
-        suite=suite, the_suite=the_suite, dataset=ds,
+        suite=suite,
+        the_suite=the_suite,
+        dataset=ds,
         dataset_path=None if isinstance(dataset, Dataset) else _dataset_path(dataset),
         system=_system_ref(store, dict(store_options or {}), system),
-        seed=seed, run_group=run_group, repeat=repeat, item_count=len(items),
-    )  # fmt: skip
+        seed=seed,
+        run_group=run_group,
+        repeat=repeat,
+        item_count=len(items),
+    )
     write_header(run_dir, header)
-    return _execute(run_dir, header, the_suite, system, ds, items, {}, concurrency, timeout,
-                    fsync, progress)  # fmt: skip
+    return _execute(
+        run_dir, header, the_suite, system, ds, items, {}, concurrency, timeout, fsync, progress
+    )
 
 
 def _resume(
@@ -147,14 +175,16 @@ def _resume(
             "(content hash differs); start a new run"
         )
     the_suite = create_suite(header.suite, header.suite_options)
-    system = create_store(header.system.name, header.system.options,
-                          lang=ds.info.language, workdir=run_dir / "store")  # fmt: skip
+    system = create_store(
+        header.system.name, header.system.options, lang=ds.info.language, workdir=run_dir / "store"
+    )
     done = {r.item_id: r for r in read_items(run_dir) if r.status == "ok"}
     header = header.model_copy(update={"status": "running", "resumes": header.resumes + 1})
     write_header(run_dir, header)
     items = the_suite.plan(ds)
-    return _execute(run_dir, header, the_suite, system, ds, items, done, concurrency, timeout,
-                    fsync, progress)  # fmt: skip
+    return _execute(
+        run_dir, header, the_suite, system, ds, items, done, concurrency, timeout, fsync, progress
+    )
 
 
 def _execute(
@@ -192,8 +222,11 @@ def _execute(
                 result = d.result
             # An item may carry sub-results (a build sequence's steps): logged after it.
             # (Plain-data results, the fast path, carry none.)
-            subs = (result.extra.pop("sub_results", None) or []
-                    if isinstance(result, ItemResult) else [])  # fmt: skip
+            subs = (
+                result.extra.pop("sub_results", None) or []
+                if isinstance(result, ItemResult)
+                else []
+            )
             writer.write(result)
             for sub in subs:
                 writer.write(sub.model_copy(update={"index": result.index}))

@@ -88,8 +88,12 @@ def latency_metrics(latencies_ms: Sequence[float]) -> list[Metric]:
     return [
         Metric(name="latency_mean_ms", value=mean, higher_is_better=False, n=n),
         *(
-            Metric(name=f"latency_p{q}_ms", value=percentile(latencies_ms, q),
-                   higher_is_better=False, n=n)  # fmt: skip
+            Metric(
+                name=f"latency_p{q}_ms",
+                value=percentile(latencies_ms, q),
+                higher_is_better=False,
+                n=n,
+            )
             for q in (50, 95)
         ),
     ]

@@ -15,7 +15,9 @@ _EN_STOP = frozenset(
     into is it its me my no not of on or our she so that the their them then there these they
     this to was we were what when where which who whom why will with you your""".split()
 )
-_ZH_STOP = frozenset("的 了 在 是 和 与 及 也 就 都 而 之 把 被 对 给 从 向 于 吗 呢 吧 啊 么 什么 哪些 有 过 一个".split())
+_ZH_STOP = frozenset(
+    "的 了 在 是 和 与 及 也 就 都 而 之 把 被 对 给 从 向 于 吗 呢 吧 啊 么 什么 哪些 有 过 一个".split()
+)
 _jieba_lock = threading.Lock()
 
 Tokenizer = Callable[[str], list[str]]

@@ -56,9 +56,11 @@ class ChromaStore(BufferedVectorStore):
     system = "chroma"
 
     def __init__(
-        self, model: str | os.PathLike[str] = DEFAULT_MODEL, batch_size: int = 64,
+        self,
+        model: str | os.PathLike[str] = DEFAULT_MODEL,
+        batch_size: int = 64,
         workdir: Path | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.path = None if workdir is None else data_dir(workdir, "chroma", self)
         super().__init__(model, batch_size)
 
@@ -97,8 +99,9 @@ class ChromaStore(BufferedVectorStore):
         n = min(n, self.col.count())
         if n == 0:
             return []
-        res = self.col.query(query_texts=[text], n_results=n,
-                             include=["metadatas", "documents", "distances"])  # fmt: skip
+        res = self.col.query(
+            query_texts=[text], n_results=n, include=["metadatas", "documents", "distances"]
+        )
         return [
             (meta["memory_id"], 1.0 - dist, doc)
             for meta, dist, doc in zip(

@@ -31,9 +31,11 @@ class DenseStore(IndexedStore):
     abstains = False
 
     def __init__(
-        self, model: str | os.PathLike[str] = DEFAULT_MODEL, batch_size: int = 64,
+        self,
+        model: str | os.PathLike[str] = DEFAULT_MODEL,
+        batch_size: int = 64,
         lang: str = "auto",
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.model = str(model)
         self.batch_size = int(batch_size)
         self.embedder = load_embedder(model)

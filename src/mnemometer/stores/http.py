@@ -181,8 +181,9 @@ class HttpStore:
                 )
 
     def _call(self, ep: Endpoint, values: dict[str, Any]) -> Any:
-        url = self.cfg.base_url.rstrip("/") + fill(ep.path, {k: urllib.parse.quote(str(v))
-                                                             for k, v in values.items()})  # fmt: skip
+        url = self.cfg.base_url.rstrip("/") + fill(
+            ep.path, {k: urllib.parse.quote(str(v)) for k, v in values.items()}
+        )
         body = fill(ep.body, values) if ep.body is not None else None
         data = None
         if body is not None and ep.method == "GET":
@@ -228,8 +229,10 @@ class HttpStore:
     def store(self, text: str, metadata: dict[str, Any]) -> None:
         """Call the store endpoint once."""
         mid = str(metadata["memory_id"])
-        self._call(self.cfg.store, {"text": text, "memory_id": mid,
-                                    "timestamp": metadata.get("timestamp") or ""})  # fmt: skip
+        self._call(
+            self.cfg.store,
+            {"text": text, "memory_id": mid, "timestamp": metadata.get("timestamp") or ""},
+        )
         self._ids[mid] = None
 
     def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:

@@ -40,9 +40,13 @@ class LanceDBStore(BufferedVectorStore):
     system = "lancedb"
 
     def __init__(
-        self, mode: str = "vector", model: str | os.PathLike[str] = DEFAULT_MODEL,
-        batch_size: int = 64, lang: str = "auto", workdir: Path | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        mode: str = "vector",
+        model: str | os.PathLike[str] = DEFAULT_MODEL,
+        batch_size: int = 64,
+        lang: str = "auto",
+        workdir: Path | None = None,
+    ) -> None:
         if mode not in _MODES:
             raise MnemometerError(f"lancedb: mode must be one of {', '.join(_MODES)}, got {mode!r}")
         self.mode = mode
@@ -85,7 +89,7 @@ class LanceDBStore(BufferedVectorStore):
                 "text": text,
                 "terms": self._terms(text),
                 "vector": v.tolist(),
-            }  # fmt: skip
+            }
             for (seq, mid, text), v in zip(rows, vecs, strict=True)
         ]
         if self.table is None:
@@ -96,9 +100,15 @@ class LanceDBStore(BufferedVectorStore):
             with warnings.catch_warnings():  # its successor API is not stable across versions
                 warnings.simplefilter("ignore", DeprecationWarning)
                 self.table.create_fts_index(
-                    "terms", replace=True, base_tokenizer="whitespace", lower_case=False,
-                    stem=False, remove_stop_words=False, ascii_folding=False, max_token_length=None,
-                )  # fmt: skip
+                    "terms",
+                    replace=True,
+                    base_tokenizer="whitespace",
+                    lower_case=False,
+                    stem=False,
+                    remove_stop_words=False,
+                    ascii_folding=False,
+                    max_token_length=None,
+                )
 
     def _query(self, text: str, vec: np.ndarray, n: int) -> list[tuple[str, float, str]]:
         if self.table is None:
@@ -128,8 +138,13 @@ class LanceDBStore(BufferedVectorStore):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", DeprecationWarning)
                         self.table.create_fts_index(
-                            "terms", replace=True, base_tokenizer="whitespace",
-                            lower_case=False, stem=False, remove_stop_words=False,
-                            ascii_folding=False, max_token_length=None,
-                        )  # fmt: skip
+                            "terms",
+                            replace=True,
+                            base_tokenizer="whitespace",
+                            lower_case=False,
+                            stem=False,
+                            remove_stop_words=False,
+                            ascii_folding=False,
+                            max_token_length=None,
+                        )
             self._ids.pop(str(memory_id), None)

@@ -95,11 +95,17 @@ class Mem0Store:
             vs["on_disk"] = True
         return {
             "vector_store": {"provider": self.vector_store, "config": vs},
-            "embedder": {"provider": "huggingface", "config": {
-                "model": self.model, "embedding_dims": 384, "model_kwargs": {"device": "cpu"}}},
+            "embedder": {
+                "provider": "huggingface",
+                "config": {
+                    "model": self.model,
+                    "embedding_dims": 384,
+                    "model_kwargs": {"device": "cpu"},
+                },
+            },
             "llm": {"provider": "openai", "config": self.llm},
             "history_db_path": str(self.dir / "history.db"),
-        }  # fmt: skip
+        }
 
     def resolved_options(self) -> dict[str, Any]:
         """The embedding model directory actually used, for the run log."""
@@ -153,8 +159,9 @@ class Mem0Store:
         if top_k <= 0 or not query.strip() or not self._owner:
             return []
         n = min(top_k * 4 + 8, 1000)
-        res = self.memory.search(query, filters={"user_id": self._user}, top_k=n,
-                                 threshold=self.threshold)  # fmt: skip
+        res = self.memory.search(
+            query, filters={"user_id": self._user}, top_k=n, threshold=self.threshold
+        )
         rows = []
         for r in res.get("results", []):
             mid = self._owner.get(r.get("id")) or (r.get("metadata") or {}).get("memory_id")

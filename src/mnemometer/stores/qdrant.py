@@ -30,9 +30,12 @@ class QdrantStore(BufferedVectorStore):
     system = "qdrant"
 
     def __init__(
-        self, model: str | os.PathLike[str] = DEFAULT_MODEL, batch_size: int = 64,
-        in_memory: bool = False, workdir: Path | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        model: str | os.PathLike[str] = DEFAULT_MODEL,
+        batch_size: int = 64,
+        in_memory: bool = False,
+        workdir: Path | None = None,
+    ) -> None:
         self.path = None if (in_memory or workdir is None) else data_dir(workdir, "qdrant", self)
         super().__init__(model, batch_size)
 

@@ -91,9 +91,12 @@ class LLMReranker:
     """
 
     def __init__(
-        self, model: str | None = None, base_url: str | None = None, timeout: float = 60.0,
+        self,
+        model: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 60.0,
         **_: Any,
-    ) -> None:  # fmt: skip
+    ) -> None:
         from mnemometer.llm import LLMClient, resolve_settings
 
         settings = resolve_settings(base_url=base_url, model=model, timeout=timeout)
@@ -104,10 +107,13 @@ class LLMReranker:
         """One verdict per text (0 when the reply leaves it out)."""
         listing = "\n".join(f"[{i}] {t}" for i, t in enumerate(texts))
         reply = self.client.chat_json(
-            [{"role": "system", "content": _PROMPT},
-             {"role": "user", "content": f"Question: {query}\n\nMemories:\n{listing}"}],
-            _VERDICT_SCHEMA, name="relevance",
-        )  # fmt: skip
+            [
+                {"role": "system", "content": _PROMPT},
+                {"role": "user", "content": f"Question: {query}\n\nMemories:\n{listing}"},
+            ],
+            _VERDICT_SCHEMA,
+            name="relevance",
+        )
         verdicts = reply.get("verdicts") if isinstance(reply, dict) else None
         if not isinstance(verdicts, list):
             raise MnemometerError(f"LLM reranker: reply has no 'verdicts' list: {reply!r:.200}")

@@ -131,9 +131,15 @@ class RetrievalSuite:
             failed_metrics(self.ks) if q.relevant_ids else [Metric(name="abstention", value=0.0)]
         )
         return ItemResult(
-            item_id=item.id, index=item.index, status=status, error=error, input=q.text,
-            groups=_groups(q), expected=q.relevant_ids, metrics=metrics,
-        )  # fmt: skip
+            item_id=item.id,
+            index=item.index,
+            status=status,
+            error=error,
+            input=q.text,
+            groups=_groups(q),
+            expected=q.relevant_ids,
+            metrics=metrics,
+        )
 
     def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
         """Means over queries with ground truth, by type and difficulty; latency; counts."""

@@ -45,8 +45,10 @@ class ConformanceReport:
         return all(c.ok for c in self.checks)
 
     def __str__(self) -> str:
-        lines = [f"{'PASS' if c.ok else 'FAIL'}  {c.name}" + (f": {c.detail}" if c.detail else "")
-                 for c in self.checks]  # fmt: skip
+        lines = [
+            f"{'PASS' if c.ok else 'FAIL'}  {c.name}" + (f": {c.detail}" if c.detail else "")
+            for c in self.checks
+        ]
         lines.append(f"capabilities: {', '.join(self.capabilities) or '(none)'}")
         return "\n".join(lines)
 
@@ -111,12 +113,15 @@ def check_store(store: Any, *, raise_on_failure: bool = False) -> ConformanceRep
 
     def ordered() -> str | None:
         scores = [h.score for h in search("the team budget review", 5)]
-        return None if scores == sorted(scores, reverse=True) else f"scores not descending: {scores}"
+        return (
+            None if scores == sorted(scores, reverse=True) else f"scores not descending: {scores}"
+        )
 
     check("returns hits best first", ordered)
     check("handles an empty query", lambda: (search("", 5), None)[1])
 
     if isinstance(store, ListableStore):
+
         def listed() -> str | None:
             missing_ids = {mid for mid, _ in _DOCS} - set(store.list_ids())
             return f"list_ids misses {sorted(missing_ids)}" if missing_ids else None
@@ -124,12 +129,16 @@ def check_store(store: Any, *, raise_on_failure: bool = False) -> ConformanceRep
         check("list_ids lists every stored memory", listed)
 
     if isinstance(store, DeletableStore):
+
         def deleted() -> str | None:
             store.delete("c2")
             if isinstance(store, Flushable):
                 store.flush()
-            return "deleted memory still returned" if "c2" in [
-                h.memory_id for h in search(_DOCS[1][1], 5)] else None  # fmt: skip
+            return (
+                "deleted memory still returned"
+                if "c2" in [h.memory_id for h in search(_DOCS[1][1], 5)]
+                else None
+            )
 
         check("delete forgets a memory", deleted)
 

@@ -172,8 +172,11 @@ class FakeLLMServer:
     def chat_requests(self) -> list[dict[str, Any]]:
         """The chat-completion request bodies received so far."""
         with self._lock:
-            return [b for b, p in zip(self.requests, self.paths, strict=True)
-                    if p.endswith("/chat/completions")]  # fmt: skip
+            return [
+                b
+                for b, p in zip(self.requests, self.paths, strict=True)
+                if p.endswith("/chat/completions")
+            ]
 
     # ---- answering (called from handler threads) ----------------------------------------
 
@@ -202,26 +205,44 @@ class FakeLLMServer:
         prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in body["messages"])
         completion_tokens = len(str(out).split())
         return {
-            "id": "chatcmpl-" + hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12],
+            "id": "chatcmpl-"
+            + hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12],
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": str(out)}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
-        }  # fmt: skip
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": str(out)},
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
 
     def answer_embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
         """The embeddings response for ``body``."""
         inputs = body.get("input")
         texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
-        data = [{"object": "embedding", "index": i,
-                 "embedding": hash_embedding(str(t), self.embedding_dim)}
-                for i, t in enumerate(texts)]  # fmt: skip
+        data = [
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": hash_embedding(str(t), self.embedding_dim),
+            }
+            for i, t in enumerate(texts)
+        ]
         tokens = sum(len(str(t).split()) for t in texts)
-        return {"object": "list", "data": data, "model": body.get("model"),
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}  # fmt: skip
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
 
 
 def _matches(match: Match, text: str, body: dict[str, Any]) -> bool:
@@ -264,8 +285,10 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorised():
             return
         if self.path.rstrip("/") in ("/v1/models", "/models"):
-            data = [{"id": m, "object": "model", "owned_by": "mnemometer"}
-                    for m in self.server_ref.models]  # fmt: skip
+            data = [
+                {"id": m, "object": "model", "owned_by": "mnemometer"}
+                for m in self.server_ref.models
+            ]
             self._json(200, {"object": "list", "data": data})
         else:
             self._error(404, f"no route {self.path}", "not_found")
@@ -341,8 +364,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--model", default="fake-llm")
     p.add_argument("--reply", default=None, help="fixed reply (default: echo the memories)")
     args = p.parse_args(argv)
-    srv = FakeLLMServer(default=args.reply if args.reply is not None else echo_memories,
-                        models=[args.model], port=args.port).start()  # fmt: skip
+    srv = FakeLLMServer(
+        default=args.reply if args.reply is not None else echo_memories,
+        models=[args.model],
+        port=args.port,
+    ).start()
     print(f"serving {args.model} at {srv.base_url}", flush=True)
     try:
         threading.Event().wait()

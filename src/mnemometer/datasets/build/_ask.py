@@ -74,8 +74,9 @@ def ask(
     for _ in range(retries + 1):
         attempts += 1
         try:
-            reply = client.chat(convo, max_tokens=max_tokens,
-                                response_format=fmt if mode.enabled else None)  # fmt: skip
+            reply = client.chat(
+                convo, max_tokens=max_tokens, response_format=fmt if mode.enabled else None
+            )
         except LLMError as e:
             if mode.enabled and "HTTP 400" in str(e):
                 mode.disable()  # e.g. an endpoint without structured output: ask in prose
@@ -92,8 +93,11 @@ def ask(
         if value is not None:
             return Answer(value, attempts, prompt, completion, note)
         error = note or "invalid reply"
-        convo = [*messages, {"role": "assistant", "content": reply.text[:4000]},
-                 {"role": "user", "content": RETRY_USER[lang].format(error=error[:300])}]  # fmt: skip
+        convo = [
+            *messages,
+            {"role": "assistant", "content": reply.text[:4000]},
+            {"role": "user", "content": RETRY_USER[lang].format(error=error[:300])},
+        ]
     return Answer(None, attempts, prompt, completion, error)
 
 
@@ -116,8 +120,10 @@ def parse(text: str, model: type[BaseModel], truncated: bool = False) -> tuple[A
         data = repair_truncated(body)
         if data is None:
             return None, f"malformed JSON: {e.msg} at char {e.pos}"
-        notes.append("cut-short reply closed after its last complete element"
-                     + (" (finish_reason: length)" if truncated else ""))
+        notes.append(
+            "cut-short reply closed after its last complete element"
+            + (" (finish_reason: length)" if truncated else "")
+        )
     fields = list(model.model_fields)
     if isinstance(data, list) and len(fields) == 1:
         data = {fields[0]: data}  # MemTest's bare-array form of a one-field object
@@ -154,7 +160,7 @@ def extract_json_text(text: str) -> str | None:
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     if not starts:
         return None
-    body = text[min(starts):].strip()
+    body = text[min(starts) :].strip()
     # Drop trailing prose after a complete value.
     try:
         json.loads(body)

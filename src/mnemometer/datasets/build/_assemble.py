@@ -14,8 +14,18 @@ from mnemometer.datasets._models import Memory, MemoryVersion
 from mnemometer.datasets.build._schema import ChunkRecord, Fact
 
 _SPLIT_PERSONS = re.compile(r"\s*(?:,|，|、|;|；|\band\b|&)\s*")
-_DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d %B %Y", "%B %d, %Y", "%B %d %Y", "%d %b %Y",
-                 "%b %d, %Y", "%Y年%m月%d日", "%B %Y", "%Y年%m月")  # fmt: skip
+_DATE_FORMATS = (
+    "%Y-%m-%d",
+    "%Y/%m/%d",
+    "%d %B %Y",
+    "%B %d, %Y",
+    "%B %d %Y",
+    "%d %b %Y",
+    "%b %d, %Y",
+    "%Y年%m月%d日",
+    "%B %Y",
+    "%Y年%m月",
+)
 _YEAR = re.compile(r"^(?:in\s+)?(\d{4})(?:年)?$", re.IGNORECASE)
 MAX_PERSON_CHAIN = 6
 """Facts per person-timeline chain (MemTest's limit)."""
@@ -34,8 +44,9 @@ class Row:
 def rows_from(records: Iterable[ChunkRecord]) -> list[Row]:
     """Facts in corpus order (file, then chunk, then the order the model gave)."""
     ordered = sorted(records, key=lambda r: (r.file, r.index))
-    return [Row(f, r.file, r.index, r.category) for r in ordered if r.status == "ok"
-            for f in r.facts]  # fmt: skip
+    return [
+        Row(f, r.file, r.index, r.category) for r in ordered if r.status == "ok" for f in r.facts
+    ]
 
 
 def apply_labels(rows: list[Row], labels: dict[str, str]) -> tuple[list[Row], dict[str, int]]:
@@ -109,8 +120,15 @@ def build_memories(
         if f.chain:
             meta["chain_label"] = f.chain
         mid = f"M{start + len(memories):06d}"
-        memories.append(Memory(id=mid, text=f.content, versions=_versions(f, row, persons, lang),
-                               timestamp=ts, metadata=meta))  # fmt: skip
+        memories.append(
+            Memory(
+                id=mid,
+                text=f.content,
+                versions=_versions(f, row, persons, lang),
+                timestamp=ts,
+                metadata=meta,
+            )
+        )
     return memories, repeated
 
 
@@ -128,9 +146,11 @@ def _versions(f: Fact, row: Row, persons: list[str], lang: str) -> list[MemoryVe
         parts = [p for p in (when, person, f"at {f.location}" if f.location else "") if p]
         detailed = f"{', '.join(parts)}: {f.content}" if parts else f.content
         reported = f"According to {title}: {f.content}"
-    return [MemoryVersion(style="terse", text=f.content),
-            MemoryVersion(style="detailed", text=detailed),
-            MemoryVersion(style="reported", text=reported)]  # fmt: skip
+    return [
+        MemoryVersion(style="terse", text=f.content),
+        MemoryVersion(style="detailed", text=detailed),
+        MemoryVersion(style="reported", text=reported),
+    ]
 
 
 def link_chains(memories: list[Memory], first_chain: int = 1) -> int:
@@ -165,11 +185,13 @@ def link_chains(memories: list[Memory], first_chain: int = 1) -> int:
 
 def _link(members: list[Memory], chain_id: str, relation: str) -> None:
     for pos, m in enumerate(members):
-        m.metadata.update({
-            "chain": chain_id,
-            "chain_relation": relation,
-            "chain_position": pos + 1,
-            "chain_length": len(members),
-            "chain_prev": members[pos - 1].id if pos else "",
-            "chain_next": members[pos + 1].id if pos + 1 < len(members) else "",
-        })  # fmt: skip
+        m.metadata.update(
+            {
+                "chain": chain_id,
+                "chain_relation": relation,
+                "chain_position": pos + 1,
+                "chain_length": len(members),
+                "chain_prev": members[pos - 1].id if pos else "",
+                "chain_next": members[pos + 1].id if pos + 1 < len(members) else "",
+            }
+        )

@@ -148,22 +148,35 @@ def build_dataset(
         progress(finished, len(corpus.chunks))
 
     def work(chunk: Chunk) -> ChunkRecord:
-        answer = ask(client, extraction_messages(chunk.text, chunk.category, lang), Extraction,
-                     lang=lang, retries=cfg.retries, max_tokens=cfg.max_tokens,
-                     structured=mode)  # fmt: skip
+        answer = ask(
+            client,
+            extraction_messages(chunk.text, chunk.category, lang),
+            Extraction,
+            lang=lang,
+            retries=cfg.retries,
+            max_tokens=cfg.max_tokens,
+            structured=mode,
+        )
         ok = answer.value is not None
         return ChunkRecord(
-            key=chunk.key, file=chunk.file, index=chunk.index, category=chunk.category,
+            key=chunk.key,
+            file=chunk.file,
+            index=chunk.index,
+            category=chunk.category,
             facts=answer.value.facts if ok else [],  # type: ignore[union-attr]
-            status="ok" if ok else "failed", error=answer.note, attempts=answer.attempts,
-            prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
-        )  # fmt: skip
+            status="ok" if ok else "failed",
+            error=answer.note,
+            attempts=answer.attempts,
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+        )
 
     ckpt.parent.mkdir(parents=True, exist_ok=True)
     failure: LLMError | None = None
-    with open(ckpt, "a", encoding="utf-8") as log, ThreadPoolExecutor(
-        max(1, cfg.concurrency)
-    ) as pool:
+    with (
+        open(ckpt, "a", encoding="utf-8") as log,
+        ThreadPoolExecutor(max(1, cfg.concurrency)) as pool,
+    ):
         futures = [pool.submit(work, c) for c in todo]
         for fut in as_completed(futures):  # record each chunk the moment it is done
             if fut.cancelled():
@@ -200,8 +213,14 @@ def build_dataset(
     rows = rows_from(records.values())
     report.facts = len(rows)
     if cfg.classify:
-        labels = _classify(client, sorted({r.fact.location for r in rows if r.fact.location}),
-                           lang, cfg, mode, report)  # fmt: skip
+        labels = _classify(
+            client,
+            sorted({r.fact.location for r in rows if r.fact.location}),
+            lang,
+            cfg,
+            mode,
+            report,
+        )
         rows, report.relabelled = apply_labels(rows, labels)
 
     dataset = _assemble(rows, lang, cfg, base, root, report)
@@ -210,8 +229,9 @@ def build_dataset(
     report.cached_calls = usage.cached_calls - usage0.cached_calls
     report.prompt_tokens = usage.prompt_tokens - usage0.prompt_tokens
     report.completion_tokens = usage.completion_tokens - usage0.completion_tokens
-    report.cost = (report.prompt_tokens * cfg.price_prompt
-                   + report.completion_tokens * cfg.price_completion) / 1e6  # fmt: skip
+    report.cost = (
+        report.prompt_tokens * cfg.price_prompt + report.completion_tokens * cfg.price_completion
+    ) / 1e6
     report.seconds = time.perf_counter() - t0
     dataset.info.notes.append(_provenance(report, client, lang, cfg, root))
     save_dataset(dataset.with_hash(), out)
@@ -248,14 +268,25 @@ def _load_checkpoint(path: Path, resume: bool) -> dict[str, ChunkRecord]:
 
 
 def _classify(
-    client: LLMClient, terms: list[str], lang: str, cfg: BuildConfig, mode: StructuredMode,
+    client: LLMClient,
+    terms: list[str],
+    lang: str,
+    cfg: BuildConfig,
+    mode: StructuredMode,
     report: BuildReport,
-) -> dict[str, str]:  # fmt: skip
+) -> dict[str, str]:
     labels: dict[str, str] = {}
     for i in range(0, len(terms), max(1, cfg.classify_batch)):
         batch = terms[i : i + cfg.classify_batch]
-        answer = ask(client, classification_messages(batch, lang), Classification, lang=lang,
-                     retries=cfg.retries, max_tokens=cfg.max_tokens, structured=mode)  # fmt: skip
+        answer = ask(
+            client,
+            classification_messages(batch, lang),
+            Classification,
+            lang=lang,
+            retries=cfg.retries,
+            max_tokens=cfg.max_tokens,
+            structured=mode,
+        )
         if answer.value is None:
             report.failures.append(f"classification of {len(batch)} locations: {answer.note}")
             continue  # unclassified strings stay locations
@@ -267,9 +298,13 @@ def _classify(
 
 
 def _assemble(
-    rows: list[Any], lang: str, cfg: BuildConfig, base: Dataset | None, root: Path,
+    rows: list[Any],
+    lang: str,
+    cfg: BuildConfig,
+    base: Dataset | None,
+    root: Path,
     report: BuildReport,
-) -> Dataset:  # fmt: skip
+) -> Dataset:
     old_memories: list[Memory] = list(base.memories) if base else []
     old_queries: list[Query] = list(base.queries) if base else []
     start = _next_number(m.id for m in old_memories)
@@ -291,17 +326,25 @@ def _assemble(
                 continue  # no longer a negative: its answer now exists
             q = q.model_copy(update={"relevant_ids": ids})
         kept.append(q)
-    new = make_queries(everything, lang, per_type=cfg.queries_per_type, seed=cfg.seed,
-                       start=_next_number(q.id for q in old_queries),
-                       existing_texts={q.text for q in old_queries})  # fmt: skip
+    new = make_queries(
+        everything,
+        lang,
+        per_type=cfg.queries_per_type,
+        seed=cfg.seed,
+        start=_next_number(q.id for q in old_queries),
+        existing_texts={q.text for q in old_queries},
+    )
     report.queries = Counter(q.type for q in new)
     if base is not None:
         info = base.info.model_copy(deep=True)
         info.content_hash = None
     else:
-        info = DatasetInfo(name=cfg.name or root.resolve().name, language=lang,
-                           reference_time=datetime.now(UTC).replace(tzinfo=None, microsecond=0),
-                           source=f"mnemometer build {root.resolve().name}")  # fmt: skip
+        info = DatasetInfo(
+            name=cfg.name or root.resolve().name,
+            language=lang,
+            reference_time=datetime.now(UTC).replace(tzinfo=None, microsecond=0),
+            source=f"mnemometer build {root.resolve().name}",
+        )
     return Dataset(info=info, memories=everything, queries=kept + new)
 
 
@@ -318,19 +361,34 @@ def _next_chain(memories: list[Memory]) -> int:
     return _next_number(m.metadata.get("chain", "") for m in memories if m.metadata.get("chain"))
 
 
-def _provenance(r: BuildReport, client: LLMClient, lang: str, cfg: BuildConfig,
-                root: Path) -> str:  # fmt: skip
+def _provenance(r: BuildReport, client: LLMClient, lang: str, cfg: BuildConfig, root: Path) -> str:
     settings = {k: v for k, v in client.settings.redacted().items() if k in ("base_url", "model")}
-    return "mnemometer build: " + json.dumps({
-        "corpus": root.resolve().name, "lang": lang, "llm": settings,
-        "files": r.files, "skipped": [f for f, _ in r.skipped], "chunks": r.chunks,
-        "chunks_resumed": r.chunks_resumed, "chunks_failed": r.chunks_failed,
-        "replies_repaired": r.repaired, "facts": r.facts, "memories_added": r.memories,
-        "repeated_facts": r.repeated_facts, "chains": r.chains,
-        "queries_added": dict(r.queries), "relabelled_locations": r.relabelled,
-        "calls": r.calls, "cached_calls": r.cached_calls,
-        "prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,
-        "cost": round(r.cost, 6), "max_chars": cfg.max_chars,
-        "queries_per_type": cfg.queries_per_type, "seed": cfg.seed,
-        "failures": r.failures[:20],
-    }, ensure_ascii=False)  # fmt: skip
+    return "mnemometer build: " + json.dumps(
+        {
+            "corpus": root.resolve().name,
+            "lang": lang,
+            "llm": settings,
+            "files": r.files,
+            "skipped": [f for f, _ in r.skipped],
+            "chunks": r.chunks,
+            "chunks_resumed": r.chunks_resumed,
+            "chunks_failed": r.chunks_failed,
+            "replies_repaired": r.repaired,
+            "facts": r.facts,
+            "memories_added": r.memories,
+            "repeated_facts": r.repeated_facts,
+            "chains": r.chains,
+            "queries_added": dict(r.queries),
+            "relabelled_locations": r.relabelled,
+            "calls": r.calls,
+            "cached_calls": r.cached_calls,
+            "prompt_tokens": r.prompt_tokens,
+            "completion_tokens": r.completion_tokens,
+            "cost": round(r.cost, 6),
+            "max_chars": cfg.max_chars,
+            "queries_per_type": cfg.queries_per_type,
+            "seed": cfg.seed,
+            "failures": r.failures[:20],
+        },
+        ensure_ascii=False,
+    )

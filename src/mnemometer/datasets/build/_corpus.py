@@ -11,8 +11,9 @@ from mnemometer.errors import MnemometerError
 
 SUFFIXES = (".md", ".markdown", ".txt")
 """File suffixes read from a corpus directory (case-insensitive)."""
-_FRONT_MATTER = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)",
-                           re.DOTALL)  # fmt: skip
+_FRONT_MATTER = re.compile(
+    r"\A(?:\ufeff)?---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL
+)
 _PARAGRAPH = re.compile(r"\n[ \t]*\n+")
 _SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*")
 

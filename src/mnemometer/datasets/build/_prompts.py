@@ -89,7 +89,7 @@ Schema：
 
 RETRY_USER = {
     "en": "Your reply was not valid: {error}. Answer again with only the JSON object that "
-          "matches the schema.",
+    "matches the schema.",
     "zh": "你的回答无效：{error}。请重新回答，只输出符合 schema 的 JSON 对象。",
 }
 
@@ -98,8 +98,7 @@ def extraction_messages(text: str, category: str, lang: str) -> list[dict[str, A
     """Chat messages asking for the facts of one chunk."""
     schema = json.dumps(reply_schema(Extraction), ensure_ascii=False)
     user = EXTRACT_USER[lang].format(category=category or "-", schema=schema, text=text)
-    return [{"role": "system", "content": EXTRACT_SYSTEM[lang]},
-            {"role": "user", "content": user}]  # fmt: skip
+    return [{"role": "system", "content": EXTRACT_SYSTEM[lang]}, {"role": "user", "content": user}]
 
 
 def classification_messages(terms: list[str], lang: str) -> list[dict[str, Any]]:

@@ -96,8 +96,12 @@ def make_queries(
     groups: dict[str, dict[tuple[str, ...], list[str]]] = defaultdict(lambda: defaultdict(list))
     for m in memories:
         md = m.metadata
-        fields = {"location": md.get("location"), "time": md.get("time"), "era": md.get("era"),
-                  "event_type": md.get("event_type")}  # fmt: skip
+        fields = {
+            "location": md.get("location"),
+            "time": md.get("time"),
+            "era": md.get("era"),
+            "event_type": md.get("event_type"),
+        }
         for p in _persons(m):
             display.setdefault(("person", norm(p)), p)
         for k, v in fields.items():
@@ -127,11 +131,16 @@ def make_queries(
         ids = relevant_ids(memories, structured)
         if (qtype == "negative") == bool(ids):
             return  # a positive with no answer, or a "negative" that has one
-        out.append(Query(
-            id=f"Q{start + len(out):05d}", text=text, type=qtype, relevant_ids=ids,
-            difficulty=difficulty,
-            metadata={"structured": structured, "source": "mnemometer build"},
-        ))  # fmt: skip
+        out.append(
+            Query(
+                id=f"Q{start + len(out):05d}",
+                text=text,
+                type=qtype,
+                relevant_ids=ids,
+                difficulty=difficulty,
+                metadata={"structured": structured, "source": "mnemometer build"},
+            )
+        )
 
     def pick(qtype: str) -> list[tuple[str, ...]]:
         keys = sorted(groups[qtype])
@@ -139,14 +148,27 @@ def make_queries(
 
     name: Callable[[str, str], str] = lambda field, key: display.get((field, key), key)  # noqa: E731
     for (p,) in pick("person"):
-        add("person", t["person"].format(person=name("person", p)), {"person": name("person", p)}, "easy")
+        add(
+            "person",
+            t["person"].format(person=name("person", p)),
+            {"person": name("person", p)},
+            "easy",
+        )
     for (loc,) in pick("location"):
-        add("location", t["location"].format(location=name("location", loc)),
-            {"location": name("location", loc)}, "easy")  # fmt: skip
+        add(
+            "location",
+            t["location"].format(location=name("location", loc)),
+            {"location": name("location", loc)},
+            "easy",
+        )
     for (tm,) in pick("time"):
         shown = name("time", tm)
-        add("time", t["time"].format(time=shown, time_phrase=_time_phrase(shown)),
-            {"time": shown}, "medium")  # fmt: skip
+        add(
+            "time",
+            t["time"].format(time=shown, time_phrase=_time_phrase(shown)),
+            {"time": shown},
+            "medium",
+        )
     for (era,) in pick("era"):
         add("era", t["era"].format(era=name("era", era)), {"era": name("era", era)}, "medium")
     for p, ev in pick("event"):

@@ -81,8 +81,9 @@ def reply_schema(model: type[BaseModel]) -> dict[str, Any]:
     def scrub(node: Any) -> Any:
         if isinstance(node, dict):
             # Descriptions repeat the prompt's rules; leaving them out keeps prompts short.
-            out = {k: scrub(v) for k, v in node.items()
-                   if k not in ("title", "default", "description")}
+            out = {
+                k: scrub(v) for k, v in node.items() if k not in ("title", "default", "description")
+            }
             if out.get("type") == "object":
                 out.setdefault("additionalProperties", False)
                 if "properties" in out:

@@ -88,8 +88,10 @@ class World:
             n_f = len(V.EN_FEMALE)
             last = V.EN_LAST
         # The same cap in both languages keeps the structure language-independent.
-        cap = min(len(V.ZH_FEMALE + V.ZH_MALE) * len(V.ZH_SURNAMES),
-                  len(V.EN_FEMALE + V.EN_MALE) * len(V.EN_LAST))  # fmt: skip
+        cap = min(
+            len(V.ZH_FEMALE + V.ZH_MALE) * len(V.ZH_SURNAMES),
+            len(V.EN_FEMALE + V.EN_MALE) * len(V.EN_LAST),
+        )
         n = max(20, min(o.size // 12, cap))
         combos = rng.sample(range(cap), n)
         n_first = min(len(V.ZH_FEMALE + V.ZH_MALE), len(V.EN_FEMALE + V.EN_MALE))
@@ -121,8 +123,10 @@ class World:
         k = max(1, min(len(streets), o.size // 4000 + 1))
         self.streets = {
             (c, t, v): rng.sample(range(len(streets)), k)
-            for c in range(len(self.cities)) for t in range(len(_TOPICS)) for v in range(3)
-        }  # fmt: skip
+            for c in range(len(self.cities))
+            for t in range(len(_TOPICS))
+            for v in range(3)
+        }
         self.street_names = streets
         self.places: list[tuple[int, int, int, int]] = []  # (city, topic, venue, street)
         self.place_id: dict[tuple[int, int, int, int], int] = {}
@@ -295,10 +299,16 @@ class Generator:
         self.involves[p].append(i)
         self.by_cluster.setdefault((p, t), []).append(i)
         meta: dict[str, Any] = {
-            "person": name, "topic": topic_key, "city": w.cities[w.home[p]],
-            "cluster": f"P{p:05d}/{topic_key}", "age_days": age, "chain": f"C{c:05d}",
-            "chain_position": k + 1, "chain_length": len(positions), "chain_relation": relation,
-        }  # fmt: skip
+            "person": name,
+            "topic": topic_key,
+            "city": w.cities[w.home[p]],
+            "cluster": f"P{p:05d}/{topic_key}",
+            "age_days": age,
+            "chain": f"C{c:05d}",
+            "chain_position": k + 1,
+            "chain_length": len(positions),
+            "chain_relation": relation,
+        }
         return _record(i, terse, detailed, colloquial, iso, minute, meta)
 
     def _single(self, rng: Random, i: int) -> dict[str, Any]:
@@ -361,8 +371,10 @@ class Generator:
                 terse += f" {cn} came along."
                 pron = "her" if w.female[p] else "his"
                 together = f", together with {pron} {V.RELATIONS[_RELATIONS[rel]][0]} {cn}"
-            detailed = (f"On {self.days.human(age)[0]} at {hm}, {name}, {_a(occ)}, {en_a[1]} {q}"
-                        f"{pay} at {place} in {cname}{together}.")  # fmt: skip
+            detailed = (
+                f"On {self.days.human(age)[0]} at {hm}, {name}, {_a(occ)}, {en_a[1]} {q}"
+                f"{pay} at {place} in {cname}{together}."
+            )
             colloquial = f"So {w.first[p]} {en_a[4]} {qw} over at {place}"
             colloquial += f", for ${price}!" if paid else "!"
             if comp is not None:
@@ -383,10 +395,18 @@ class Generator:
         if comp is not None:
             meta["companion"] = w.names[comp]
             meta["relation"] = _RELATIONS[rel]
-        meta.update({
-            "topic": topic_key, "action": act_key, "object": obj_key, "quantity": qty,
-            "city": cname, "place": place, "cluster": f"P{p:05d}/{topic_key}", "age_days": age,
-        })  # fmt: skip
+        meta.update(
+            {
+                "topic": topic_key,
+                "action": act_key,
+                "object": obj_key,
+                "quantity": qty,
+                "city": cname,
+                "place": place,
+                "cluster": f"P{p:05d}/{topic_key}",
+                "age_days": age,
+            }
+        )
         if paid:
             meta["price"] = price
         return _record(i, terse, detailed, colloquial, iso, minute, meta)
@@ -414,8 +434,9 @@ def _a(noun: str) -> str:
     return ("an " if noun[0] in "aeiou" else "a ") + noun
 
 
-def _record(i: int, terse: str, detailed: str, colloquial: str, iso: str, minute: int,
-            meta: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+def _record(
+    i: int, terse: str, detailed: str, colloquial: str, iso: str, minute: int, meta: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "id": mid(i),
         "text": terse,

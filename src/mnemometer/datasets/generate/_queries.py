@@ -26,18 +26,31 @@ from mnemometer.datasets.generate._core import (
 )
 
 QUOTAS = {
-    "person": 0.12, "location": 0.12, "event": 0.12, "time": 0.12, "composite": 0.10,
-    "negative": 0.10, "cluster": 0.08, "chain": 0.12, "deep": 0.12,
-}  # fmt: skip
+    "person": 0.12,
+    "location": 0.12,
+    "event": 0.12,
+    "time": 0.12,
+    "composite": 0.10,
+    "negative": 0.10,
+    "cluster": 0.08,
+    "chain": 0.12,
+    "deep": 0.12,
+}
 """Share of the queries per type (a type gets fewer when the data has fewer candidates)."""
 _FITTING = [
     sorted({_ACTIONS.index(a) for o in _OBJECTS if V.OBJECTS[o][0] == t for a in V.OBJECTS[o][1]})
     for t in _TOPICS
 ]
 _DIFFICULTY = {
-    "person": "easy", "location": "easy", "event": "medium", "time": "hard",
-    "composite": "medium", "negative": "medium", "cluster": "medium", "chain": "hard",
-}  # fmt: skip
+    "person": "easy",
+    "location": "easy",
+    "event": "medium",
+    "time": "hard",
+    "composite": "medium",
+    "negative": "medium",
+    "cluster": "medium",
+    "chain": "hard",
+}
 
 
 def time_windows(ref: date, lang: str) -> list[tuple[str, date, date]]:
@@ -71,8 +84,15 @@ class QueryMaker:
         self.total = min(MAX_QUERIES, max(40, g.o.size // 2))
         self.n = 0
 
-    def _q(self, qtype: str, text: str, rel: list[int], constraints: dict[str, Any],
-           difficulty: str | None = None, **meta: Any) -> dict[str, Any]:  # fmt: skip
+    def _q(
+        self,
+        qtype: str,
+        text: str,
+        rel: list[int],
+        constraints: dict[str, Any],
+        difficulty: str | None = None,
+        **meta: Any,
+    ) -> dict[str, Any]:
         self.n += 1
         m = {"constraints": constraints, **meta}
         return {
@@ -89,8 +109,17 @@ class QueryMaker:
 
     def queries(self) -> Iterator[dict[str, Any]]:
         """Yield every query, type by type."""
-        for make in (self._person, self._location, self._event, self._time, self._composite,
-                     self._negative, self._cluster, self._chain, self._deep):  # fmt: skip
+        for make in (
+            self._person,
+            self._location,
+            self._event,
+            self._time,
+            self._composite,
+            self._negative,
+            self._cluster,
+            self._chain,
+            self._deep,
+        ):
             yield from make()
 
     def _sample(self, keys: list[Any], k: int) -> list[Any]:
@@ -212,8 +241,9 @@ class QueryMaker:
                 else f"Tell me everything about {name}'s {topic}."
             )
             cons = {"subject": name, "topic": tk}
-            yield self._q("cluster", text, self.g.by_cluster[(p, t)], cons,
-                          cluster=f"P{p:05d}/{tk}")  # fmt: skip
+            yield self._q(
+                "cluster", text, self.g.by_cluster[(p, t)], cons, cluster=f"P{p:05d}/{tk}"
+            )
 
     def _chain(self) -> Iterator[dict[str, Any]]:
         g, w = self.g, self.w
@@ -231,8 +261,16 @@ class QueryMaker:
                 text = f"After {first}, what happened next, in order?"
             order = [mid(i) for i in positions[1:]]
             cons = {"chain": f"C{c:05d}", "after_position": 1}
-            yield self._q("chain", text, positions[1:], cons, chain=f"C{c:05d}",
-                          order=order, first_hop=mid(positions[0]), relation=relation)  # fmt: skip
+            yield self._q(
+                "chain",
+                text,
+                positions[1:],
+                cons,
+                chain=f"C{c:05d}",
+                order=order,
+                first_hop=mid(positions[0]),
+                relation=relation,
+            )
 
     def _deep(self) -> Iterator[dict[str, Any]]:
         w = self.w
@@ -252,6 +290,11 @@ class QueryMaker:
                 noun = V.OBJECTS[obj][3][1 if b == "near" else form]
                 text = f"A year or two ago, {name} {verb} {noun}: where was that?"
             cons = {"subject": name, "action": act, "object": obj, "age_days": list(DEEP_AGE)}
-            yield self._q("deep", text, self.g.by_deep[key], cons,
-                          {"near": "easy", "mid": "medium", "far": "hard"}[b],
-                          semantic_distance=b)  # fmt: skip
+            yield self._q(
+                "deep",
+                text,
+                self.g.by_deep[key],
+                cons,
+                {"near": "easy", "mid": "medium", "far": "hard"}[b],
+                semantic_distance=b,
+            )

@@ -16,9 +16,13 @@ from mnemometer.scoring.retrieval import latency_metrics
 
 DIMENSIONS = ("storage", "retrieval", "organisation", "forgetting", "reasoning", "deep")
 DEFAULT_WEIGHTS = {
-    "storage": 0.15, "retrieval": 0.25, "organisation": 0.15,
-    "forgetting": 0.10, "reasoning": 0.20, "deep": 0.15,
-}  # fmt: skip
+    "storage": 0.15,
+    "retrieval": 0.25,
+    "organisation": 0.15,
+    "forgetting": 0.10,
+    "reasoning": 0.20,
+    "deep": 0.15,
+}
 """Weights of the overall score; dimensions without a score are left out and the rest
 renormalised (so "not applicable" and "no forgetting" neither help nor hurt)."""
 NOT_APPLICABLE = {
@@ -66,7 +70,9 @@ def kendall_tau(ranked: Sequence[str], order: Sequence[str]) -> float | None:
     return s / (n * (n - 1) / 2)
 
 
-def chain_metrics(ranked: Sequence[str], relevant: Sequence[str], order: Sequence[str] | None) -> list[Metric]:  # fmt: skip
+def chain_metrics(
+    ranked: Sequence[str], relevant: Sequence[str], order: Sequence[str] | None
+) -> list[Metric]:
     """Chain recall, order agreement (Kendall tau) and full-chain success over ``ranked``."""
     rel = set(relevant)
     found = [x for x in ranked if x in rel]
@@ -95,8 +101,10 @@ def newcombe(s1: int, n1: int, s2: int, n2: int) -> tuple[float, float]:
     l1, u1 = wilson(s1, n1)
     l2, u2 = wilson(s2, n2)
     d = p1 - p2
-    return (d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2),
-            d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2))  # fmt: skip
+    return (
+        d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2),
+        d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2),
+    )
 
 
 def _values(items: Iterable[ItemResult], name: str, k: int | None = None) -> list[float]:
@@ -167,8 +175,10 @@ def summarize(
         )
     neg = dims["retrieval"].get("negative") or {}
     if neg.get("n") and neg.get("abstention") is None:
-        notes.append(f"{neg['n']} negative queries not scored: the store does not declare "
-                     "that an empty result means 'nothing relevant' (abstains)")  # fmt: skip
+        notes.append(
+            f"{neg['n']} negative queries not scored: the store does not declare "
+            "that an empty result means 'nothing relevant' (abstains)"
+        )
     if counts["errors"] or counts["timeouts"]:
         notes.append("failed and timed-out items score 0 on their dimension")
     overall_metrics = [Metric(name="overall", value=overall, n=len(used))]
@@ -185,8 +195,13 @@ def summarize(
         "dimensions": dims,
         "formulas": FORMULAS,
     }
-    return Summary(overall=overall_metrics, groups=groups, counts=counts, notes=notes,
-                   sections={"memtest": section})  # fmt: skip
+    return Summary(
+        overall=overall_metrics,
+        groups=groups,
+        counts=counts,
+        notes=notes,
+        sections={"memtest": section},
+    )
 
 
 def _means(rs: list[ItemResult]) -> list[Metric]:
@@ -222,16 +237,27 @@ def _storage(rs: list[ItemResult]) -> dict[str, Any]:
             by_style[style] = {"kept": int(sum(v)), "stored": len(srs), "listed": _r(_mean(v))}
         else:
             v1, v5 = _values(srs, "kept", 1), _values(srs, "kept", 5)
-            by_style[style] = {"kept": int(sum(v5)), "stored": len(srs),
-                               "top1": _r(_mean(v1)), "top5": _r(_mean(v5))}  # fmt: skip
+            by_style[style] = {
+                "kept": int(sum(v5)),
+                "stored": len(srs),
+                "top1": _r(_mean(v1)),
+                "top5": _r(_mean(v5)),
+            }
     values = listed or _values(rs, "kept", 5)
     # Failed items count as not kept: divide by every planned version.
     score = sum(values) / len(rs)
     mode = "list" if listed else "self-query"
     per = ", ".join(f"{s} {b['kept']}/{b['stored']}" for s, b in by_style.items())
     how = "listed by list_ids()" if listed else "found by self-query in the top 5"
-    return {"score": score, "n": len(rs), "mode": mode, "kept": int(sum(values)),
-            "stored": len(rs), "by_style": by_style, "detail": f"{how}: {per}"}  # fmt: skip
+    return {
+        "score": score,
+        "n": len(rs),
+        "mode": mode,
+        "kept": int(sum(values)),
+        "stored": len(rs),
+        "by_style": by_style,
+        "detail": f"{how}: {per}",
+    }
 
 
 def _retrieval(rs: list[ItemResult], k: int) -> dict[str, Any]:
@@ -255,8 +281,13 @@ def _retrieval(rs: list[ItemResult], k: int) -> dict[str, Any]:
         }
     score = _mean(_values(pos, "recall", k)) or 0.0
     comp = _values(pos, "r_precision")
-    out = {"score": score, "n": len(pos), "by_type": by_type, "negative": negative,
-           "composite_precision": _r(_mean(comp))}  # fmt: skip
+    out = {
+        "score": score,
+        "n": len(pos),
+        "by_type": by_type,
+        "negative": negative,
+        "composite_precision": _r(_mean(comp)),
+    }
     detail = f"recall@{k} over {len(pos)} queries"
     if comp:
         detail += f"; composite R-precision {_pct(_mean(comp))}"
@@ -280,14 +311,19 @@ def _organisation(rs: list[ItemResult], k: int) -> dict[str, Any]:
     q_recall = _mean(_values(cq, "recall", k))
     score = recall if recall is not None else q_recall
     lift = (recall / chance) if recall is not None and chance else None
-    detail = (f"cluster recall@{k} {_pct(recall)} vs chance {_pct(chance)} "
-              f"over {len(probes)} probes")  # fmt: skip
+    detail = f"cluster recall@{k} {_pct(recall)} vs chance {_pct(chance)} over {len(probes)} probes"
     if cq:
         detail += f"; cluster queries recall@{k} {_pct(q_recall)} (n={len(cq)})"
-    return {"score": score, "n": len(probes) or len(cq), "cluster_recall": _r(recall),
-            "chance": _r(chance, 6), "lift": _r(lift, 2), "probes": len(probes),
-            "cluster_queries": {"n": len(cq), f"recall@{k}": _r(q_recall)},
-            "detail": detail}  # fmt: skip
+    return {
+        "score": score,
+        "n": len(probes) or len(cq),
+        "cluster_recall": _r(recall),
+        "chance": _r(chance, 6),
+        "lift": _r(lift, 2),
+        "probes": len(probes),
+        "cluster_queries": {"n": len(cq), f"recall@{k}": _r(q_recall)},
+        "detail": detail,
+    }
 
 
 def _forgetting(rs: list[ItemResult]) -> dict[str, Any]:
@@ -308,28 +344,38 @@ def _forgetting(rs: list[ItemResult]) -> dict[str, Any]:
     kept_hi, kept_lo = int(sum(a for _, a in hi)), int(sum(a for _, a in lo))
     lost = sum(1 for g in groups.values() for _, a in g if not a)
     out: dict[str, Any] = {
-        "n_high": len(hi), "n_low": len(lo), "n_medium": len(groups.get("medium", [])),
-        "not_found_before": unseen, "lost": lost,
+        "n_high": len(hi),
+        "n_low": len(lo),
+        "n_medium": len(groups.get("medium", [])),
+        "not_found_before": unseen,
+        "lost": lost,
         "retention_high": _r(kept_hi / len(hi)) if hi else None,
         "retention_low": _r(kept_lo / len(lo)) if lo else None,
-    }  # fmt: skip
+    }
     if not hi or not lo:
         return {**out, "status": "not applicable", "score": None}
     diff = kept_hi / len(hi) - kept_lo / len(lo)
     ci = newcombe(kept_hi, len(hi), kept_lo, len(lo))
     out.update(difference=_r(diff), ci95=[_r(ci[0]), _r(ci[1])], n=len(hi) + len(lo))
     if lost == 0:
-        out.update(verdict="no forgetting", score=None,
-                   detail=f"no probed memory was lost after the replay "
-                          f"({len(hi)} high, {len(lo)} low frequency)")  # fmt: skip
+        out.update(
+            verdict="no forgetting",
+            score=None,
+            detail=f"no probed memory was lost after the replay "
+            f"({len(hi)} high, {len(lo)} low frequency)",
+        )
         return out
-    verdict = ("frequency-aware" if ci[0] > 0 else "inverted" if ci[1] < 0
-               else "frequency-blind")  # fmt: skip
+    verdict = "frequency-aware" if ci[0] > 0 else "inverted" if ci[1] < 0 else "frequency-blind"
     score = min(1.0, max(0.0, 0.5 + diff / 2))
-    out.update(verdict=verdict, score=score,
-               detail=(f"retention high {_pct(kept_hi / len(hi))} vs low "
-                       f"{_pct(kept_lo / len(lo))}, difference {diff:+.3f} "
-                       f"[{ci[0]:+.3f}, {ci[1]:+.3f}]: {verdict}"))  # fmt: skip
+    out.update(
+        verdict=verdict,
+        score=score,
+        detail=(
+            f"retention high {_pct(kept_hi / len(hi))} vs low "
+            f"{_pct(kept_lo / len(lo))}, difference {diff:+.3f} "
+            f"[{ci[0]:+.3f}, {ci[1]:+.3f}]: {verdict}"
+        ),
+    )
     return out
 
 
@@ -348,13 +394,23 @@ def _reasoning(queries: list[ItemResult], k: int) -> dict[str, Any]:
     if comp:
         detail.append(f"composite R-precision {_pct(cp)} (n={len(comp)})")
     if chains:
-        detail.append(f"chain recall {_pct(cr)}, full chains {_pct(full)}, "
-                      f"order tau {_mean(tau):.2f}" if tau else
-                      f"chain recall {_pct(cr)}, full chains {_pct(full)}, order n/a")  # fmt: skip
-    return {"score": score, "n": len(comp) + len(chains), "composite_precision": _r(cp),
-            "n_composite": len(comp), "chain_recall": _r(cr), "full_chain_success": _r(full),
-            "kendall_tau": _r(_mean(tau)), "n_tau": len(tau), "n_chain": len(chains),
-            "detail": "; ".join(detail)}  # fmt: skip
+        detail.append(
+            f"chain recall {_pct(cr)}, full chains {_pct(full)}, order tau {_mean(tau):.2f}"
+            if tau
+            else f"chain recall {_pct(cr)}, full chains {_pct(full)}, order n/a"
+        )
+    return {
+        "score": score,
+        "n": len(comp) + len(chains),
+        "composite_precision": _r(cp),
+        "n_composite": len(comp),
+        "chain_recall": _r(cr),
+        "full_chain_success": _r(full),
+        "kendall_tau": _r(_mean(tau)),
+        "n_tau": len(tau),
+        "n_chain": len(chains),
+        "detail": "; ".join(detail),
+    }
 
 
 def _deep(rs: list[ItemResult], k: int) -> dict[str, Any]:
@@ -367,8 +423,10 @@ def _deep(rs: list[ItemResult], k: int) -> dict[str, Any]:
     by: dict[str, dict[str, Any]] = {}
     for b in ("near", "mid", "far"):
         if buckets.get(b):
-            by[b] = {"n": len(buckets[b]),
-                     f"recall@{k}": _r(_mean(_values(buckets[b], "recall", k)))}  # fmt: skip
+            by[b] = {
+                "n": len(buckets[b]),
+                f"recall@{k}": _r(_mean(_values(buckets[b], "recall", k))),
+            }
     recalls = [v[f"recall@{k}"] for v in by.values()]
     score = sum(recalls) / len(recalls)
     near, far = by.get("near", {}).get(f"recall@{k}"), by.get("far", {}).get(f"recall@{k}")

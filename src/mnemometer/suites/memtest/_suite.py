@@ -93,10 +93,14 @@ class MemtestSuite:
     def options(self) -> dict[str, Any]:
         """Resolved options, including the overall-score weights (recorded in the run log)."""
         return {
-            "top_k": self.top_k, "k": self.k, "storage": self.storage,
-            "storage_limit": self.storage_limit, "cluster_probes": self.cluster_probes,
-            "horizon_days": self.horizon_days, "weights": self.weights,
-        }  # fmt: skip
+            "top_k": self.top_k,
+            "k": self.k,
+            "storage": self.storage,
+            "storage_limit": self.storage_limit,
+            "cluster_probes": self.cluster_probes,
+            "horizon_days": self.horizon_days,
+            "weights": self.weights,
+        }
 
     # ------------------------------------------------------------------ plan
     def plan(self, dataset: Dataset) -> list[Item]:
@@ -183,17 +187,30 @@ class MemtestSuite:
         groups = {"dimension": "storage", "style": style}
         if self._listed is not None:
             kept = 1.0 if mid in self._listed else 0.0
-            return ItemResult(item_id=item.id, index=item.index, input=text, groups=groups,
-                              expected=[mid], metrics=[Metric(name="listed", value=kept)])  # fmt: skip
+            return ItemResult(
+                item_id=item.id,
+                index=item.index,
+                input=text,
+                groups=groups,
+                expected=[mid],
+                metrics=[Metric(name="listed", value=kept)],
+            )
         hits, ms = timed_search(system, text, 5)
         ranked = dedupe(h.memory_id for h in hits)
         metrics = [
             Metric(name="kept", k=1, value=1.0 if ranked[:1] == [mid] else 0.0),
             Metric(name="kept", k=5, value=1.0 if mid in ranked[:5] else 0.0),
         ]
-        return ItemResult(item_id=item.id, index=item.index, input=text, groups=groups,
-                          expected=[mid], retrieved=_log_hits(hits), metrics=metrics,
-                          latency_ms=ms)  # fmt: skip
+        return ItemResult(
+            item_id=item.id,
+            index=item.index,
+            input=text,
+            groups=groups,
+            expected=[mid],
+            retrieved=_log_hits(hits),
+            metrics=metrics,
+            latency_ms=ms,
+        )
 
     def _item_query(self, system: Any, item: Item) -> ItemResult:
         q: Query = item.payload[1]
@@ -217,9 +234,16 @@ class MemtestSuite:
         else:
             value = (0.0 if ranked else 1.0) if self._abstains else None
             metrics = [Metric(name="abstention", value=value)]
-        return ItemResult(item_id=item.id, index=item.index, input=q.text, groups=groups,
-                          expected=q.relevant_ids, retrieved=_log_hits(hits), metrics=metrics,
-                          latency_ms=ms)  # fmt: skip
+        return ItemResult(
+            item_id=item.id,
+            index=item.index,
+            input=q.text,
+            groups=groups,
+            expected=q.relevant_ids,
+            retrieved=_log_hits(hits),
+            metrics=metrics,
+            latency_ms=ms,
+        )
 
     def _item_cluster(self, system: Any, item: Item) -> ItemResult:
         _, p, n_memories = item.payload
@@ -230,32 +254,53 @@ class MemtestSuite:
         # A random ranking of the other N-1 memories puts each mate in the top k with
         # probability k / (N - 1): the expected cluster recall@k of a store that ignores topic.
         chance = min(1.0, self.k / max(1, n_memories - 1))
-        metrics = [Metric(name="cluster_recall", k=self.k, value=recall),
-                   Metric(name="chance_recall", k=self.k, value=chance)]  # fmt: skip
-        return ItemResult(item_id=item.id, index=item.index, input=p.text,
-                          groups={"dimension": "organisation", "cluster": p.group},
-                          expected=sorted(mates), retrieved=_log_hits(hits), metrics=metrics,
-                          latency_ms=ms)  # fmt: skip
+        metrics = [
+            Metric(name="cluster_recall", k=self.k, value=recall),
+            Metric(name="chance_recall", k=self.k, value=chance),
+        ]
+        return ItemResult(
+            item_id=item.id,
+            index=item.index,
+            input=p.text,
+            groups={"dimension": "organisation", "cluster": p.group},
+            expected=sorted(mates),
+            retrieved=_log_hits(hits),
+            metrics=metrics,
+            latency_ms=ms,
+        )
 
     def _item_deep(self, system: Any, item: Item) -> ItemResult:
         p: Probe = item.payload[1]
         hits, ms = timed_search(system, p.text, self.top_k)
         ranked = dedupe(h.memory_id for h in hits)
-        return ItemResult(item_id=item.id, index=item.index, input=p.text,
-                          groups={"dimension": "deep", "type": "deep-probe", "distance": p.group},
-                          expected=[p.memory_id], retrieved=_log_hits(hits),
-                          metrics=rank_metrics(ranked, [p.memory_id], self.ks),
-                          latency_ms=ms)  # fmt: skip
+        return ItemResult(
+            item_id=item.id,
+            index=item.index,
+            input=p.text,
+            groups={"dimension": "deep", "type": "deep-probe", "distance": p.group},
+            expected=[p.memory_id],
+            retrieved=_log_hits(hits),
+            metrics=rank_metrics(ranked, [p.memory_id], self.ks),
+            latency_ms=ms,
+        )
 
     def _item_forget(self, system: Any, item: Item) -> ItemResult:
         p: Probe = item.payload[1]
         before, after, ms = self._forget_outcome(p.memory_id)
-        metrics = [Metric(name="found_before", k=self.k, value=float(before)),
-                   Metric(name="found_after", k=self.k, value=float(after))]  # fmt: skip
-        return ItemResult(item_id=item.id, index=item.index, input=p.text,
-                          groups={"dimension": "forgetting", "frequency": p.group},
-                          expected=[p.memory_id], metrics=metrics, latency_ms=ms,
-                          extra={"accesses": len(p.access_days)})  # fmt: skip
+        metrics = [
+            Metric(name="found_before", k=self.k, value=float(before)),
+            Metric(name="found_after", k=self.k, value=float(after)),
+        ]
+        return ItemResult(
+            item_id=item.id,
+            index=item.index,
+            input=p.text,
+            groups={"dimension": "forgetting", "frequency": p.group},
+            expected=[p.memory_id],
+            metrics=metrics,
+            latency_ms=ms,
+            extra={"accesses": len(p.access_days)},
+        )
 
     def _forget_outcome(self, memory_id: str) -> tuple[bool, bool, float]:
         try:
@@ -266,8 +311,12 @@ class MemtestSuite:
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
         """A failed call scores as a failure: 0 on the item's main metrics."""
         kind = item.payload[0]
-        dim = {"storage": "storage", "cluster": "organisation", "deep": "deep",
-               "forget": "forgetting"}.get(kind)  # fmt: skip
+        dim = {
+            "storage": "storage",
+            "cluster": "organisation",
+            "deep": "deep",
+            "forget": "forgetting",
+        }.get(kind)
         groups: dict[str, str] = {"dimension": dim or "retrieval"}
         expected: list[str] = []
         metrics: list[Metric]
@@ -276,8 +325,11 @@ class MemtestSuite:
             groups = {"dimension": _dimension(q), "type": q.type}
             expected = q.relevant_ids
             if q.relevant_ids:
-                metrics = [Metric(name=n, k=k, value=0.0)
-                           for k in self.ks for n in ("precision", "recall", "hit", "mrr", "ndcg")]  # fmt: skip
+                metrics = [
+                    Metric(name=n, k=k, value=0.0)
+                    for k in self.ks
+                    for n in ("precision", "recall", "hit", "mrr", "ndcg")
+                ]
             else:
                 metrics = [Metric(name="abstention", value=0.0 if self._abstains else None)]
         elif kind == "storage":
@@ -291,8 +343,15 @@ class MemtestSuite:
         else:
             groups["frequency"] = item.payload[1].group
             metrics = [Metric(name="found_before", k=self.k, value=None)]
-        return ItemResult(item_id=item.id, index=item.index, status=status, error=error,
-                          groups=groups, expected=expected, metrics=metrics)  # fmt: skip
+        return ItemResult(
+            item_id=item.id,
+            index=item.index,
+            status=status,
+            error=error,
+            groups=groups,
+            expected=expected,
+            metrics=metrics,
+        )
 
     def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
         """Per-dimension results, the overall score, counts and notes."""

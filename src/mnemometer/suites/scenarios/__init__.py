@@ -119,10 +119,14 @@ class ScenarioSuite:
     def options(self) -> dict[str, Any]:
         """Resolved options (the rescue threshold included)."""
         return {
-            "path": self.path, "scenarios": [s.id for s in self.scenarios],
-            "noise": self.noise, "repeat": self.repeat, "similarity": self.similarity_backend,
-            "rescue_threshold": self.threshold, "seed": self.seed,
-        }  # fmt: skip
+            "path": self.path,
+            "scenarios": [s.id for s in self.scenarios],
+            "noise": self.noise,
+            "repeat": self.repeat,
+            "similarity": self.similarity_backend,
+            "rescue_threshold": self.threshold,
+            "seed": self.seed,
+        }
 
     def dataset(self) -> Dataset:
         """The scenarios as a dataset reference: name, version and content hash."""
@@ -130,8 +134,15 @@ class ScenarioSuite:
         for s in self.scenarios:
             digest.update(f"{s.id}:{s.sha256}\n".encode())
         source = self.path or "mnemometer:scenarios"
-        return Dataset(info=DatasetInfo(name="scenarios", version=self.version, language="en",
-                                        source=source, content_hash=digest.hexdigest()))  # fmt: skip
+        return Dataset(
+            info=DatasetInfo(
+                name="scenarios",
+                version=self.version,
+                language="en",
+                source=source,
+                content_hash=digest.hexdigest(),
+            )
+        )
 
     def plan(self, dataset: Dataset) -> list[Item]:
         """One item per scenario × noise level × repeat (indexed in that order)."""
@@ -160,8 +171,11 @@ class ScenarioSuite:
     def run_item(self, system: Any, item: Item) -> ItemResult:
         """Play one scenario against a fresh agent and grade every graded turn."""
         scenario, level, rep = item.payload
-        namespace = re.sub(r"[^A-Za-z0-9_-]+", "-", item.id) + "-" + hashlib.sha1(
-            item.id.encode()).hexdigest()[:6]  # fmt: skip
+        namespace = (
+            re.sub(r"[^A-Za-z0-9_-]+", "-", item.id)
+            + "-"
+            + hashlib.sha1(item.id.encode()).hexdigest()[:6]
+        )
         agent = system.create(namespace)
         turns: list[dict[str, Any]] = []
         errors: list[str] = []
@@ -222,15 +236,21 @@ class ScenarioSuite:
             markers = grade.markers or list(grading.PERSONA_MARKERS)
             g = grading.grade_persona(reply, grade.required, markers, grade.forbidden)
             return grading.rescue(g, self.sim(reply, grade.expected), None)
-        g = grading.grade_keywords(reply, grade.required, grade.forbidden,
-                                   ordered=grade.ordered, max_words=grade.max_words)  # fmt: skip
+        g = grading.grade_keywords(
+            reply, grade.required, grade.forbidden, ordered=grade.ordered, max_words=grade.max_words
+        )
         threshold = self.threshold if grade.rescue else None
         return grading.rescue(g, self.sim(reply, grade.expected), threshold)
 
     def _result(
-        self, item: Item, scenario: Scenario, level: float, rep: int,
-        turns: list[dict[str, Any]], errors: list[str],
-    ) -> ItemResult:  # fmt: skip
+        self,
+        item: Item,
+        scenario: Scenario,
+        level: float,
+        rep: int,
+        turns: list[dict[str, Any]],
+        errors: list[str],
+    ) -> ItemResult:
         graded = [t["grade"] for t in turns if "grade" in t]
         scores = [g["score"] for g in graded]
         sims = [g["similarity"] for g in graded if g["similarity"] is not None]
@@ -240,12 +260,17 @@ class ScenarioSuite:
                 tokens[k] += int(v)
         lat = [t["latency_ms"] for t in turns]
         metrics = [
-            Metric(name="accuracy", value=sum(scores) / len(scores) if scores else 0.0,
-                   n=len(scores)),
+            Metric(
+                name="accuracy", value=sum(scores) / len(scores) if scores else 0.0, n=len(scores)
+            ),
             Metric(name="similarity", value=sum(sims) / len(sims) if sims else None, n=len(sims)),
-            Metric(name="latency_mean_ms", value=sum(lat) / len(lat) if lat else None,
-                   higher_is_better=False, n=len(lat)),
-        ]  # fmt: skip
+            Metric(
+                name="latency_mean_ms",
+                value=sum(lat) / len(lat) if lat else None,
+                higher_is_better=False,
+                n=len(lat),
+            ),
+        ]
         return ItemResult(
             item_id=item.id,
             index=item.index,
@@ -264,12 +289,18 @@ class ScenarioSuite:
         """A scenario whose agent could not even be created: every graded turn fails."""
         scenario, level, rep = item.payload
         return ItemResult(
-            item_id=item.id, index=item.index, status=status, error=error, input=scenario.title,
+            item_id=item.id,
+            index=item.index,
+            status=status,
+            error=error,
+            input=scenario.title,
             groups={"scenario": scenario.id, "noise": f"{level:g}", "origin": scenario.origin},
-            metrics=[Metric(name="accuracy", value=0.0, n=scenario.graded),
-                     Metric(name="similarity", value=None, n=0)],
+            metrics=[
+                Metric(name="accuracy", value=0.0, n=scenario.graded),
+                Metric(name="similarity", value=None, n=0),
+            ],
             extra={"repeat": rep, "noise": level, "turns": []},
-        )  # fmt: skip
+        )
 
     def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
         """Accuracy with 95% CIs per scenario and per noise level; latency and tokens."""
@@ -286,10 +317,15 @@ def _user_turns(scenario: Scenario) -> int:
 
 def _grade_row(g: grading.TurnGrade, spec: Grade) -> dict[str, Any]:
     return {
-        "score": g.score, "reason": g.reason, "words": g.words, "missing": list(g.missing),
-        "forbidden": list(g.forbidden), "similarity": g.similarity, "rescued": g.rescued,
+        "score": g.score,
+        "reason": g.reason,
+        "words": g.words,
+        "missing": list(g.missing),
+        "forbidden": list(g.forbidden),
+        "similarity": g.similarity,
+        "rescued": g.rescued,
         "expected": spec.expected,
-    }  # fmt: skip
+    }
 
 
 def mean_ci(values: list[float]) -> tuple[float | None, float | None, float | None]:
@@ -328,11 +364,22 @@ def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
     ]
     for label, values in (("turn", total), ("memory", mem), ("llm", llm)):
         for p in (50, 95):
-            overall.append(Metric(name=f"{label}_latency_p{p}_ms", n=len(values),
-                                  value=percentile(values, p) if values else None,
-                                  higher_is_better=False))  # fmt: skip
-    overall.append(Metric(name="tokens_per_turn", value=sum(tok) / len(tok) if tok else None,
-                          higher_is_better=False, n=len(tok)))  # fmt: skip
+            overall.append(
+                Metric(
+                    name=f"{label}_latency_p{p}_ms",
+                    n=len(values),
+                    value=percentile(values, p) if values else None,
+                    higher_is_better=False,
+                )
+            )
+    overall.append(
+        Metric(
+            name="tokens_per_turn",
+            value=sum(tok) / len(tok) if tok else None,
+            higher_is_better=False,
+            n=len(tok),
+        )
+    )
     by: dict[tuple[str, str], list[ItemResult]] = defaultdict(list)
     by_noise: dict[str, list[float]] = defaultdict(list)
     for r in items:
@@ -343,20 +390,31 @@ def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
         a = [_value(r, "accuracy") or 0.0 for r in rs]
         m, low, high = mean_ci(a)
         s = [v for r in rs if (v := _value(r, "similarity")) is not None]
-        lat = [t["latency_ms"] for r in rs for t in r.extra.get("turns", [])
-               if t.get("latency_ms") is not None]  # fmt: skip
-        rows.append({
-            "scenario": sid, "noise": float(level), "n": len(rs), "accuracy": m,
-            "ci_low": low, "ci_high": high,
-            "mean_latency_ms": sum(lat) / len(lat) if lat else None,
-            "mean_similarity": sum(s) / len(s) if s else None,
-            "failed": sum(1 for r in rs if r.status != "ok"),
-        })  # fmt: skip
+        lat = [
+            t["latency_ms"]
+            for r in rs
+            for t in r.extra.get("turns", [])
+            if t.get("latency_ms") is not None
+        ]
+        rows.append(
+            {
+                "scenario": sid,
+                "noise": float(level),
+                "n": len(rs),
+                "accuracy": m,
+                "ci_low": low,
+                "ci_high": high,
+                "mean_latency_ms": sum(lat) / len(lat) if lat else None,
+                "mean_similarity": sum(s) / len(s) if s else None,
+                "failed": sum(1 for r in rs if r.status != "ok"),
+            }
+        )
     noise_rows = []
     for level, a in sorted(by_noise.items(), key=lambda kv: float(kv[0])):
         m, low, high = mean_ci(a)
-        noise_rows.append({"noise": float(level), "n": len(a), "accuracy": m,
-                           "ci_low": low, "ci_high": high})  # fmt: skip
+        noise_rows.append(
+            {"noise": float(level), "n": len(a), "accuracy": m, "ci_low": low, "ci_high": high}
+        )
     counts = {
         "items": len(items),
         "errors": sum(1 for r in items if r.status == "error"),
@@ -370,20 +428,45 @@ def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
     overall.insert(1, Metric(name="accuracy_ci_low", value=lo, n=len(acc)))
     overall.insert(2, Metric(name="accuracy_ci_high", value=hi, n=len(acc)))
     return Summary(
-        overall=overall, counts=counts, notes=notes,
+        overall=overall,
+        counts=counts,
+        notes=notes,
         sections={
-            "scenarios": _table("Accuracy by scenario (mean and 95% CI over repeats)",
-                                ["scenario", "noise", "n", "accuracy", "95% CI",
-                                 "mean latency ms", "mean similarity", "failed"],
-                                [[r["scenario"], f"{r['noise']:g}", r["n"], _f(r["accuracy"]),
-                                  _ci(r), _f(r["mean_latency_ms"], 1), _f(r["mean_similarity"]),
-                                  r["failed"]] for r in rows], rows),
-            "accuracy_vs_noise": _table("Accuracy against noise",
-                                        ["noise", "n", "accuracy", "95% CI"],
-                                        [[f"{r['noise']:g}", r["n"], _f(r["accuracy"]), _ci(r)]
-                                         for r in noise_rows], noise_rows),
+            "scenarios": _table(
+                "Accuracy by scenario (mean and 95% CI over repeats)",
+                [
+                    "scenario",
+                    "noise",
+                    "n",
+                    "accuracy",
+                    "95% CI",
+                    "mean latency ms",
+                    "mean similarity",
+                    "failed",
+                ],
+                [
+                    [
+                        r["scenario"],
+                        f"{r['noise']:g}",
+                        r["n"],
+                        _f(r["accuracy"]),
+                        _ci(r),
+                        _f(r["mean_latency_ms"], 1),
+                        _f(r["mean_similarity"]),
+                        r["failed"],
+                    ]
+                    for r in rows
+                ],
+                rows,
+            ),
+            "accuracy_vs_noise": _table(
+                "Accuracy against noise",
+                ["noise", "n", "accuracy", "95% CI"],
+                [[f"{r['noise']:g}", r["n"], _f(r["accuracy"]), _ci(r)] for r in noise_rows],
+                noise_rows,
+            ),
         },
-    )  # fmt: skip
+    )
 
 
 def _f(v: float | None, digits: int = 3) -> str:
@@ -398,8 +481,12 @@ def _ci(r: dict[str, Any]) -> str:
 
 def _table(title: str, columns: list[str], rows: list[list[Any]], data: list) -> dict[str, Any]:
     """A report table (rendered by every report format) that keeps its raw numbers."""
-    return {"title": title, "columns": columns, "rows": [[str(c) for c in r] for r in rows],
-            "data": data}  # fmt: skip
+    return {
+        "title": title,
+        "columns": columns,
+        "rows": [[str(c) for c in r] for r in rows],
+        "data": data,
+    }
 
 
 def write_csv(path: Path, header: RunHeader, summary: Summary) -> None:
@@ -424,8 +511,15 @@ def write_csv(path: Path, header: RunHeader, summary: Summary) -> None:
         w.writerow(CSV_COLUMNS)
         for r in rows:
             name = r["scenario"] + (f"@noise={r['noise']:g}" if multi else "")
-            w.writerow([backend, name, fmt(r["mean_latency_ms"]), fmt(r["accuracy"]),
-                        fmt(r["mean_similarity"])])  # fmt: skip
+            w.writerow(
+                [
+                    backend,
+                    name,
+                    fmt(r["mean_latency_ms"]),
+                    fmt(r["accuracy"]),
+                    fmt(r["mean_similarity"]),
+                ]
+            )
         cols = ("mean_latency_ms", "accuracy", "mean_similarity")
         avg = []
         for c in cols:

@@ -175,8 +175,14 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(f"{path}: empty scenario file (the first line is the header)")
     if not any(s.grade is not None for s in steps):
         raise ScenarioError(f"{path}: scenario {header.scenario!r} has no graded turn")
-    return Scenario(header.scenario, header.title, header.origin, tuple(steps), str(path),
-                    hashlib.sha256(raw).hexdigest())  # fmt: skip
+    return Scenario(
+        header.scenario,
+        header.title,
+        header.origin,
+        tuple(steps),
+        str(path),
+        hashlib.sha256(raw).hexdigest(),
+    )
 
 
 def load_scenarios(

@@ -152,10 +152,16 @@ def rescue(grade: TurnGrade, similarity: float | None, threshold: float | None) 
     Only missing keywords can be rescued (a paraphrase); a forbidden word or a wrong order
     is a wrong answer however similar it reads.
     """
-    out = TurnGrade(grade.score, grade.reason, grade.words, grade.missing, grade.forbidden,
-                    similarity, False)  # fmt: skip
-    if (grade.score == 0.0 and grade.reason == "missing" and similarity is not None
-            and threshold is not None and similarity >= threshold):  # fmt: skip
+    out = TurnGrade(
+        grade.score, grade.reason, grade.words, grade.missing, grade.forbidden, similarity, False
+    )
+    if (
+        grade.score == 0.0
+        and grade.reason == "missing"
+        and similarity is not None
+        and threshold is not None
+        and similarity >= threshold
+    ):
         return TurnGrade(0.5, "rescued", grade.words, grade.missing, (), similarity, True)
     return out
 

@@ -95,8 +95,10 @@ def main() -> None:
     print(f"max wrong: {c.max_wrong:.3f}  ->  threshold {c.threshold:.2f}")
     for value, answer, expected in c.closest_wrong:
         print(f"  wrong {answer!r} vs {expected!r}: {value:.3f}")
-    print(f"rescued at the threshold: right {c.right_above:.0%}, verbose {c.verbose_above:.0%}, "
-          "wrong 0%")
+    print(
+        f"rescued at the threshold: right {c.right_above:.0%}, verbose {c.verbose_above:.0%}, "
+        "wrong 0%"
+    )
 
 
 if __name__ == "__main__":

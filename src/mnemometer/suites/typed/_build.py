@@ -66,34 +66,61 @@ class _Env:
     def suite(self) -> Any:
         return self.ctx.suite
 
-    def values(self, workspace: Path, run_dir: Path, prompt: Path | None, step: str = "",
-               helper: Path | None = None) -> dict[str, str]:  # fmt: skip
+    def values(
+        self,
+        workspace: Path,
+        run_dir: Path,
+        prompt: Path | None,
+        step: str = "",
+        helper: Path | None = None,
+    ) -> dict[str, str]:
         return {
-            "workspace": str(workspace), "run_dir": str(run_dir),
-            "prompt_file": str(prompt) if prompt else "", "suite_dir": self.suite.suite_dir,
-            "condition": self.suite.condition, "item": self.item.id, "step": step,
+            "workspace": str(workspace),
+            "run_dir": str(run_dir),
+            "prompt_file": str(prompt) if prompt else "",
+            "suite_dir": self.suite.suite_dir,
+            "condition": self.suite.condition,
+            "item": self.item.id,
+            "step": step,
             "project": self.item.project or self.suite.loaded.manifest.project or "",
-            "python": sys.executable, "memory_helper": str(helper) if helper else "",
-        }  # fmt: skip
+            "python": sys.executable,
+            "memory_helper": str(helper) if helper else "",
+        }
 
-    def environ(self, workspace: Path, run_dir: Path, timeout: float,
-                helper: Path | None) -> dict[str, str]:  # fmt: skip
+    def environ(
+        self, workspace: Path, run_dir: Path, timeout: float, helper: Path | None
+    ) -> dict[str, str]:
         extra = {
-            "MEMORY_EVAL_WORKSPACE": str(workspace), "MEMORY_EVAL_RUN_DIR": str(run_dir),
+            "MEMORY_EVAL_WORKSPACE": str(workspace),
+            "MEMORY_EVAL_RUN_DIR": str(run_dir),
             "MEMORY_EVAL_TIMEOUT_SECONDS": f"{timeout:g}",
             "MEMORY_EVAL_CONDITION": self.suite.condition,
             "MEMORY_EVAL_MEMORY_ENABLED": "1" if self.memory else "0",
             "TMPDIR": str(self.build / "tmp"),
-        }  # fmt: skip
+        }
         if self.memory and helper is not None:
             extra["MEMORY_EVAL_MEMORY_COMMAND"] = str(helper)
         return scrubbed_env(**extra)
 
-    def run(self, template: str, prefix: Path, workspace: Path, run_dir: Path, timeout: float,
-            prompt: Path | None = None, step: str = "", helper: Path | None = None) -> CommandResult:  # fmt: skip
+    def run(
+        self,
+        template: str,
+        prefix: Path,
+        workspace: Path,
+        run_dir: Path,
+        timeout: float,
+        prompt: Path | None = None,
+        step: str = "",
+        helper: Path | None = None,
+    ) -> CommandResult:
         argv = render(template, self.values(workspace, run_dir, prompt, step, helper))
-        return run_command(argv, cwd=workspace, env=self.environ(workspace, run_dir, timeout, helper),
-                           timeout=timeout, out_prefix=prefix)  # fmt: skip
+        return run_command(
+            argv,
+            cwd=workspace,
+            env=self.environ(workspace, run_dir, timeout, helper),
+            timeout=timeout,
+            out_prefix=prefix,
+        )
 
 
 def memory_enabled(suite: Any) -> bool:
@@ -116,20 +143,34 @@ def _m(name: str, value: float | None, higher: bool = True) -> Metric:
 def _status(res: CommandResult | None) -> dict[str, Any] | None:
     if res is None:
         return None
-    return {"argv": res.argv, "exit_code": res.exit_code, "timed_out": res.timed_out,
-            "seconds": round(res.seconds, 3), "error": res.error}  # fmt: skip
+    return {
+        "argv": res.argv,
+        "exit_code": res.exit_code,
+        "timed_out": res.timed_out,
+        "seconds": round(res.seconds, 3),
+        "error": res.error,
+    }
 
 
 def _invalid(item: Any, problems: list[str], **extra: Any) -> ItemResult:
-    return ItemResult(item_id=item.id, index=0, status="error", error="; ".join(problems),
-                      metrics=[_m("success", 0.0)], extra={"problems": problems, **extra})  # fmt: skip
+    return ItemResult(
+        item_id=item.id,
+        index=0,
+        status="error",
+        error="; ".join(problems),
+        metrics=[_m("success", 0.0)],
+        extra={"problems": problems, **extra},
+    )
 
 
 def _dry(item: Any, totals: dict[str, int]) -> ItemResult:
-    return ItemResult(item_id=item.id, index=0, input=getattr(item, "prompt", "") or "",
-                      metrics=[_m("success", None)],
-                      extra={"dry_run": True, "note": "dry-run: validated, nothing executed",
-                             "totals": totals})  # fmt: skip
+    return ItemResult(
+        item_id=item.id,
+        index=0,
+        input=getattr(item, "prompt", "") or "",
+        metrics=[_m("success", None)],
+        extra={"dry_run": True, "note": "dry-run: validated, nothing executed", "totals": totals},
+    )
 
 
 # ---- command_task ----------------------------------------------------------------------
@@ -158,16 +199,25 @@ def run_command_task(it: CommandTask, ctx: Any) -> ItemResult:
     except CommandError as e:
         return _invalid(it, [str(e)])
     ok = res.exit_code == it.expected_exit_code and not res.timed_out
-    summary = {"item": it.id, "eval_type": it.eval_type, "condition": suite.condition,
-               "command": _status(res), "expected_exit_code": it.expected_exit_code,
-               "success": ok}  # fmt: skip
+    summary = {
+        "item": it.id,
+        "eval_type": it.eval_type,
+        "condition": suite.condition,
+        "command": _status(res),
+        "expected_exit_code": it.expected_exit_code,
+        "success": ok,
+    }
     (build / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     note = "timed out" if res.timed_out else (res.error or f"exit code {res.exit_code}")
     return ItemResult(
-        item_id=it.id, index=0, input=it.command, output=note, latency_ms=res.seconds * 1000,
+        item_id=it.id,
+        index=0,
+        input=it.command,
+        output=note,
+        latency_ms=res.seconds * 1000,
         metrics=[_m("success", float(ok)), _m("timed_out", float(res.timed_out), higher=False)],
         extra={"exit_code": res.exit_code, "timed_out": res.timed_out, "build_dir": str(build)},
-    )  # fmt: skip
+    )
 
 
 def _suite_fixture(suite: Any) -> Path | None:
@@ -203,7 +253,8 @@ class _Scores:
     def counts(self) -> dict[str, int]:
         e = self.evidence
         return {
-            "agent_exit_code": -1 if self.agent is None or self.agent.exit_code is None
+            "agent_exit_code": -1
+            if self.agent is None or self.agent.exit_code is None
             else self.agent.exit_code,
             "agent_timed_out": int(bool(self.agent and self.agent.timed_out)),
             "workspace_present": int(self.workspace_present),
@@ -221,18 +272,22 @@ class _Scores:
             "memory_queries_verified": e.verified if e else 0,
             "memory_evidence_ok": int(bool(e and e.ok)),
             "token_usage_ok": int(self.tokens is not None or not self.tokens_required),
-        }  # fmt: skip
+        }
 
     def success(self) -> bool:
         c = self.counts()
-        return (c["agent_exit_code"] == 0 and not c["agent_timed_out"]
-                and c["workspace_present"] == 1
-                and c["setup_commands_passed"] == c["setup_commands_total"]
-                and c["score_commands_passed"] == c["score_commands_total"]
-                and c["required_files_present"] == c["required_files_total"]
-                and c["forbidden_files_absent"] == c["forbidden_files_total"]
-                and c["content_assertions_passed"] == c["content_assertions_total"]
-                and c["memory_evidence_ok"] == 1 and c["token_usage_ok"] == 1)  # fmt: skip
+        return (
+            c["agent_exit_code"] == 0
+            and not c["agent_timed_out"]
+            and c["workspace_present"] == 1
+            and c["setup_commands_passed"] == c["setup_commands_total"]
+            and c["score_commands_passed"] == c["score_commands_total"]
+            and c["required_files_present"] == c["required_files_total"]
+            and c["forbidden_files_absent"] == c["forbidden_files_total"]
+            and c["content_assertions_passed"] == c["content_assertions_total"]
+            and c["memory_evidence_ok"] == 1
+            and c["token_usage_ok"] == 1
+        )
 
     def metrics(self, success: bool | None = None) -> list[Metric]:
         c = self.counts()
@@ -241,26 +296,40 @@ class _Scores:
             _m("success", float(self.success() if success is None else success)),
             _m("checks_passed", sum(checks) / len(checks) if checks else None),
             _m("memory_evidence_ok", float(c["memory_evidence_ok"])),
-            _m("memory_queries_verified", c["memory_queries_verified"] / c["memory_queries_required"]
-               if c["memory_queries_required"] else None),
+            _m(
+                "memory_queries_verified",
+                c["memory_queries_verified"] / c["memory_queries_required"]
+                if c["memory_queries_required"]
+                else None,
+            ),
             _m("token_usage_ok", float(c["token_usage_ok"])),
             _m("agent_timed_out", float(c["agent_timed_out"]), higher=False),
-        ]  # fmt: skip
+        ]
 
     def detail(self) -> dict[str, Any]:
         e = self.evidence
         return {
-            "counts": self.counts(), "success": self.success(), "agent": _status(self.agent),
+            "counts": self.counts(),
+            "success": self.success(),
+            "agent": _status(self.agent),
             "setup": [_status(r) for r in self.setup],
             "score_commands": [{"command": c, "ok": ok} for c, ok in self.score],
-            "required_files": dict(self.files), "forbidden_files": dict(self.forbidden),
+            "required_files": dict(self.files),
+            "forbidden_files": dict(self.forbidden),
             "required_content": [{"check": c, "ok": ok} for c, ok in self.content],
-            "memory_evidence": None if e is None else
-            {"ok": e.ok, "required": e.required, "verified": e.verified, "notes": e.notes,
-             "questions": e.questions},
-            "token_usage": self.tokens, "token_usage_required": self.tokens_required,
+            "memory_evidence": None
+            if e is None
+            else {
+                "ok": e.ok,
+                "required": e.required,
+                "verified": e.verified,
+                "notes": e.notes,
+                "questions": e.questions,
+            },
+            "token_usage": self.tokens,
+            "token_usage_required": self.tokens_required,
             "notes": self.notes,
-        }  # fmt: skip
+        }
 
 
 def _check_workspace(ws: Path, step: Any, sc: _Scores) -> None:
@@ -278,24 +347,39 @@ def _check_workspace(ws: Path, step: Any, sc: _Scores) -> None:
         sc.content.append((f"{rc.file} contains {rc.contains!r}", ok))
 
 
-def _agent_turn(env: _Env, ws: Path, run_dir: Path, prompt_text: str, questions: list[str],
-                score_cmds: list[str], checks: Any, timeout: float, step: str = "") -> _Scores:  # fmt: skip
+def _agent_turn(
+    env: _Env,
+    ws: Path,
+    run_dir: Path,
+    prompt_text: str,
+    questions: list[str],
+    score_cmds: list[str],
+    checks: Any,
+    timeout: float,
+    step: str = "",
+) -> _Scores:
     """Prompt, helper, agent, score commands, checks, evidence, tokens: one agent run."""
-    sc = _Scores(tokens_required=env.item.require_token_usage or ev.wants_token_usage(
-        env.item.agent_command))  # fmt: skip
+    sc = _Scores(
+        tokens_required=env.item.require_token_usage or ev.wants_token_usage(env.item.agent_command)
+    )
     prompt = run_dir / "prompt.md"
     prompt.write_text(prompt_text + ev.condition_block(env.memory, questions), "utf-8")
     helper = None
     if ws.is_dir() and env.memory:
-        command = ev.query_command(env.suite.suite_dir, env.suite.memory_store,
-                                   env.suite.memory_store_options or {}, env.suite.memories,
-                                   HELPER_TOP_K)  # fmt: skip
+        command = ev.query_command(
+            env.suite.suite_dir,
+            env.suite.memory_store,
+            env.suite.memory_store_options or {},
+            env.suite.memories,
+            HELPER_TOP_K,
+        )
         helper = ev.install_helper(ws, questions, command, min(timeout, 120.0))
     if not ws.is_dir():
         sc.notes.append("the workspace is gone (deleted by an earlier command); agent not run")
     else:
-        sc.agent = env.run(env.item.agent_command, run_dir / "agent", ws, run_dir, timeout,
-                           prompt, step, helper)  # fmt: skip
+        sc.agent = env.run(
+            env.item.agent_command, run_dir / "agent", ws, run_dir, timeout, prompt, step, helper
+        )
         if sc.agent.timed_out:
             sc.notes.append(f"agent killed at its timeout ({timeout:g} s)")
         if not ws.is_dir():
@@ -310,8 +394,10 @@ def _agent_turn(env: _Env, ws: Path, run_dir: Path, prompt_text: str, questions:
     _check_workspace(ws, checks, sc)
     ask = None
     if env.memory:
+
         def ask(q: str) -> list[str]:
             return [h.memory_id for h in env.ctx.search(q, HELPER_TOP_K)[0]]
+
     sc.evidence = ev.verify(ws, questions, env.memory, ask)
     if env.memory and (ws / ev.HELPER_DIR).is_dir():  # keep the evidence with the run
         shutil.copytree(ws / ev.HELPER_DIR, run_dir / "memory-eval", dirs_exist_ok=True)
@@ -347,8 +433,7 @@ def _start(it: Any, ctx: Any) -> ItemResult | tuple[_Env, Path, list[CommandResu
     setup: list[CommandResult] = []
     for i, cmd in enumerate(it.setup_commands):
         if ws.is_dir():
-            setup.append(env.run(cmd, env.build / f"setup-{i}", ws, env.build,
-                                 it.timeout_seconds))  # fmt: skip
+            setup.append(env.run(cmd, env.build / f"setup-{i}", ws, env.build, it.timeout_seconds))
     return env, ws, setup
 
 
@@ -363,18 +448,35 @@ def run_agent_build_task(it: AgentBuildTask, ctx: Any) -> ItemResult:
         return started
     env, ws, setup = started
     suite = ctx.suite
-    sc = _agent_turn(env, ws, env.build, it.prompt, it.memory_questions, it.score_commands, it,
-                     it.timeout_seconds)  # fmt: skip
+    sc = _agent_turn(
+        env,
+        ws,
+        env.build,
+        it.prompt,
+        it.memory_questions,
+        it.score_commands,
+        it,
+        it.timeout_seconds,
+    )
     sc.setup = setup
-    detail = {"item": it.id, "eval_type": it.eval_type, "condition": suite.condition,
-              "memory_enabled": env.memory, **sc.detail()}  # fmt: skip
+    detail = {
+        "item": it.id,
+        "eval_type": it.eval_type,
+        "condition": suite.condition,
+        "memory_enabled": env.memory,
+        **sc.detail(),
+    }
     (env.build / "summary.json").write_text(json.dumps(detail, indent=1) + "\n")
     return ItemResult(
-        item_id=it.id, index=0, input=it.prompt, output="; ".join(sc.notes) or None,
-        metrics=sc.metrics(), tokens=_tokens(sc.tokens),
+        item_id=it.id,
+        index=0,
+        input=it.prompt,
+        output="; ".join(sc.notes) or None,
+        metrics=sc.metrics(),
+        tokens=_tokens(sc.tokens),
         latency_ms=sc.agent.seconds * 1000 if sc.agent else None,
         extra={"scores": sc.counts(), "build_dir": str(env.build), "notes": sc.notes},
-    )  # fmt: skip
+    )
 
 
 def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult:
@@ -397,41 +499,87 @@ def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult:
         run_dir.mkdir(parents=True)
         if ws.is_dir() and (ws / ev.HELPER_DIR).exists() and env.memory:
             shutil.rmtree(ws / ev.HELPER_DIR)  # each step gets its own helper and evidence
-        sc = _agent_turn(env, ws, run_dir, step.prompt, step.memory_questions,
-                         step.score_commands, step, step.timeout_seconds or it.timeout_seconds,
-                         step.id)  # fmt: skip
+        sc = _agent_turn(
+            env,
+            ws,
+            run_dir,
+            step.prompt,
+            step.memory_questions,
+            step.score_commands,
+            step,
+            step.timeout_seconds or it.timeout_seconds,
+            step.id,
+        )
         ok = sc.success() and setup_ok
         if not setup_ok:
             sc.notes.append("a setup command failed")
-        (run_dir / "summary.json").write_text(json.dumps(
-            {"item": it.id, "step": step.id, "condition": suite.condition, **sc.detail(),
-             "success": ok}, indent=1) + "\n")  # fmt: skip
+        (run_dir / "summary.json").write_text(
+            json.dumps(
+                {
+                    "item": it.id,
+                    "step": step.id,
+                    "condition": suite.condition,
+                    **sc.detail(),
+                    "success": ok,
+                },
+                indent=1,
+            )
+            + "\n"
+        )
         steps.append((step, sc))
         groups = {"eval_type": "agent_build_sequence_step"}
-        groups.update({f: v for f in ("reasoning_mode", "memory_capability", "difficulty")
-                       if (v := getattr(step, f) or getattr(it, f))})  # fmt: skip
-        subs.append(ItemResult(
-            item_id=it.id, index=0, input=step.prompt, output="; ".join(sc.notes) or None,
-            groups=groups, metrics=sc.metrics(ok), tokens=_tokens(sc.tokens),
-            latency_ms=sc.agent.seconds * 1000 if sc.agent else None,
-            extra={"step": step.id, "step_index": n, "scores": sc.counts(),
-                   "run_dir": str(run_dir), "notes": sc.notes},
-        ))  # fmt: skip
+        groups.update(
+            {
+                f: v
+                for f in ("reasoning_mode", "memory_capability", "difficulty")
+                if (v := getattr(step, f) or getattr(it, f))
+            }
+        )
+        subs.append(
+            ItemResult(
+                item_id=it.id,
+                index=0,
+                input=step.prompt,
+                output="; ".join(sc.notes) or None,
+                groups=groups,
+                metrics=sc.metrics(ok),
+                tokens=_tokens(sc.tokens),
+                latency_ms=sc.agent.seconds * 1000 if sc.agent else None,
+                extra={
+                    "step": step.id,
+                    "step_index": n,
+                    "scores": sc.counts(),
+                    "run_dir": str(run_dir),
+                    "notes": sc.notes,
+                },
+            )
+        )
     total = _aggregate([sc for _, sc in steps], setup)
     oks = [any(m.name == "success" and m.value == 1.0 for m in r.metrics) for r in subs]
     usage = [sc.tokens for _, sc in steps if sc.tokens]
     tokens = {k: sum(u[k] for u in usage) for k in ("input", "output", "total")} if usage else {}
-    detail = {"item": it.id, "eval_type": it.eval_type, "condition": suite.condition,
-              "memory_enabled": env.memory, "counts": total, "success": all(oks),
-              "steps_succeeded": sum(oks), "steps": len(subs),
-              "setup": [_status(r) for r in setup], "token_usage": tokens or None,
-              "per_step": [{"step": s.id, "success": ok, "counts": sc.counts()}
-                           for (s, sc), ok in zip(steps, oks, strict=True)]}  # fmt: skip
+    detail = {
+        "item": it.id,
+        "eval_type": it.eval_type,
+        "condition": suite.condition,
+        "memory_enabled": env.memory,
+        "counts": total,
+        "success": all(oks),
+        "steps_succeeded": sum(oks),
+        "steps": len(subs),
+        "setup": [_status(r) for r in setup],
+        "token_usage": tokens or None,
+        "per_step": [
+            {"step": s.id, "success": ok, "counts": sc.counts()}
+            for (s, sc), ok in zip(steps, oks, strict=True)
+        ],
+    }
     (env.build / "summary.json").write_text(json.dumps(detail, indent=1) + "\n")
     # The steps are the logged observations (compare pairs them by extra.step); the
     # aggregate rides on the last step, so nothing is counted twice.
-    subs[-1].extra["sequence"] = {k: detail[k] for k in
-                                  ("success", "steps_succeeded", "steps", "counts", "token_usage")}
+    subs[-1].extra["sequence"] = {
+        k: detail[k] for k in ("success", "steps_succeeded", "steps", "counts", "token_usage")
+    }
     subs[0].extra["build_dir"] = str(env.build)
     first = subs[0]
     return first.model_copy(update={"extra": {**first.extra, "sub_results": subs[1:]}})
@@ -462,7 +610,7 @@ def _totals(it: Any) -> dict[str, int]:
         "forbidden_files": sum(len(p.forbidden_files) for p in parts),
         "content_assertions": sum(len(p.required_content) for p in parts),
         "memory_questions": sum(len(p.memory_questions) for p in parts),
-    }  # fmt: skip
+    }
 
 
 def timeout_budget(items: list[Any]) -> float:
@@ -473,21 +621,31 @@ def timeout_budget(items: list[Any]) -> float:
         cmds = len(getattr(it, "setup_commands", []) or []) + 1
         if steps := getattr(it, "steps", None):
             per = [s.timeout_seconds or t for s in steps]
-            total = cmds * t + sum(p * (1 + len(s.score_commands)) for p, s in zip(per, steps, strict=True))
+            total = cmds * t + sum(
+                p * (1 + len(s.score_commands)) for p, s in zip(per, steps, strict=True)
+            )
         else:
             total = t * (cmds + len(getattr(it, "score_commands", []) or []))
         worst = max(worst, total)
     return worst + 30.0 if worst else 0.0
 
 
-for _name, _fn in (("command_task", run_command_task), ("agent_build_task", run_agent_build_task),
-                   ("agent_build_sequence", run_agent_build_sequence)):  # fmt: skip
+for _name, _fn in (
+    ("command_task", run_command_task),
+    ("agent_build_task", run_agent_build_task),
+    ("agent_build_sequence", run_agent_build_sequence),
+):
     register_item_type(ItemType(_name, ITEM_TYPES[_name].model, _fn), replace=True)
 
 
-def shell_run_options(items: list[Any], out: Path, repeat: int, store: str,
-                      store_options: dict[str, Any], timeout: float | None,
-                      ) -> tuple[dict[str, Any], float | None]:  # fmt: skip
+def shell_run_options(
+    items: list[Any],
+    out: Path,
+    repeat: int,
+    store: str,
+    store_options: dict[str, Any],
+    timeout: float | None,
+) -> tuple[dict[str, Any], float | None]:
     """Suite options and the runner's per-item timeout for one (condition, repeat) run.
 
     Nothing changes for a suite without shell items. With them, builds go under ``out``,
@@ -498,8 +656,12 @@ def shell_run_options(items: list[Any], out: Path, repeat: int, store: str,
 
     if not any(requires_shell(it) for it in items):
         return {}, timeout
-    opts = {"build_root": str(out.resolve()), "repeat": repeat, "memory_store": store,
-            "memory_store_options": dict(store_options)}  # fmt: skip
+    opts = {
+        "build_root": str(out.resolve()),
+        "repeat": repeat,
+        "memory_store": store,
+        "memory_store_options": dict(store_options),
+    }
     if timeout is not None:
         timeout = max(timeout, timeout_budget(items))
     return opts, timeout

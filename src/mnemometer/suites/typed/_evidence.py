@@ -69,14 +69,17 @@ sys.exit(main(sys.argv[1:]))
 '''
 
 
-def query_command(suite_dir: str, store: str, store_options: dict[str, Any],
-                  memories: str | None, top_k: int) -> list[str]:  # fmt: skip
+def query_command(
+    suite_dir: str, store: str, store_options: dict[str, Any], memories: str | None, top_k: int
+) -> list[str]:
     """The ``mnemometer query`` argv (without the question) for a condition's store."""
     exe = Path(sys.executable).with_name("mnemometer")
-    head = [str(exe)] if exe.is_file() else \
-        [sys.executable, "-c", "from mnemometer.cli.main import main; main()"]  # fmt: skip
-    argv = [*head, "query", "--suite", suite_dir, "--store", store, "--top-k", str(top_k),
-            "--json"]  # fmt: skip
+    head = (
+        [str(exe)]
+        if exe.is_file()
+        else [sys.executable, "-c", "from mnemometer.cli.main import main; main()"]
+    )
+    argv = [*head, "query", "--suite", suite_dir, "--store", store, "--top-k", str(top_k), "--json"]
     for k, v in store_options.items():
         argv += ["-S", f"{k}={json.dumps(v)}"]
     if memories:
@@ -84,8 +87,9 @@ def query_command(suite_dir: str, store: str, store_options: dict[str, Any],
     return argv
 
 
-def install_helper(workspace: Path, questions: list[str], command: list[str],
-                   timeout: float) -> Path:  # fmt: skip
+def install_helper(
+    workspace: Path, questions: list[str], command: list[str], timeout: float
+) -> Path:
     """Write ``.memory-eval/`` (helper, its config, the required questions) into a workspace.
 
     Any previous ``.memory-eval/`` is removed first (a sequence rewrites it per step).
@@ -108,14 +112,21 @@ def install_helper(workspace: Path, questions: list[str], command: list[str],
 def condition_block(memory_enabled: bool, questions: list[str]) -> str:
     """The text appended to an item's prompt: what the condition allows."""
     if not memory_enabled:
-        return ("\n\n## Memory\n\nThis run has no memory. Do not query, read or use any memory "
-                "system. Do not create memory-evidence.md, memory-evidence.json or "
-                ".memory-eval. Work only from the repository and this prompt.\n")  # fmt: skip
-    lines = ["", "", "## Memory", "",
-             "Use memory before implementing. Ask every required question below through the "
-             f"helper ./{HELPER_DIR}/{HELPER} (it records what memory answered; evidence "
-             "written by hand does not count). You may summarise what you learned in "
-             "memory-evidence.md."]  # fmt: skip
+        return (
+            "\n\n## Memory\n\nThis run has no memory. Do not query, read or use any memory "
+            "system. Do not create memory-evidence.md, memory-evidence.json or "
+            ".memory-eval. Work only from the repository and this prompt.\n"
+        )
+    lines = [
+        "",
+        "",
+        "## Memory",
+        "",
+        "Use memory before implementing. Ask every required question below through the "
+        f"helper ./{HELPER_DIR}/{HELPER} (it records what memory answered; evidence "
+        "written by hand does not count). You may summarise what you learned in "
+        "memory-evidence.md.",
+    ]
     if questions:
         lines += ["", "Required questions:"]
         for i, q in enumerate(questions, 1):
@@ -138,8 +149,12 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def verify(workspace: Path, questions: list[str], memory_enabled: bool,
-           ask: Callable[[str], list[str]] | None) -> Evidence:  # fmt: skip
+def verify(
+    workspace: Path,
+    questions: list[str],
+    memory_enabled: bool,
+    ask: Callable[[str], list[str]] | None,
+) -> Evidence:
     """Check the evidence a run left in ``workspace``.
 
     Args:
@@ -150,7 +165,9 @@ def verify(workspace: Path, questions: list[str], memory_enabled: bool,
             the recorded answers against; ``None`` skips that check.
     """
     if not memory_enabled:
-        found = [n for n in EVIDENCE_NAMES if (workspace / n).exists() or (workspace / n).is_symlink()]
+        found = [
+            n for n in EVIDENCE_NAMES if (workspace / n).exists() or (workspace / n).is_symlink()
+        ]
         notes = [f"no-memory run left memory evidence: {', '.join(found)}"] if found else []
         return Evidence(len(questions), 0, not found, notes)
     ev = Evidence(len(questions), 0, True)
@@ -158,8 +175,7 @@ def verify(workspace: Path, questions: list[str], memory_enabled: bool,
     for i, q in enumerate(questions, 1):
         qid = f"q{i}"
         why = _check_question(d, qid, q, ask)
-        ev.questions.append({"id": qid, "question": q, "verified": why is None,
-                             "reason": why})  # fmt: skip
+        ev.questions.append({"id": qid, "question": q, "verified": why is None, "reason": why})
         if why is None:
             ev.verified += 1
         else:
@@ -168,8 +184,9 @@ def verify(workspace: Path, questions: list[str], memory_enabled: bool,
     return ev
 
 
-def _check_question(d: Path, qid: str, question: str,
-                    ask: Callable[[str], list[str]] | None) -> str | None:  # fmt: skip
+def _check_question(
+    d: Path, qid: str, question: str, ask: Callable[[str], list[str]] | None
+) -> str | None:
     try:
         status = json.loads((d / f"{qid}.status.json").read_text())
         out = json.loads((d / f"{qid}.json").read_text())
@@ -194,8 +211,15 @@ def _check_question(d: Path, qid: str, question: str,
 
 # ---- token usage ---------------------------------------------------------------------
 
-_USAGE_KEYS = ("usage", "token_usage", "tokenUsage", "total_token_usage", "totalTokenUsage",
-               "last_token_usage", "lastTokenUsage")  # fmt: skip
+_USAGE_KEYS = (
+    "usage",
+    "token_usage",
+    "tokenUsage",
+    "total_token_usage",
+    "totalTokenUsage",
+    "last_token_usage",
+    "lastTokenUsage",
+)
 _CUMULATIVE = ("total_token_usage", "totalTokenUsage")
 _IN = ("input_tokens", "inputTokens", "prompt_tokens", "promptTokens")
 _OUT = ("output_tokens", "outputTokens", "completion_tokens", "completionTokens")

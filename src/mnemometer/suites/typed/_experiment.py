@@ -67,10 +67,17 @@ def reproduce(
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         out = Path("runs") / f"reproduce-{loaded.slug}-{stamp}"
     out = Path(out)
-    runs = run_suite(suite_dir, conditions=[baseline, candidate], repeat=1, profile="offline",
-                     out=out, memories=memories)  # fmt: skip
-    comparison = compare([r.path for r in runs.runs[::2]], [r.path for r in runs.runs[1::2]],
-                         resamples=resamples)  # fmt: skip
+    runs = run_suite(
+        suite_dir,
+        conditions=[baseline, candidate],
+        repeat=1,
+        profile="offline",
+        out=out,
+        memories=memories,
+    )
+    comparison = compare(
+        [r.path for r in runs.runs[::2]], [r.path for r in runs.runs[1::2]], resamples=resamples
+    )
     cpath = out / "comparison.json"
     cpath.write_text(comparison.model_dump_json(indent=1) + "\n", "utf-8")
     pol = Path(policy) if policy is not None else default_policy(suite_dir)
@@ -164,15 +171,20 @@ def archive(suite_dir: str | Path, runs: list[str | Path], out: str | Path) -> A
     files = []
     for arc, f in members:
         data = f.read_bytes()
-        files.append(ArchiveFile(path=arc, sha256=hashlib.sha256(data).hexdigest(),
-                                 bytes=len(data)))  # fmt: skip
+        files.append(
+            ArchiveFile(path=arc, sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
+        )
     manifest = ArchiveManifest(
-        suite_name=loaded.manifest.name, suite_checksum=loaded.checksum,
-        item_count=len(loaded.items), runs=len(dirs), package_version=_env.package_version(),
-        git_revision=_env.git_revision(), created_at=datetime.now(UTC),
+        suite_name=loaded.manifest.name,
+        suite_checksum=loaded.checksum,
+        item_count=len(loaded.items),
+        runs=len(dirs),
+        package_version=_env.package_version(),
+        git_revision=_env.git_revision(),
+        created_at=datetime.now(UTC),
         reproduce_with="mnemometer reproduce suite/  (inside the unpacked archive)",
         files=files,
-    )  # fmt: skip
+    )
     target.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(target, "w:gz") as tar:
         blob = manifest.model_dump_json(indent=1).encode() + b"\n"
@@ -200,8 +212,9 @@ def verify_archive(path: str | Path) -> ArchiveManifest:
             try:
                 manifest = ArchiveManifest.model_validate_json(raw)
             except ValidationError as e:
-                raise MnemometerError(f"{p}: malformed manifest.json: {e.errors()[0]['msg']}"
-                                      ) from None  # fmt: skip
+                raise MnemometerError(
+                    f"{p}: malformed manifest.json: {e.errors()[0]['msg']}"
+                ) from None
             listed = {f.path for f in manifest.files}
             extra = sorted(set(names) - listed - {"manifest.json"})
             if extra:

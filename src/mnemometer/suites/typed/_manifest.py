@@ -173,22 +173,27 @@ def parse_items(path: Path) -> tuple[list[_Item], dict[str, int], bytes]:
     for n, data in json_objects(text, path, SuiteError, comments=True, what="an item"):
         kind = data.get("eval_type")
         if not isinstance(kind, str):
-            raise SuiteError(f"{path}:{n}: missing field 'eval_type' (one of "
-                             f"{', '.join(ITEM_TYPES)})")  # fmt: skip
+            raise SuiteError(
+                f"{path}:{n}: missing field 'eval_type' (one of {', '.join(ITEM_TYPES)})"
+            )
         if kind not in ITEM_TYPES:
-            raise SuiteError(f"{path}:{n}: unknown eval_type {kind!r}"
-                             f"{did_you_mean(kind, list(ITEM_TYPES))}; known: "
-                             f"{', '.join(ITEM_TYPES)}")  # fmt: skip
+            raise SuiteError(
+                f"{path}:{n}: unknown eval_type {kind!r}"
+                f"{did_you_mean(kind, list(ITEM_TYPES))}; known: "
+                f"{', '.join(ITEM_TYPES)}"
+            )
         model = ITEM_TYPES[kind].model
         try:
             item = model.model_validate(data)
         except ValidationError as e:
             where = f" (item {data.get('id')!r})" if isinstance(data.get("id"), str) else ""
-            raise SuiteError(f"{path}:{n}{where}: {kind}: "
-                             f"{_explain(e, list(model.model_fields))}") from None  # fmt: skip
+            raise SuiteError(
+                f"{path}:{n}{where}: {kind}: {_explain(e, list(model.model_fields))}"
+            ) from None
         if item.id in lines:
-            raise SuiteError(f"{path}:{n}: duplicate item id {item.id!r} "
-                             f"(first on line {lines[item.id]})")  # fmt: skip
+            raise SuiteError(
+                f"{path}:{n}: duplicate item id {item.id!r} (first on line {lines[item.id]})"
+            )
         lines[item.id] = n
         items.append(item)
     return items, lines, raw
@@ -213,8 +218,9 @@ def load_memories(path: Path) -> list[SeedMemory]:
             raise SuiteError(f"{path}:{e.lineno}: malformed JSON: {e.msg}") from None
         cands = data.get("structured_candidates") if isinstance(data, dict) else None
         if not isinstance(cands, list):
-            raise SuiteError(f"{path}: expected a Memory Layer seed capture with "
-                             "'structured_candidates'")  # fmt: skip
+            raise SuiteError(
+                f"{path}: expected a Memory Layer seed capture with 'structured_candidates'"
+            )
         return [_capture_memory(c, i, path) for i, c in enumerate(cands)]
     out: list[SeedMemory] = []
     for n, d in json_objects(text, path, SuiteError, comments=True, what="a memory"):
@@ -238,8 +244,9 @@ def _line_memory(d: dict[str, Any], i: int, path: Path, n: int) -> SeedMemory:
     unknown = set(d) - _MEMORY_KEYS
     if unknown:
         key = sorted(unknown)[0]
-        raise SuiteError(f"{path}:{n}: unknown field {key!r}"
-                         f"{did_you_mean(key, sorted(_MEMORY_KEYS))}")  # fmt: skip
+        raise SuiteError(
+            f"{path}:{n}: unknown field {key!r}{did_you_mean(key, sorted(_MEMORY_KEYS))}"
+        )
     for field in ("id", "text"):
         if not isinstance(d.get(field), str) or not d[field].strip():
             raise SuiteError(f"{path}:{n}: field {field!r} must be a non-empty string")
@@ -256,7 +263,9 @@ def _capture_memory(c: Any, i: int, path: Path) -> SeedMemory:
     if not isinstance(c, dict) or not isinstance(c.get("canonical_text"), str):
         raise SuiteError(f"{path}: structured_candidates[{i}] has no canonical_text")
     files = tuple(
-        str(s["file_path"]) for s in c.get("sources", []) if isinstance(s, dict) and s.get("file_path")
+        str(s["file_path"])
+        for s in c.get("sources", [])
+        if isinstance(s, dict) and s.get("file_path")
     )
     return SeedMemory(
         Memory(id=f"m{i + 1:03d}", text=c["canonical_text"]),
@@ -309,10 +318,12 @@ def load_suite(path: str | Path, memories: str | Path | None = None) -> LoadedSu
         mem_path = Path(memories)
     elif manifest.memories:
         if not inside(root, manifest.memories):
-            raise SuiteError(f"{root / MANIFEST}: memories path {manifest.memories!r} leaves "
-                             "the suite")  # fmt: skip
+            raise SuiteError(
+                f"{root / MANIFEST}: memories path {manifest.memories!r} leaves the suite"
+            )
         mem_path = root / manifest.memories
     seeds = load_memories(mem_path) if mem_path is not None else []
     mem_sum = hashlib.sha256(mem_path.read_bytes()).hexdigest() if mem_path else None
-    return LoadedSuite(root, manifest, items, lines, checksum, fixture_sum, seeds, mem_path,
-                       mem_sum)  # fmt: skip
+    return LoadedSuite(
+        root, manifest, items, lines, checksum, fixture_sum, seeds, mem_path, mem_sum
+    )

@@ -52,10 +52,14 @@ def query_suite(
         raise MnemometerError(f"--top-k must be at least 1, got {top_k}")
     loaded = load_suite(suite_dir, memories)
     if not loaded.memories:
-        raise MnemometerError(f"{loaded.root}: the suite has no memories to query (set "
-                              "'memories' in suite.toml or pass --memories)")  # fmt: skip
-    ds = Dataset(info=DatasetInfo(name=loaded.slug, version=loaded.manifest.suite_version),
-                 memories=[s.memory for s in loaded.memories])  # fmt: skip
+        raise MnemometerError(
+            f"{loaded.root}: the suite has no memories to query (set "
+            "'memories' in suite.toml or pass --memories)"
+        )
+    ds = Dataset(
+        info=DatasetInfo(name=loaded.slug, version=loaded.manifest.suite_version),
+        memories=[s.memory for s in loaded.memories],
+    )
     by_id = {s.memory.id: s for s in loaded.memories}
     with tempfile.TemporaryDirectory(prefix="mnemometer-query-") as tmp:
         system = create_store(store, store_options or {}, lang=ds.info.language, workdir=Path(tmp))
@@ -65,10 +69,20 @@ def query_suite(
         if callable(close):
             close()
     results = [
-        {"id": h.memory_id, "score": h.score,
-         "text": by_id[h.memory_id].memory.text if h.memory_id in by_id else h.text,
-         "tags": list(by_id[h.memory_id].tags) if h.memory_id in by_id else []}
+        {
+            "id": h.memory_id,
+            "score": h.score,
+            "text": by_id[h.memory_id].memory.text if h.memory_id in by_id else h.text,
+            "tags": list(by_id[h.memory_id].tags) if h.memory_id in by_id else [],
+        }
         for h in hits
-    ]  # fmt: skip
-    return {"schema_version": SCHEMA_VERSION, "suite": loaded.manifest.name, "question": question,
-            "store": store, "top_k": top_k, "latency_ms": ms, "results": results}  # fmt: skip
+    ]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "suite": loaded.manifest.name,
+        "question": question,
+        "store": store,
+        "top_k": top_k,
+        "latency_ms": ms,
+        "results": results,
+    }

@@ -82,8 +82,12 @@ def run_suite(
     if repeats < 1:
         raise MnemometerError(f"--repeat must be at least 1, got {repeats}")
     base = dict(suite_options or {})
-    base.update(suite_dir=str(suite_dir), profile=profile, skip_unsupported=skip_unsupported,
-                memories=str(memories) if memories is not None else None)  # fmt: skip
+    base.update(
+        suite_dir=str(suite_dir),
+        profile=profile,
+        skip_unsupported=skip_unsupported,
+        memories=str(memories) if memories is not None else None,
+    )
     probe = TypedSuite(**base)
     dataset = probe.dataset()
     if out is None:
@@ -104,14 +108,26 @@ def run_suite(
         for name in names:
             store, store_opts, note = stores[name]
             opts = dict(base, condition=name, notes=[note] if note else [])
-            shell_opts, item_timeout = shell_run_options(probe.items, out, r, store, store_opts,
-                                                         timeout)  # fmt: skip
+            shell_opts, item_timeout = shell_run_options(
+                probe.items, out, r, store, store_opts, timeout
+            )
             opts.update(shell_opts)
-            where = {"agent": store, "agent_options": store_opts} if name in agents else \
-                {"dataset": dataset, "store": store, "store_options": store_opts}  # fmt: skip
-            result = run("items", **where, suite_options=opts, out=out / f"{name}-r{r}",
-                         concurrency=concurrency, timeout=item_timeout, run_group=group,
-                         repeat=r, progress=progress)  # fmt: skip
+            where = (
+                {"agent": store, "agent_options": store_opts}
+                if name in agents
+                else {"dataset": dataset, "store": store, "store_options": store_opts}
+            )
+            result = run(
+                "items",
+                **where,
+                suite_options=opts,
+                out=out / f"{name}-r{r}",
+                concurrency=concurrency,
+                timeout=item_timeout,
+                run_group=group,
+                repeat=r,
+                progress=progress,
+            )
             results.append(result)
             if on_run is not None:
                 on_run(result)

@@ -37,8 +37,18 @@ MEMORY_ENV_PREFIXES = ("MEMORY_", "MNEMOMETER_QUERY_")
 """Environment variables removed before every command; the harness sets its own."""
 MEMORY_ENV_NAMES = frozenset({"MEMORY_CONFIG", "MEMORY_BASE_URL", "MEMORY_LAYER_CONFIG"})
 
-PLACEHOLDERS = ("workspace", "prompt_file", "run_dir", "suite_dir", "condition", "project",
-                "item", "step", "python", "memory_helper")  # fmt: skip
+PLACEHOLDERS = (
+    "workspace",
+    "prompt_file",
+    "run_dir",
+    "suite_dir",
+    "condition",
+    "project",
+    "item",
+    "step",
+    "python",
+    "memory_helper",
+)
 """Names a command template may use as ``{name}``."""
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -89,8 +99,10 @@ def split_template(template: str) -> list[str]:
         raise CommandError("command is empty")
     unknown = sorted({n for n in template_names(template) if n not in PLACEHOLDERS})
     if unknown:
-        raise CommandError(f"command {template!r}: unknown placeholder {{{unknown[0]}}}; "
-                           f"known: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}")  # fmt: skip
+        raise CommandError(
+            f"command {template!r}: unknown placeholder {{{unknown[0]}}}; "
+            f"known: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}"
+        )
     return words
 
 
@@ -188,19 +200,37 @@ def run_command(
     counts = ([0], [0])
     t0 = time.monotonic()
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
     except OSError as e:
         stdout_path.write_bytes(b"")
         stderr_path.write_text(f"could not start: {e}\n")
-        res = CommandResult(argv, None, False, 0.0, str(stdout_path), str(stderr_path), 0, 0,
-                            error=f"could not start {argv[0]!r}: {e.strerror or e}")  # fmt: skip
+        res = CommandResult(
+            argv,
+            None,
+            False,
+            0.0,
+            str(stdout_path),
+            str(stderr_path),
+            0,
+            0,
+            error=f"could not start {argv[0]!r}: {e.strerror or e}",
+        )
         _write_status(out_prefix, res)
         return res
     readers = [
         threading.Thread(target=_drain, args=(s, p, cap, c), daemon=True)
-        for s, p, c in ((proc.stdout, stdout_path, counts[0]), (proc.stderr, stderr_path, counts[1]))
+        for s, p, c in (
+            (proc.stdout, stdout_path, counts[0]),
+            (proc.stderr, stderr_path, counts[1]),
+        )
     ]
     for r in readers:
         r.start()
@@ -217,8 +247,16 @@ def run_command(
     for r in readers:
         r.join(timeout=5.0)
     code = None if timed_out else proc.returncode
-    res = CommandResult(argv, code, timed_out, time.monotonic() - t0, str(stdout_path),
-                        str(stderr_path), counts[0][0], counts[1][0])  # fmt: skip
+    res = CommandResult(
+        argv,
+        code,
+        timed_out,
+        time.monotonic() - t0,
+        str(stdout_path),
+        str(stderr_path),
+        counts[0][0],
+        counts[1][0],
+    )
     _write_status(out_prefix, res)
     return res
 

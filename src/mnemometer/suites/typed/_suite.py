@@ -109,21 +109,36 @@ class TypedSuite:
     version: ClassVar[str] = "1"
 
     def __init__(
-        self, suite_dir: str, condition: str = "", profile: str | None = None,
-        memories: str | None = None, min_support: float = 0.5, answer_hits: int = 1,
-        resume_hits: int = 10, skip_unsupported: bool = False,
-        suite_checksum: str | None = None, fixture_checksum: str | None = None,
-        memories_checksum: str | None = None, suite_name: str | None = None,
-        suite_version: str | None = None, label_status: str | None = None,
-        skipped: list[str] | None = None, notes: list[str] | None = None,
-        allow_shell: bool = False, dry_run: bool = False, build_root: str | None = None,
-        repeat: int = 0, memory_store: str | None = None,
+        self,
+        suite_dir: str,
+        condition: str = "",
+        profile: str | None = None,
+        memories: str | None = None,
+        min_support: float = 0.5,
+        answer_hits: int = 1,
+        resume_hits: int = 10,
+        skip_unsupported: bool = False,
+        suite_checksum: str | None = None,
+        fixture_checksum: str | None = None,
+        memories_checksum: str | None = None,
+        suite_name: str | None = None,
+        suite_version: str | None = None,
+        label_status: str | None = None,
+        skipped: list[str] | None = None,
+        notes: list[str] | None = None,
+        allow_shell: bool = False,
+        dry_run: bool = False,
+        build_root: str | None = None,
+        repeat: int = 0,
+        memory_store: str | None = None,
         memory_store_options: dict[str, Any] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.loaded: LoadedSuite = load_suite(suite_dir, memories)
         if suite_checksum is not None and suite_checksum != self.loaded.checksum:
-            raise MnemometerError(f"{suite_dir}: the suite changed since the run started "
-                                  "(checksum differs); start a new run")  # fmt: skip
+            raise MnemometerError(
+                f"{suite_dir}: the suite changed since the run started "
+                "(checksum differs); start a new run"
+            )
         m = self.loaded.manifest
         self.profile = profile or m.default_profile
         if self.profile not in ("offline", "llm"):
@@ -144,8 +159,9 @@ class TypedSuite:
                 f"{self.loaded.root}: {len(self.skipped)} item(s) of type {', '.join(kinds)} "
                 f"need {needs}; pass --skip-unsupported to run the rest (skips are recorded)"
             )
-        runnable, shell_skips = shell_gate(runnable, allow_shell, dry_run, skip_unsupported,
-                                           str(self.loaded.root))  # fmt: skip
+        runnable, shell_skips = shell_gate(
+            runnable, allow_shell, dry_run, skip_unsupported, str(self.loaded.root)
+        )
         self.skipped += shell_skips
         self.allow_shell, self.dry_run, self.build_root = allow_shell, dry_run, build_root
         self.repeat, self.memory_store = repeat, memory_store
@@ -161,34 +177,53 @@ class TypedSuite:
         """Resolved options, with the suite, fixture and memories checksums."""
         m = self.loaded.manifest
         return {
-            "suite_dir": self.suite_dir, "suite_name": m.name, "suite_version": m.suite_version,
-            "label_status": m.label_status, "suite_checksum": self.loaded.checksum,
+            "suite_dir": self.suite_dir,
+            "suite_name": m.name,
+            "suite_version": m.suite_version,
+            "label_status": m.label_status,
+            "suite_checksum": self.loaded.checksum,
             "fixture_checksum": self.loaded.fixture_checksum,
-            "memories": self.memories, "memories_checksum": self.loaded.memories_checksum,
-            "condition": self.condition, "profile": self.profile,
-            "min_support": self.min_support, "answer_hits": self.answer_hits,
-            "resume_hits": self.resume_hits, "skip_unsupported": self.skip_unsupported,
-            "skipped": self.skipped, "notes": self.notes,
-            "allow_shell": self.allow_shell, "dry_run": self.dry_run,
-            "build_root": self.build_root, "repeat": self.repeat,
-            "memory_store": self.memory_store, "memory_store_options": self.memory_store_options,
-        }  # fmt: skip
+            "memories": self.memories,
+            "memories_checksum": self.loaded.memories_checksum,
+            "condition": self.condition,
+            "profile": self.profile,
+            "min_support": self.min_support,
+            "answer_hits": self.answer_hits,
+            "resume_hits": self.resume_hits,
+            "skip_unsupported": self.skip_unsupported,
+            "skipped": self.skipped,
+            "notes": self.notes,
+            "allow_shell": self.allow_shell,
+            "dry_run": self.dry_run,
+            "build_root": self.build_root,
+            "repeat": self.repeat,
+            "memory_store": self.memory_store,
+            "memory_store_options": self.memory_store_options,
+        }
 
     def dataset(self) -> Dataset:
         """The seed memories plus one query per item (so the dataset hash covers both)."""
         m = self.loaded.manifest
         queries = [
-            Query(id=it.id, text=it.text() or it.id, type=it.eval_type,
-                  relevant_ids=list(getattr(it, "expected_memory_ids", [])),
-                  difficulty=it.difficulty, metadata=it.model_dump(mode="json"))
+            Query(
+                id=it.id,
+                text=it.text() or it.id,
+                type=it.eval_type,
+                relevant_ids=list(getattr(it, "expected_memory_ids", [])),
+                difficulty=it.difficulty,
+                metadata=it.model_dump(mode="json"),
+            )
             for it in self.loaded.items
-        ]  # fmt: skip
+        ]
         ds = Dataset(
-            info=DatasetInfo(name=self.loaded.slug, version=m.suite_version,
-                             source=f"suite directory {self.loaded.root.name}"),
+            info=DatasetInfo(
+                name=self.loaded.slug,
+                version=m.suite_version,
+                source=f"suite directory {self.loaded.root.name}",
+            ),
             memories=[s.memory for s in self.loaded.memories],
             queries=queries,
-        )  # fmt: skip
+        )
         return ds.with_hash()
 
     def plan(self, dataset: Dataset) -> list[Item]:
@@ -225,16 +260,27 @@ class TypedSuite:
         result = runner(it, _Ctx(self, system))
         wall = (time.perf_counter() - t0) * 1000.0
         extra = {**result.extra, "duration_ms": wall}
-        return result.model_copy(update={"item_id": it.id, "index": item.index,
-                                         "groups": result.groups or it.groups(),
-                                         "extra": extra})  # fmt: skip
+        return result.model_copy(
+            update={
+                "item_id": it.id,
+                "index": item.index,
+                "groups": result.groups or it.groups(),
+                "extra": extra,
+            }
+        )
 
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
         """A failed item is a failure: success 0."""
         it: _Item = item.payload
-        return ItemResult(item_id=it.id, index=item.index, status=status, error=error,
-                          input=it.text(), groups=it.groups(),
-                          metrics=[Metric(name="success", value=0.0)])  # fmt: skip
+        return ItemResult(
+            item_id=it.id,
+            index=item.index,
+            status=status,
+            error=error,
+            input=it.text(),
+            groups=it.groups(),
+            metrics=[Metric(name="success", value=0.0)],
+        )
 
     def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
         """Success and every metric, overall and by item type and metadata."""
@@ -247,21 +293,27 @@ class TypedSuite:
                 if key in r.groups:
                     buckets[r.groups[key]].append(r)
             if buckets:
-                groups[key] = {v: mean_metrics(r.metrics for r in rs)
-                               for v, rs in sorted(buckets.items())}  # fmt: skip
+                groups[key] = {
+                    v: mean_metrics(r.metrics for r in rs) for v, rs in sorted(buckets.items())
+                }
         tokens = sum(r.tokens.get("total", 0) for r in items)
         counts = {
-            "items": len(items), "planned": header.item_count,
-            "succeeded": sum(any(m.name == "success" and m.value == 1.0 for m in r.metrics)
-                             for r in items),
+            "items": len(items),
+            "planned": header.item_count,
+            "succeeded": sum(
+                any(m.name == "success" and m.value == 1.0 for m in r.metrics) for r in items
+            ),
             "errors": sum(r.status == "error" for r in items),
             "timeouts": sum(r.status == "timeout" for r in items),
-            "skipped": len(header.suite_options.get("skipped", [])), "tokens": tokens,
-        }  # fmt: skip
+            "skipped": len(header.suite_options.get("skipped", [])),
+            "tokens": tokens,
+        }
         notes = list(header.dataset.notes) + list(header.suite_options.get("notes", []))
         if counts["skipped"]:
-            notes.append(f"{counts['skipped']} item(s) skipped (no runner for their type): "
-                         + ", ".join(header.suite_options.get("skipped", [])[:5]))  # fmt: skip
+            notes.append(
+                f"{counts['skipped']} item(s) skipped (no runner for their type): "
+                + ", ".join(header.suite_options.get("skipped", [])[:5])
+            )
         return Summary(overall=overall, groups=groups, counts=counts, notes=notes)
 
     # ---- answering --------------------------------------------------------------------
@@ -273,8 +325,11 @@ class TypedSuite:
             text, tokens = self.ask_agent(question)
             refused = REFUSAL.lower().rstrip(".") in text.lower() or not text.strip()
             return Answer(text, refused, [], tokens, (time.perf_counter() - t0) * 1000.0)
-        ans = self._llm_answer(ctx, question, hits) if self.profile == "llm" else \
-            self._offline_answer(ctx, question, hits)  # fmt: skip
+        ans = (
+            self._llm_answer(ctx, question, hits)
+            if self.profile == "llm"
+            else self._offline_answer(ctx, question, hits)
+        )
         ans.ms = (time.perf_counter() - t0) * 1000.0
         return ans
 
@@ -308,22 +363,28 @@ class TypedSuite:
         near.sort(key=lambda x: (x[2] is None, -(x[2] or 0.0), x[1]))
         chosen = near[: self.answer_hits]
         text = " ".join(ctx.memory_text(h) for *_, h in chosen)
-        return Answer(text, False, [h.memory_id for *_, h in chosen],
-                      {"input": 0, "output": 0, "total": 0})  # fmt: skip
+        return Answer(
+            text, False, [h.memory_id for *_, h in chosen], {"input": 0, "output": 0, "total": 0}
+        )
 
     def _llm_answer(self, ctx: _Ctx, question: str, hits: list[Hit]) -> Answer:
         memories = "\n".join(f"[{h.memory_id}] {ctx.memory_text(h)}" for h in hits)
-        reply = self._llm.chat([
-            {"role": "system", "content": _LLM_SYSTEM},
-            {"role": "user", "content": f"Memories:\n{memories or '(none)'}\n\nQuestion: {question}"},
-        ])  # fmt: skip
+        reply = self._llm.chat(
+            [
+                {"role": "system", "content": _LLM_SYSTEM},
+                {
+                    "role": "user",
+                    "content": f"Memories:\n{memories or '(none)'}\n\nQuestion: {question}",
+                },
+            ]
+        )
         text = reply.text.strip()
         refused = REFUSAL.lower().rstrip(".") in text.lower() or not text
-        cited = [h.memory_id for h in hits if f"[{h.memory_id}]" in text] or \
-            ([h.memory_id for h in hits[:1]] if not refused else [])  # fmt: skip
+        cited = [h.memory_id for h in hits if f"[{h.memory_id}]" in text] or (
+            [h.memory_id for h in hits[:1]] if not refused else []
+        )
         u = reply.usage
-        tokens = {"input": u.prompt_tokens, "output": u.completion_tokens,
-                  "total": u.total_tokens}  # fmt: skip
+        tokens = {"input": u.prompt_tokens, "output": u.completion_tokens, "total": u.total_tokens}
         return Answer(text, refused, cited, tokens)
 
 
@@ -343,9 +404,13 @@ def _all_met(values: list[float | None]) -> float | None:
 def run_retrieval_qa(it: RetrievalQA, ctx: _Ctx) -> ItemResult:
     """recall/MRR/nDCG over expected ids; tag and file recall over the hits' labels."""
     if ctx.suite._agent is not None:
-        return ItemResult(item_id=it.id, index=0, input=it.question,
-                          metrics=[_metric("success", None)],
-                          extra={"note": "an agent exposes no hits: not scorable"})  # fmt: skip
+        return ItemResult(
+            item_id=it.id,
+            index=0,
+            input=it.question,
+            metrics=[_metric("success", None)],
+            extra={"note": "an agent exposes no hits: not scorable"},
+        )
     hits, ms = ctx.search(it.question, it.top_k)
     ids = [h.memory_id for h in hits]
     rank = sc.rank_scores(ids, it.expected_memory_ids, it.top_k)
@@ -354,9 +419,16 @@ def run_retrieval_qa(it: RetrievalQA, ctx: _Ctx) -> ItemResult:
     metrics = [_metric(k, v) for k, v in rank.items()]
     metrics += [_metric("tag_recall_at_k", tag), _metric("file_recall_at_k", files)]
     metrics.append(_metric("success", _all_met([rank["recall_at_k"], tag, files])))
-    return ItemResult(item_id=it.id, index=0, input=it.question, expected=it.expected_memory_ids,
-                      retrieved=_hits_log(hits), metrics=metrics, latency_ms=ms,
-                      tokens={"input": 0, "output": 0, "total": 0})  # fmt: skip
+    return ItemResult(
+        item_id=it.id,
+        index=0,
+        input=it.question,
+        expected=it.expected_memory_ids,
+        retrieved=_hits_log(hits),
+        metrics=metrics,
+        latency_ms=ms,
+        tokens={"input": 0, "output": 0, "total": 0},
+    )
 
 
 def run_grounded_answer(it: GroundedAnswer, ctx: _Ctx) -> ItemResult:
@@ -365,16 +437,20 @@ def run_grounded_answer(it: GroundedAnswer, ctx: _Ctx) -> ItemResult:
     ans = ctx.suite.answer(ctx, it.question, hits)
     recall = sc.assertion_recall(ans.text, it.required_assertions)
     forbidden = sc.assertion_hits(ans.text, it.forbidden_assertions)
-    metrics = [_metric("assertion_recall", recall),
-               _metric("forbidden_hits", float(forbidden), higher=False),
-               _metric("insufficient_evidence", float(ans.refused), higher=False)]  # fmt: skip
+    metrics = [
+        _metric("assertion_recall", recall),
+        _metric("forbidden_hits", float(forbidden), higher=False),
+        _metric("insufficient_evidence", float(ans.refused), higher=False),
+    ]
     if it.expected_memory_ids:
         ids = [h.memory_id for h in hits]
-        metrics += [_metric(k, v) for k, v in
-                    sc.rank_scores(ids, it.expected_memory_ids, it.top_k).items()]  # fmt: skip
+        metrics += [
+            _metric(k, v) for k, v in sc.rank_scores(ids, it.expected_memory_ids, it.top_k).items()
+        ]
         cited_ok = [c for c in ans.cited if c in set(it.expected_memory_ids)]
-        metrics.append(_metric("citation_precision",
-                               len(cited_ok) / len(ans.cited) if ans.cited else None))  # fmt: skip
+        metrics.append(
+            _metric("citation_precision", len(cited_ok) / len(ans.cited) if ans.cited else None)
+        )
     ok = (recall is None or recall >= 1.0) and forbidden == 0
     metrics.append(_metric("success", float(ok)))
     return _answered(it, hits, ans, metrics, ms)
@@ -393,9 +469,13 @@ def run_adversarial_stale(it: AdversarialStale, ctx: _Ctx) -> ItemResult:
     if it.expect == "refuse":
         ok = ans.refused and stale_hits == 0
     else:
-        ok = (not ans.refused and stale_cites == 0 and stale_hits == 0
-              and (fresh_recall is None or fresh_recall >= 1.0)
-              and (not fresh_tags or fresh_cites > 0))  # fmt: skip
+        ok = (
+            not ans.refused
+            and stale_cites == 0
+            and stale_hits == 0
+            and (fresh_recall is None or fresh_recall >= 1.0)
+            and (not fresh_tags or fresh_cites > 0)
+        )
     metrics = [
         _metric("stale_citations", float(stale_cites), higher=False),
         _metric("fresh_citations", float(fresh_cites)),
@@ -420,26 +500,45 @@ def run_resume_quality(it: ResumeQuality, ctx: _Ctx) -> ItemResult:
     recall = sc.assertion_recall(briefing, it.required_topics)
     forbidden = sc.assertion_hits(briefing, it.forbidden_topics)
     ok = (recall is None or recall >= 1.0) and forbidden == 0
-    metrics = [_metric("topic_recall", recall),
-               _metric("forbidden_hits", float(forbidden), higher=False),
-               _metric("success", float(ok))]  # fmt: skip
-    return ItemResult(item_id=it.id, index=0, input=it.prompt, retrieved=_hits_log(hits),
-                      output=briefing, metrics=metrics, latency_ms=ms,
-                      tokens=tokens)  # fmt: skip
-
-
-def _answered(it: _Item, hits: list[Hit], ans: Answer, metrics: list[Metric], ms: float,
-              **extra: Any) -> ItemResult:  # fmt: skip
+    metrics = [
+        _metric("topic_recall", recall),
+        _metric("forbidden_hits", float(forbidden), higher=False),
+        _metric("success", float(ok)),
+    ]
     return ItemResult(
-        item_id=it.id, index=0, input=it.text(), retrieved=_hits_log(hits), output=ans.text,
-        metrics=metrics, latency_ms=ms + ans.ms, tokens=ans.tokens,
+        item_id=it.id,
+        index=0,
+        input=it.prompt,
+        retrieved=_hits_log(hits),
+        output=briefing,
+        metrics=metrics,
+        latency_ms=ms,
+        tokens=tokens,
+    )
+
+
+def _answered(
+    it: _Item, hits: list[Hit], ans: Answer, metrics: list[Metric], ms: float, **extra: Any
+) -> ItemResult:
+    return ItemResult(
+        item_id=it.id,
+        index=0,
+        input=it.text(),
+        retrieved=_hits_log(hits),
+        output=ans.text,
+        metrics=metrics,
+        latency_ms=ms + ans.ms,
+        tokens=ans.tokens,
         extra={"refused": ans.refused, "cited": ans.cited, **extra},
-    )  # fmt: skip
+    )
 
 
-for _name, _fn in (("retrieval_qa", run_retrieval_qa), ("grounded_answer", run_grounded_answer),
-                   ("adversarial_stale", run_adversarial_stale),
-                   ("resume_quality", run_resume_quality)):  # fmt: skip
+for _name, _fn in (
+    ("retrieval_qa", run_retrieval_qa),
+    ("grounded_answer", run_grounded_answer),
+    ("adversarial_stale", run_adversarial_stale),
+    ("resume_quality", run_resume_quality),
+):
     register_item_type(ItemType(_name, ITEM_TYPES[_name].model, _fn), replace=True)
 
 

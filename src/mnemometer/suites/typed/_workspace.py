@@ -60,11 +60,14 @@ def check_fixture(root: Path, rel: str) -> Path:
             p = Path(dirpath) / name
             mode = p.lstat().st_mode
             if stat.S_ISLNK(mode):
-                raise FixtureError(f"fixture {path}: {p.relative_to(path)} is a symlink "
-                                   "(fixtures may not contain symlinks)")  # fmt: skip
+                raise FixtureError(
+                    f"fixture {path}: {p.relative_to(path)} is a symlink "
+                    "(fixtures may not contain symlinks)"
+                )
             if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                raise FixtureError(f"fixture {path}: {p.relative_to(path)} is not a regular "
-                                   "file or directory")  # fmt: skip
+                raise FixtureError(
+                    f"fixture {path}: {p.relative_to(path)} is not a regular file or directory"
+                )
     return path
 
 
@@ -151,8 +154,9 @@ def validate_item(root: Path, item: Any) -> list[str]:
     return problems
 
 
-def shell_gate(items: list[Any], allow_shell: bool, dry_run: bool, skip: bool,
-               where: str) -> tuple[list[Any], list[str]]:  # fmt: skip
+def shell_gate(
+    items: list[Any], allow_shell: bool, dry_run: bool, skip: bool, where: str
+) -> tuple[list[Any], list[str]]:
     """Refuse shell items without ``--allow-shell`` (a dry run needs neither flag).
 
     With ``skip`` (``--skip-unsupported``) they are skipped instead and their ids returned.
