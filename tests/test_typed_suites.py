@@ -85,15 +85,15 @@ def _suite(tmp_path: Path, items: str, manifest: str = 'name = "t"\n') -> Path:
         ),
         (
             '\n{"eval_type": "grounded_answer", "id": "a"}\n',
-            r"items.jsonl:2 \(item 'a'\): grounded_answer: missing field 'question'",
+            r"items.jsonl:2 \(item 'a'\): grounded_answer: missing key 'question'",
         ),
         (
             '{"eval_type": "retrieval_qa", "id": "a", "question": "q", "top_k": "many"}\n',
-            r"items.jsonl:1 \(item 'a'\): retrieval_qa: field 'top_k'",
+            r"items.jsonl:1 \(item 'a'\): retrieval_qa: top_k: ",
         ),
         (
             '{"eval_type": "retrieval_qa", "id": "a", "question": "q", "expected_tag": []}\n',
-            r"unknown field 'expected_tag' \(did you mean 'expected_tags'\?\)",
+            r"unknown key 'expected_tag' \(did you mean 'expected_tags'\?\)",
         ),
         (
             '{"eval_type": "retrieval_qa", "id": "a", "question": "q"}\n'
@@ -102,9 +102,9 @@ def _suite(tmp_path: Path, items: str, manifest: str = 'name = "t"\n') -> Path:
         ),
         (
             '{"eval_type": "adversarial_stale", "id": "a", "question": "q", "expect": "maybe"}\n',
-            r"field 'expect'",
+            r"adversarial_stale: expect: ",
         ),
-        ('{"id": "a", "question": "q"}\n', r"items.jsonl:1: missing field 'eval_type'"),
+        ('{"id": "a", "question": "q"}\n', r"items.jsonl:1: missing key 'eval_type'"),
     ],
 )
 def test_malformed_items_name_line_and_field(tmp_path, items, message):
@@ -119,7 +119,7 @@ def test_malformed_items_name_line_and_field(tmp_path, items, message):
 def test_malformed_manifest(tmp_path):
     d = _suite(tmp_path, "", 'name = "t"\nlabel_stats = "reviewed"\n')
     with pytest.raises(
-        MnemometerError, match=r"unknown field 'label_stats' \(did you mean 'label_status'"
+        MnemometerError, match=r"unknown key 'label_stats' \(did you mean 'label_status'"
     ):
         load_suite(d)
     d = _suite(tmp_path, "", 'name = "t"\nitems = "../elsewhere.jsonl"\n')
@@ -225,7 +225,7 @@ def test_conditions_file_and_visible_fallback(tmp_path):
     assert "no-such-store" in ghost.suite_options["notes"][0]
     assert any("fell back" in n for n in res.runs[1].summary.notes)
     f.write_text('[kw]\nstore = "keyword"\nopts = {}\n')
-    with pytest.raises(MnemometerError, match=r"\[kw\] opts.*did you mean 'options'"):
+    with pytest.raises(MnemometerError, match=r"\[kw\] unknown key 'opts' \(did you mean 'options'"):
         load_conditions(f)
 
 

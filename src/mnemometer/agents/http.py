@@ -21,25 +21,23 @@ from __future__ import annotations
 
 import json
 import time
-import tomllib
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from mnemometer.agents._protocol import Reply
+from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError
 
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
-class HttpAgentConfig(BaseModel):
+class HttpAgentConfig(StrictModel):
     """The ``[agent]`` table of an HTTP agent config file."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     base_url: str
     """Service root, e.g. ``http://127.0.0.1:9000``."""
@@ -75,19 +73,7 @@ def load_config(path: str | Path) -> HttpAgentConfig:
     Raises:
         MnemometerError: unreadable, not TOML, or invalid (naming the key).
     """
-    p = Path(path)
-    try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise MnemometerError(f"{p}: cannot read agent config: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise MnemometerError(f"{p}: invalid TOML: {e}") from None
-    try:
-        return HttpAgentConfig.model_validate(doc.get("agent", doc))
-    except ValidationError as e:
-        first = e.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise MnemometerError(f"{p}: [agent] {loc}: {first['msg']}") from None
+    return load_model(path, HttpAgentConfig, table="agent", what="agent config")
 
 
 class HttpAgentFactory:

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from mnemometer.comparison._model import Comparison
+from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError, did_you_mean
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-class GatePolicy(_Model):
+class GatePolicy(StrictModel):
     """A gate policy. Every key is optional; Memory Layer's gate files load as they are."""
 
     min_paired_items: int = 0
@@ -50,7 +46,7 @@ class GatePolicy(_Model):
     """Accept a comparison made with ``--force`` over mismatched runs."""
 
 
-class GateCheck(_Model):
+class GateCheck(StrictModel):
     """One check of a gate."""
 
     name: str
@@ -61,7 +57,7 @@ class GateCheck(_Model):
     """What was compared."""
 
 
-class GateResult(_Model):
+class GateResult(StrictModel):
     """The verdict."""
 
     passed: bool
@@ -81,25 +77,7 @@ def load_policy(path: str | Path) -> GatePolicy:
     Raises:
         MnemometerError: missing file, malformed TOML, unknown keys or wrong types.
     """
-    p = Path(path)
-    try:
-        raw = tomllib.loads(p.read_text("utf-8"))
-    except FileNotFoundError:
-        raise MnemometerError(f"{p}: no such policy file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise MnemometerError(f"{p}: malformed TOML: {e}") from None
-    try:
-        return GatePolicy.model_validate(raw)
-    except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(map(str, err["loc"]))
-        if err["type"] == "extra_forbidden":
-            known = list(GatePolicy.model_fields)
-            raise MnemometerError(
-                f"{p}: unknown key {loc!r}{did_you_mean(str(err['loc'][0]), known)}; "
-                f"known keys: {', '.join(known)}"
-            ) from None
-        raise MnemometerError(f"{p}: {loc}: {err['msg']}") from None
+    return load_model(path, GatePolicy, what="gate policy")
 
 
 def load_comparison(path: str | Path) -> Comparison:

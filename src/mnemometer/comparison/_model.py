@@ -5,16 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from mnemometer.config import StrictModel
 
 COMPARISON_SCHEMA_VERSION = 1
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-class IntervalOut(_Model):
+class IntervalOut(StrictModel):
     """A confidence interval of a mean paired delta."""
 
     method: str
@@ -27,7 +25,7 @@ class IntervalOut(_Model):
     """Nominal coverage."""
 
 
-class SuccessStats(_Model):
+class SuccessStats(StrictModel):
     """Paired success: rates, delta, exact McNemar and intervals."""
 
     pairs: int
@@ -52,7 +50,7 @@ class SuccessStats(_Model):
     """Minimum detectable effect (two-sided alpha 0.05, power 0.8) at this many pairs."""
 
 
-class MetricDelta(_Model):
+class MetricDelta(StrictModel):
     """One metric compared pair by pair."""
 
     key: str
@@ -81,7 +79,7 @@ class MetricDelta(_Model):
     """Minimum detectable effect at this many pairs."""
 
 
-class GroupStats(_Model):
+class GroupStats(StrictModel):
     """The comparison restricted to items with one breakdown value."""
 
     key: str
@@ -96,7 +94,7 @@ class GroupStats(_Model):
     """Candidate tokens inside the group."""
 
 
-class SideInfo(_Model):
+class SideInfo(StrictModel):
     """One side of the comparison."""
 
     runs: list[str]
@@ -113,7 +111,7 @@ class SideInfo(_Model):
     """Mean latency over paired items that recorded one."""
 
 
-class CostStats(_Model):
+class CostStats(StrictModel):
     """Tokens and latency, candidate minus baseline."""
 
     token_delta: int = 0
@@ -126,7 +124,7 @@ class CostStats(_Model):
     """Success delta per 1,000 added tokens (the plain delta when no tokens were added)."""
 
 
-class Comparison(_Model):
+class Comparison(StrictModel):
     """Two sets of runs paired item by item, with statistics."""
 
     schema_version: int = COMPARISON_SCHEMA_VERSION

@@ -7,16 +7,14 @@ import json
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from mnemometer.config import StrictModel
 
 SCHEMA_VERSION = 1
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-class MemoryVersion(_Model):
+class MemoryVersion(StrictModel):
     """One stylistic rendering of a memory; all versions share the memory's id."""
 
     style: str
@@ -25,7 +23,7 @@ class MemoryVersion(_Model):
     """The rendered text."""
 
 
-class Memory(_Model):
+class Memory(StrictModel):
     """One stored unit."""
 
     id: str = Field(min_length=1)
@@ -46,7 +44,7 @@ class Memory(_Model):
         return [("text", self.text)]
 
 
-class Query(_Model):
+class Query(StrictModel):
     """A query with its complete ground truth."""
 
     id: str = Field(min_length=1)
@@ -70,7 +68,7 @@ class Query(_Model):
         return not self.relevant_ids
 
 
-class DatasetInfo(_Model):
+class DatasetInfo(StrictModel):
     """Name, language, reference time and provenance of a dataset."""
 
     schema_version: int = SCHEMA_VERSION
@@ -93,7 +91,7 @@ class DatasetInfo(_Model):
     """What a reader changed on the way in (dropped queries, dangling ids, ...)."""
 
 
-class Dataset(_Model):
+class Dataset(StrictModel):
     """Memories plus queries with ground truth."""
 
     info: DatasetInfo

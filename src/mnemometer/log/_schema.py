@@ -9,18 +9,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from mnemometer.config import StrictModel
 
 LOG_SCHEMA_VERSION = 1
 HEADER_FILE = "header.json"
 ITEMS_FILE = "items.jsonl"
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-class Metric(_Model):
+class Metric(StrictModel):
     """One structured metric value."""
 
     name: str
@@ -40,7 +38,7 @@ class Metric(_Model):
         return f"{self.name}@{self.k}" if self.k is not None else self.name
 
 
-class RetrievedHit(_Model):
+class RetrievedHit(StrictModel):
     """A hit as recorded in the log."""
 
     id: str
@@ -49,7 +47,7 @@ class RetrievedHit(_Model):
     """Store score."""
 
 
-class DatasetRef(_Model):
+class DatasetRef(StrictModel):
     """Which dataset a run used."""
 
     name: str
@@ -68,7 +66,7 @@ class DatasetRef(_Model):
     """What the reader changed on the way in."""
 
 
-class SystemRef(_Model):
+class SystemRef(StrictModel):
     """The system under test."""
 
     kind: Literal["store", "agent"] = "store"
@@ -85,7 +83,7 @@ class SystemRef(_Model):
     """Optional capabilities detected at run time."""
 
 
-class RunHeader(_Model):
+class RunHeader(StrictModel):
     """Everything that determines a run's numbers, and its status."""
 
     schema_version: int = LOG_SCHEMA_VERSION
@@ -132,7 +130,7 @@ class RunHeader(_Model):
     """How many times the run was resumed."""
 
 
-class ItemResult(_Model):
+class ItemResult(StrictModel):
     """The outcome of one item."""
 
     item_id: str
@@ -163,7 +161,7 @@ class ItemResult(_Model):
     """Suite-specific detail."""
 
 
-class Summary(_Model):
+class Summary(StrictModel):
     """Aggregated results of a run (derived from the items; never stored as the truth)."""
 
     overall: list[Metric]

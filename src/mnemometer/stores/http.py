@@ -37,27 +37,22 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
+from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-class Endpoint(_Model):
+class Endpoint(StrictModel):
     """One call the store makes."""
 
     method: Literal["GET", "POST", "PUT", "DELETE", "PATCH"] = "POST"
@@ -81,7 +76,7 @@ class SearchEndpoint(Endpoint):
     """Dotted path to a hit's text (optional)."""
 
 
-class HttpConfig(_Model):
+class HttpConfig(StrictModel):
     """How to talk to one memory service."""
 
     base_url: str
@@ -110,23 +105,7 @@ def load_config(path: str | os.PathLike[str]) -> HttpConfig:
     Raises:
         MnemometerError: missing file, bad syntax or a field that does not fit.
     """
-    p = Path(path)
-    try:
-        raw = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise MnemometerError(f"{p}: cannot read the http store config: {e.strerror}") from None
-    try:
-        data = tomllib.loads(raw) if p.suffix == ".toml" else json.loads(raw)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as e:
-        raise MnemometerError(
-            f"{p}: not valid {'TOML' if p.suffix == '.toml' else 'JSON'}: {e}"
-        ) from None
-    try:
-        return HttpConfig.model_validate(data)
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(x) for x in first["loc"])
-        raise MnemometerError(f"{p}: {where}: {first['msg']}") from None
+    return load_model(path, HttpConfig, what="http store config")
 
 
 def fill(template: Any, values: dict[str, Any]) -> Any:

@@ -12,12 +12,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from mnemometer.config import StrictModel
 
-class _Model(BaseModel):
+
+class _Lenient(BaseModel):
+    # A model's reply may carry keys we did not ask for; they are dropped, not errors.
     model_config = ConfigDict(extra="ignore", use_attribute_docstrings=True)
 
 
-class Fact(_Model):
+class Fact(_Lenient):
     """One atomic fact extracted from a chunk."""
 
     content: str = Field(min_length=1)
@@ -51,14 +54,14 @@ class Fact(_Model):
         return str(v).strip() if v is not None else ""
 
 
-class Extraction(_Model):
+class Extraction(_Lenient):
     """The reply to one extraction request."""
 
     facts: list[Fact]
     """Every fact in the chunk, in the order the text tells them."""
 
 
-class Label(_Model):
+class Label(_Lenient):
     """The kind of one ambiguous location string."""
 
     term: str
@@ -67,7 +70,7 @@ class Label(_Model):
     """``place`` (a physical location), ``era`` (a period or dynasty) or ``concept``."""
 
 
-class Classification(_Model):
+class Classification(_Lenient):
     """The reply to one classification request."""
 
     labels: list[Label]
@@ -96,10 +99,8 @@ def reply_schema(model: type[BaseModel]) -> dict[str, Any]:
     return scrub(schema)
 
 
-class ChunkRecord(BaseModel):
+class ChunkRecord(StrictModel):
     """One finished chunk in the build checkpoint (a JSONL line)."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     key: str
     """``file#hash#index/count``: relative path and content hash, never the basename."""

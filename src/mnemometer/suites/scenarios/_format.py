@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from mnemometer._jsonl import json_objects
+from mnemometer.config import StrictModel
 from mnemometer.errors import MnemometerError
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -35,11 +36,11 @@ class ScenarioError(MnemometerError):
     """A scenario file is missing or malformed."""
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+class _Frozen(StrictModel):
+    model_config = ConfigDict(frozen=True)
 
 
-class Grade(_Model):
+class Grade(_Frozen):
     """How one reply is graded."""
 
     expected: str = Field(min_length=1)
@@ -67,7 +68,7 @@ class Grade(_Model):
         return v
 
 
-class Header(_Model):
+class Header(_Frozen):
     """The first line of a scenario file."""
 
     scenario: str = Field(min_length=1, pattern=r"^[a-z0-9_]+$")
@@ -81,7 +82,7 @@ class Header(_Model):
     """What differs from the origin, and why."""
 
 
-class Turn(_Model):
+class Turn(_Frozen):
     """A message turn."""
 
     role: Literal["user", "system"]
@@ -92,7 +93,7 @@ class Turn(_Model):
     """Present on graded user turns."""
 
 
-class SessionBreak(_Model):
+class SessionBreak(_Frozen):
     """A real session boundary."""
 
     session: Literal["new"]

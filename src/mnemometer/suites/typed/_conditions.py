@@ -11,21 +11,19 @@ below can be overridden or extended with a TOML file of ``[NAME]`` tables::
 
 from __future__ import annotations
 
-import tomllib
 import warnings
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from mnemometer._registry import AGENTS, STORES
+from mnemometer.config import StrictModel, read_document, validate
 from mnemometer.errors import MnemometerError, UnknownNameError, did_you_mean
 
 
-class Condition(BaseModel):
+class Condition(StrictModel):
     """One condition: which store (or agent) runs, with which options."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     store: str | None = Field(None, min_length=1)
     """Registered store name (see ``mnemometer list stores``)."""
@@ -75,25 +73,10 @@ def load_conditions(path: str | Path | None) -> dict[str, Condition]:
     if path is None:
         return out
     p = Path(path)
-    try:
-        raw = tomllib.loads(p.read_text("utf-8"))
-    except FileNotFoundError:
-        raise MnemometerError(f"{p}: no such conditions file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise MnemometerError(f"{p}: malformed TOML: {e}") from None
-    for name, table in raw.items():
+    for name, table in read_document(p, what="conditions file").items():
         if not isinstance(table, dict):
             raise MnemometerError(f'{p}: {name!r} must be a table: [{name}] store = "..."')
-        try:
-            out[name] = Condition.model_validate(table)
-        except ValidationError as e:
-            err = e.errors()[0]
-            loc = ".".join(map(str, err["loc"]))
-            hint = ""
-            if err["type"] == "extra_forbidden":
-                hint = did_you_mean(str(err["loc"][-1]), list(Condition.model_fields))
-            where = f"{loc}: " if loc else ""
-            raise MnemometerError(f"{p}: [{name}] {where}{err['msg']}{hint}") from None
+        out[name] = validate(Condition, table, f"{p}: [{name}]")
     return out
 
 

@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from mnemometer.comparison import Comparison, GateResult, compare, gate
+from mnemometer.config import StrictModel
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import HEADER_FILE
 from mnemometer.runner import _env
@@ -87,10 +88,8 @@ def reproduce(
     return Reproduction(runs, comparison, cpath, pol, verdict)
 
 
-class ArchiveFile(BaseModel):
+class ArchiveFile(StrictModel):
     """One file in an archive."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     path: str
     """Path inside the archive."""
@@ -100,10 +99,8 @@ class ArchiveFile(BaseModel):
     """Size."""
 
 
-class ArchiveManifest(BaseModel):
+class ArchiveManifest(StrictModel):
     """``manifest.json`` of an experiment archive."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     schema_version: int = 1
     """Archive manifest version (always first)."""

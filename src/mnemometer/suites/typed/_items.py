@@ -11,15 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from mnemometer.config import StrictModel
 
 METADATA_FIELDS = ("reasoning_mode", "memory_capability", "difficulty")
 """Item metadata that becomes a comparison breakdown (``field:value``)."""
 
 
-class _Item(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
+class _Item(StrictModel):
     id: str = Field(min_length=1)
     """Stable item id, unique in the suite."""
     eval_type: str
@@ -151,10 +151,8 @@ class CommandTask(_Item):
         return self.command
 
 
-class RequiredContent(BaseModel):
+class RequiredContent(StrictModel):
     """A file must contain a literal string."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     file: str
     """Workspace-relative path."""
@@ -162,10 +160,8 @@ class RequiredContent(BaseModel):
     """Literal text."""
 
 
-class BuildStep(BaseModel):
+class BuildStep(StrictModel):
     """One step of an ``agent_build_sequence``."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     id: str = Field(min_length=1)
     """Step id, unique in the item."""

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from mnemometer._jsonl import json_objects
+from mnemometer.config import StrictModel, explain, read_document, validate
 from mnemometer.datasets._models import Memory
 from mnemometer.errors import MnemometerError, did_you_mean
 from mnemometer.suites.typed._items import ITEM_TYPES, _Item
@@ -24,10 +24,8 @@ class SuiteError(MnemometerError):
     """A suite directory is missing or malformed (the message names the file and line)."""
 
 
-class SuiteManifest(BaseModel):
+class SuiteManifest(StrictModel):
     """``suite.toml``. Memory Layer's manifests load as they are."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     name: str = Field(min_length=1)
     """Suite name."""
@@ -137,24 +135,10 @@ def load_manifest(path: str | Path) -> tuple[Path, SuiteManifest, bytes]:
     mpath = find_manifest(path)
     raw = mpath.read_bytes()
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise SuiteError(f"{mpath}: malformed TOML: {e}") from None
-    try:
-        manifest = SuiteManifest.model_validate(data)
-    except ValidationError as e:
-        raise SuiteError(f"{mpath}: {_explain(e, list(SuiteManifest.model_fields))}") from None
+        manifest = validate(SuiteManifest, read_document(mpath, what="suite manifest"), str(mpath))
+    except MnemometerError as e:
+        raise SuiteError(str(e)) from None
     return mpath.parent, manifest, raw
-
-
-def _explain(e: ValidationError, known: list[str]) -> str:
-    err = e.errors()[0]
-    loc = ".".join(map(str, err["loc"])) or "(top level)"
-    if err["type"] == "extra_forbidden":
-        return f"unknown field {loc!r}{did_you_mean(str(err['loc'][-1]), known)}"
-    if err["type"] == "missing":
-        return f"missing field {loc!r}"
-    return f"field {loc!r}: {err['msg']}"
 
 
 def parse_items(path: Path) -> tuple[list[_Item], dict[str, int], bytes]:
@@ -174,7 +158,7 @@ def parse_items(path: Path) -> tuple[list[_Item], dict[str, int], bytes]:
         kind = data.get("eval_type")
         if not isinstance(kind, str):
             raise SuiteError(
-                f"{path}:{n}: missing field 'eval_type' (one of {', '.join(ITEM_TYPES)})"
+                f"{path}:{n}: missing key 'eval_type' (one of {', '.join(ITEM_TYPES)})"
             )
         if kind not in ITEM_TYPES:
             raise SuiteError(
@@ -187,9 +171,7 @@ def parse_items(path: Path) -> tuple[list[_Item], dict[str, int], bytes]:
             item = model.model_validate(data)
         except ValidationError as e:
             where = f" (item {data.get('id')!r})" if isinstance(data.get("id"), str) else ""
-            raise SuiteError(
-                f"{path}:{n}{where}: {kind}: {_explain(e, list(model.model_fields))}"
-            ) from None
+            raise SuiteError(f"{path}:{n}{where}: {kind}: {explain(e, model)}") from None
         if item.id in lines:
             raise SuiteError(
                 f"{path}:{n}: duplicate item id {item.id!r} (first on line {lines[item.id]})"

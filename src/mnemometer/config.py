@@ -1,0 +1,131 @@
+"""One strict model base and one loader for every file a user writes or mnemometer reads.
+
+Every configuration file (gate policies, conditions, suite manifests, HTTP store and agent
+configs, LLM settings, sweeps) goes through :func:`load_model`: TOML or JSON in, a
+validated pydantic model out, or one :class:`~mnemometer.errors.MnemometerError` line that
+names the file and the field (with "did you mean" for a misspelt key).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from mnemometer.errors import MnemometerError, did_you_mean
+
+
+class StrictModel(BaseModel):
+    """Base of every model read from or written to disk: unknown keys are errors.
+
+    Field docstrings (the string under each field) become the JSON Schema descriptions.
+    """
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def explain(error: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """The first validation error as ``field.path: message`` (with "did you mean")."""
+    err = error.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    if err["type"] == "extra_forbidden":
+        known = _known_fields(model, err["loc"][:-1]) if model is not None else []
+        hint = did_you_mean(str(err["loc"][-1]), known)
+        listed = f"; known keys: {', '.join(known)}" if known else ""
+        return f"unknown key {loc!r}{hint}{listed}"
+    if err["type"] == "missing":
+        return f"missing key {loc!r}"
+    more = f" (and {len(error.errors()) - 1} more)" if len(error.errors()) > 1 else ""
+    return f"{loc or '(top level)'}: {err['msg']}{more}"
+
+
+def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """Field names of the (nested) model at ``loc``, best effort."""
+    current: Any = model
+    for part in loc:
+        fields = getattr(current, "model_fields", None)
+        if not isinstance(part, str) or not fields or part not in fields:
+            return []
+        ann = fields[part].annotation
+        current = next(
+            (a for a in (ann, *getattr(ann, "__args__", ())) if hasattr(a, "model_fields")),
+            None,
+        )
+        if current is None:
+            return []
+    return list(getattr(current, "model_fields", {}))
+
+
+def validate(model: type[M], data: Any, where: str) -> M:
+    """Validate ``data`` as ``model``; errors name ``where`` (a file, ``file:line``, a table).
+
+    Raises:
+        MnemometerError: ``where: field: message``.
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        sep = " " if where.endswith("]") else ": "  # "file: [table] key: ..."
+        raise MnemometerError(f"{where}{sep}{explain(e, model)}") from None
+
+
+def read_document(path: str | Path, *, what: str = "file") -> dict[str, Any]:
+    """Read a TOML (``.toml``) or JSON (anything else) document whose top level is a table.
+
+    Raises:
+        MnemometerError: missing, unreadable, malformed (with line and column), or not a
+            table at the top level.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MnemometerError(f"{p}: no such {what}") from None
+    except IsADirectoryError:
+        raise MnemometerError(f"{p}: is a directory, expected a {what}") from None
+    except UnicodeDecodeError as e:
+        raise MnemometerError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise MnemometerError(f"{p}: cannot read the {what}: {e.strerror}") from None
+    if p.suffix == ".toml":
+        try:
+            doc: Any = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise MnemometerError(f"{p}: malformed TOML: {e}") from None
+    else:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise MnemometerError(f"{p}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+    if not isinstance(doc, Mapping):
+        raise MnemometerError(f"{p}: the top level must be a table (key = value pairs)")
+    return dict(doc)
+
+
+def load_model(
+    path: str | Path, model: type[M], *, table: str | None = None, what: str = "file"
+) -> M:
+    """Read ``path`` (TOML or JSON) and validate it as ``model``.
+
+    Args:
+        path: the file.
+        model: the pydantic model of its content.
+        table: read this top-level table when present (``[llm]``, ``[agent]``); a file
+            without it is validated as a whole.
+        what: what the file is, for error messages (``gate policy``, ``LLM config``).
+
+    Raises:
+        MnemometerError: one line naming the file and the field.
+    """
+    doc = read_document(path, what=what)
+    where = str(path)
+    if table is not None and isinstance(doc.get(table), Mapping):
+        doc, where = dict(doc[table]), f"{path}: [{table}]"
+    return validate(model, doc, where)
