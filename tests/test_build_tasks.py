@@ -15,11 +15,12 @@ from click.testing import CliRunner
 from mnemometer.comparison import compare
 from mnemometer.errors import MnemometerError
 from mnemometer.log import read_log
-from mnemometer.suites.typed import load_suite, run_suite
-from mnemometer.suites.typed._build_checks import build_checks
-from mnemometer.suites.typed._evidence import parse_token_usage
-from mnemometer.suites.typed._shell import CommandError, render, run_command, scrubbed_env
-from mnemometer.suites.typed._workspace import FixtureError, bad_relative, check_fixture
+from mnemometer.runner import run_suite
+from mnemometer.suites.items import load_suite
+from mnemometer.suites.tasks._checks import build_checks
+from mnemometer.suites.tasks._evidence import parse_token_usage
+from mnemometer.suites.tasks._shell import CommandError, render, run_command, scrubbed_env
+from mnemometer.suites.tasks._workspace import FixtureError, bad_relative, check_fixture
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = REPO / "examples" / "suites" / "build-site"
@@ -468,7 +469,7 @@ def test_memory_layer_app_build_suites_load_validate_and_say_scripts_are_missing
 
 
 def test_shell_gate_names_types_and_flags():
-    from mnemometer.suites.typed._workspace import shell_gate
+    from mnemometer.suites.tasks._workspace import shell_gate
 
     items = load_suite(SITE).items
     with pytest.raises(MnemometerError, match="--allow-shell.*--dry-run.*--skip-unsupported"):

@@ -13,8 +13,9 @@ from conftest import seed_file
 from mnemometer.comparison import compare, gate
 from mnemometer.errors import MnemometerError
 from mnemometer.log import read_log
-from mnemometer.suites.typed import load_conditions, load_suite, run_suite
-from mnemometer.suites.typed._scoring import asserts, label_recall, rank_scores, support
+from mnemometer.runner import load_conditions, run_suite
+from mnemometer.suites.items import load_suite
+from mnemometer.suites.items._scoring import asserts, label_recall, rank_scores, support
 
 REPO = Path(__file__).resolve().parents[1]
 TEAM = REPO / "examples" / "suites" / "team-memory"
@@ -225,7 +226,9 @@ def test_conditions_file_and_visible_fallback(tmp_path):
     assert "no-such-store" in ghost.suite_options["notes"][0]
     assert any("fell back" in n for n in res.runs[1].summary.notes)
     f.write_text('[kw]\nstore = "keyword"\nopts = {}\n')
-    with pytest.raises(MnemometerError, match=r"\[kw\] unknown key 'opts' \(did you mean 'options'"):
+    with pytest.raises(
+        MnemometerError, match=r"\[kw\] unknown key 'opts' \(did you mean 'options'"
+    ):
         load_conditions(f)
 
 

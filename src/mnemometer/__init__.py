@@ -36,7 +36,7 @@ __all__ = [
 _LAZY = {
     "compare": "mnemometer.comparison",
     "gate": "mnemometer.comparison",
-    "run_suite": "mnemometer.suites.typed",
+    "run_suite": "mnemometer.runner",
 }
 
 

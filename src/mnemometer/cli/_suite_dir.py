@@ -95,7 +95,7 @@ def suite_dir_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def wrapper(**kw: Any) -> Any:
-        from mnemometer.suites.typed import is_suite_path
+        from mnemometer.suites.items import is_suite_path
 
         mine = {k: kw.pop(k) for k in _KEYS if k != "repeat"}
         mine["repeat"] = kw.get("repeat") if shares_repeat else kw.pop("repeat", None)
@@ -125,7 +125,7 @@ def suite_dir_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _run_suite_dir(suite: str, kw: dict[str, Any], mine: dict[str, Any]) -> None:
-    from mnemometer.suites.typed import run_suite
+    from mnemometer.runner import run_suite
 
     for flag, key in (("--store", "store"), ("--dataset", "dataset"), ("--resume", "resume")):
         if kw.get(key):

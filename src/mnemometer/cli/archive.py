@@ -27,7 +27,7 @@ def archive_cmd(
     mnemometer archive --verify team.tar.gz
     """
     from mnemometer.errors import MnemometerError
-    from mnemometer.suites.typed._experiment import archive, verify_archive
+    from mnemometer.workflows._reproduce import archive, verify_archive
 
     if verify is not None:
         m = verify_archive(verify)

@@ -48,7 +48,7 @@ def doctor_cmd(
 
     Example: mnemometer doctor examples/suites/team-memory
     """
-    from mnemometer.suites.typed._doctor import doctor, render_checks
+    from mnemometer.workflows._doctor import doctor, render_checks
 
     checks = doctor(
         suite,

@@ -54,7 +54,7 @@ def query_cmd(
 
     Example: mnemometer query --suite examples/suites/build-site --json "Which accent colour?"
     """
-    from mnemometer.suites.typed._query import query_suite
+    from mnemometer.suites.tasks._query import query_suite
 
     out = query_suite(
         suite_dir,

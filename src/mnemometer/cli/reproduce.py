@@ -50,7 +50,7 @@ def reproduce_cmd(
     Example: mnemometer reproduce examples/suites/team-memory
     """
     from mnemometer.comparison import render, render_gate
-    from mnemometer.suites.typed._experiment import reproduce
+    from mnemometer.workflows._reproduce import reproduce
 
     r = reproduce(
         suite,

@@ -18,8 +18,8 @@ from mnemometer.config import StrictModel
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import HEADER_FILE
 from mnemometer.runner import _env
-from mnemometer.suites.typed._manifest import load_suite
-from mnemometer.suites.typed._run import SuiteRun, run_suite
+from mnemometer.runner._experiment import SuiteRun, run_suite
+from mnemometer.suites.items._manifest import load_suite
 
 
 @dataclass(frozen=True)

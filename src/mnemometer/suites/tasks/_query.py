@@ -14,8 +14,8 @@ from typing import Any
 from mnemometer.datasets._models import Dataset, DatasetInfo
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._factory import create_store
+from mnemometer.suites.items._manifest import load_suite
 from mnemometer.suites.retrieval import store_dataset, timed_search
-from mnemometer.suites.typed._manifest import load_suite
 
 SCHEMA_VERSION = 1
 

@@ -15,7 +15,7 @@ from mnemometer._jsonl import json_objects
 from mnemometer.config import StrictModel, explain, read_document, validate
 from mnemometer.datasets._models import Memory
 from mnemometer.errors import MnemometerError, did_you_mean
-from mnemometer.suites.typed._items import ITEM_TYPES, _Item
+from mnemometer.suites.items._types import ITEM_TYPES, BaseItem, item_type
 
 MANIFEST = "suite.toml"
 
@@ -69,7 +69,7 @@ class LoadedSuite:
 
     root: Path
     manifest: SuiteManifest
-    items: list[_Item]
+    items: list[BaseItem]
     lines: dict[str, int]
     """Item id → line number in the items file."""
     checksum: str
@@ -141,7 +141,7 @@ def load_manifest(path: str | Path) -> tuple[Path, SuiteManifest, bytes]:
     return mpath.parent, manifest, raw
 
 
-def parse_items(path: Path) -> tuple[list[_Item], dict[str, int], bytes]:
+def parse_items(path: Path) -> tuple[list[BaseItem], dict[str, int], bytes]:
     """Parse an items file: one JSON item per line; blank lines and ``#`` lines skipped.
 
     Raises:
@@ -151,22 +151,19 @@ def parse_items(path: Path) -> tuple[list[_Item], dict[str, int], bytes]:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise SuiteError(f"{path}: items file not found") from None
-    items: list[_Item] = []
+    items: list[BaseItem] = []
     lines: dict[str, int] = {}
     text = raw.decode("utf-8", errors="replace")
     for n, data in json_objects(text, path, SuiteError, comments=True, what="an item"):
         kind = data.get("eval_type")
         if not isinstance(kind, str):
             raise SuiteError(
-                f"{path}:{n}: missing key 'eval_type' (one of {', '.join(ITEM_TYPES)})"
+                f"{path}:{n}: missing key 'eval_type' (one of {', '.join(ITEM_TYPES.names())})"
             )
-        if kind not in ITEM_TYPES:
-            raise SuiteError(
-                f"{path}:{n}: unknown eval_type {kind!r}"
-                f"{did_you_mean(kind, list(ITEM_TYPES))}; known: "
-                f"{', '.join(ITEM_TYPES)}"
-            )
-        model = ITEM_TYPES[kind].model
+        try:
+            model = item_type(kind).model
+        except MnemometerError as e:
+            raise SuiteError(f"{path}:{n}: {e}") from None
         try:
             item = model.model_validate(data)
         except ValidationError as e:
@@ -256,14 +253,14 @@ def _capture_memory(c: Any, i: int, path: Path) -> SeedMemory:
     )
 
 
-def fixture_paths(manifest: SuiteManifest, items: list[_Item]) -> list[str]:
+def fixture_paths(manifest: SuiteManifest, items: list[BaseItem]) -> list[str]:
     """Fixture paths named by the manifest and the items (relative to the suite root)."""
     paths = [manifest.fixture] if manifest.fixture else []
     paths += [str(fx) for it in items if isinstance(fx := getattr(it, "fixture", None), str)]
     return list(dict.fromkeys(paths))
 
 
-def fixture_checksum(root: Path, manifest: SuiteManifest, items: list[_Item]) -> str | None:
+def fixture_checksum(root: Path, manifest: SuiteManifest, items: list[BaseItem]) -> str | None:
     """SHA-256 over every existing fixture tree; ``None`` when no fixture path exists.
 
     Memory Layer's manifests use ``fixture`` as a label; a label that names no path inside

@@ -20,21 +20,20 @@ from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, 
 from mnemometer.scoring.retrieval import latency_metrics, mean_metrics
 from mnemometer.stores._protocol import Hit
 from mnemometer.suites._base import Item
-from mnemometer.suites.retrieval import store_dataset, timed_search
-from mnemometer.suites.typed import _scoring as sc
-from mnemometer.suites.typed._items import (
-    ITEM_TYPES,
+from mnemometer.suites.items import _scoring as sc
+from mnemometer.suites.items._manifest import LoadedSuite, SeedMemory, load_suite
+from mnemometer.suites.items._types import (
     METADATA_FIELDS,
     AdversarialStale,
+    BaseItem,
     GroundedAnswer,
     ItemType,
     ResumeQuality,
     RetrievalQA,
-    _Item,
-    register_item_type,
+    item_type,
 )
-from mnemometer.suites.typed._manifest import LoadedSuite, SeedMemory, load_suite
-from mnemometer.suites.typed._workspace import shell_gate
+from mnemometer.suites.retrieval import store_dataset, timed_search
+from mnemometer.suites.tasks._workspace import shell_gate
 
 REFUSAL = "Insufficient evidence in memory to answer."
 _AGENT_PERSONA = f"If your memories do not answer a question, reply exactly: {REFUSAL}"
@@ -57,7 +56,7 @@ class Answer:
 
 @dataclass
 class _Ctx:
-    suite: TypedSuite
+    suite: ItemsSuite
     system: Any
 
     def search(self, text: str, top_k: int) -> tuple[list[Hit], float]:
@@ -76,7 +75,7 @@ class _Ctx:
         return [f for i in ids if (s := self.suite.by_id.get(i)) for f in s.files]
 
 
-class TypedSuite:
+class ItemsSuite:
     """A suite directory (``suite.toml`` + ``items.jsonl``) of typed items.
 
     Args:
@@ -150,19 +149,9 @@ class TypedSuite:
         self.condition = condition
         self.min_support, self.answer_hits, self.resume_hits = min_support, answer_hits, resume_hits
         self.by_id = {s.memory.id: s for s in self.loaded.memories}
-        runnable = [it for it in self.loaded.items if ITEM_TYPES[it.eval_type].runner]
-        self.skipped = [it.id for it in self.loaded.items if not ITEM_TYPES[it.eval_type].runner]
-        if self.skipped and not skip_unsupported:
-            kinds = sorted({it.eval_type for it in self.loaded.items if it.id in self.skipped})
-            needs = ITEM_TYPES[kinds[0]].needs
-            raise MnemometerError(
-                f"{self.loaded.root}: {len(self.skipped)} item(s) of type {', '.join(kinds)} "
-                f"need {needs}; pass --skip-unsupported to run the rest (skips are recorded)"
-            )
-        runnable, shell_skips = shell_gate(
-            runnable, allow_shell, dry_run, skip_unsupported, str(self.loaded.root)
+        runnable, self.skipped = shell_gate(
+            self.loaded.items, allow_shell, dry_run, skip_unsupported, str(self.loaded.root)
         )
-        self.skipped += shell_skips
         self.allow_shell, self.dry_run, self.build_root = allow_shell, dry_run, build_root
         self.repeat, self.memory_store = repeat, memory_store
         self.memory_store_options = dict(memory_store_options or {})
@@ -254,9 +243,9 @@ class TypedSuite:
 
     def run_item(self, system: Any, item: Item) -> ItemResult:
         """Run and score one item with its type's runner."""
-        it: _Item = item.payload
+        it: BaseItem = item.payload
         t0 = time.perf_counter()
-        runner: Callable[..., ItemResult] = ITEM_TYPES[it.eval_type].runner  # type: ignore[assignment]
+        runner: Callable[..., ItemResult] = item_type(it.eval_type).runner
         result = runner(it, _Ctx(self, system))
         wall = (time.perf_counter() - t0) * 1000.0
         extra = {**result.extra, "duration_ms": wall}
@@ -271,7 +260,7 @@ class TypedSuite:
 
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
         """A failed item is a failure: success 0."""
-        it: _Item = item.payload
+        it: BaseItem = item.payload
         return ItemResult(
             item_id=it.id,
             index=item.index,
@@ -518,7 +507,7 @@ def run_resume_quality(it: ResumeQuality, ctx: _Ctx) -> ItemResult:
 
 
 def _answered(
-    it: _Item, hits: list[Hit], ans: Answer, metrics: list[Metric], ms: float, **extra: Any
+    it: BaseItem, hits: list[Hit], ans: Answer, metrics: list[Metric], ms: float, **extra: Any
 ) -> ItemResult:
     return ItemResult(
         item_id=it.id,
@@ -533,13 +522,10 @@ def _answered(
     )
 
 
-for _name, _fn in (
-    ("retrieval_qa", run_retrieval_qa),
-    ("grounded_answer", run_grounded_answer),
-    ("adversarial_stale", run_adversarial_stale),
-    ("resume_quality", run_resume_quality),
-):
-    register_item_type(ItemType(_name, ITEM_TYPES[_name].model, _fn), replace=True)
+RETRIEVAL_QA = ItemType("retrieval_qa", RetrievalQA, run_retrieval_qa)
+GROUNDED_ANSWER = ItemType("grounded_answer", GroundedAnswer, run_grounded_answer)
+ADVERSARIAL_STALE = ItemType("adversarial_stale", AdversarialStale, run_adversarial_stale)
+RESUME_QUALITY = ItemType("resume_quality", ResumeQuality, run_resume_quality)
 
 
-__all__ = ["REFUSAL", "Answer", "SeedMemory", "TypedSuite"]
+__all__ = ["REFUSAL", "Answer", "SeedMemory", "ItemsSuite"]

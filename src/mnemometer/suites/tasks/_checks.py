@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from mnemometer.suites.typed._shell import CommandError, split_template
-from mnemometer.suites.typed._workspace import (
+from mnemometer.suites.tasks._shell import CommandError, split_template
+from mnemometer.suites.tasks._workspace import (
     FixtureError,
     check_fixture,
     commands_of,

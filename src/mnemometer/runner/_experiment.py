@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer.errors import MnemometerError
+from mnemometer.runner._conditions import load_conditions, pick_store, resolve
 from mnemometer.runner._run import ProgressFn, RunResult, run
-from mnemometer.suites.typed._build import shell_run_options
-from mnemometer.suites.typed._conditions import load_conditions, pick_store, resolve
-from mnemometer.suites.typed._manifest import load_suite
-from mnemometer.suites.typed._suite import TypedSuite
+from mnemometer.suites.items._manifest import load_suite
+from mnemometer.suites.items._suite import ItemsSuite
+from mnemometer.suites.tasks._build import shell_run_options
 
 DEFAULT_CONDITIONS = ("no-memory", "full-memory")
 
@@ -88,7 +88,7 @@ def run_suite(
         skip_unsupported=skip_unsupported,
         memories=str(memories) if memories is not None else None,
     )
-    probe = TypedSuite(**base)
+    probe = ItemsSuite(**base)
     dataset = probe.dataset()
     if out is None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Literal
 
 from mnemometer.errors import MnemometerError
-from mnemometer.suites.typed._build_checks import build_checks
-from mnemometer.suites.typed._conditions import load_conditions, pick_store, resolve
-from mnemometer.suites.typed._items import ITEM_TYPES
-from mnemometer.suites.typed._manifest import LoadedSuite, find_manifest, inside, load_suite
+from mnemometer.runner._conditions import load_conditions, pick_store, resolve
+from mnemometer.suites.items._manifest import LoadedSuite, find_manifest, inside, load_suite
+from mnemometer.suites.tasks._checks import build_checks
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -258,21 +257,9 @@ def _runnable_checks(s: LoadedSuite) -> list[Check]:
     out += [
         Check(c.name, c.status, c.message) for c in build_checks(s.root, s.items, bool(s.memories))
     ]
-    blocked = [it for it in s.items if ITEM_TYPES[it.eval_type].runner is None]
-    if blocked:
-        kinds = sorted({it.eval_type for it in blocked})
-        rest = len(s.items) - len(blocked)
-        out.append(
-            Check(
-                "suite.runnable",
-                "fail",
-                f"{len(blocked)} item(s) of type {', '.join(kinds)} need "
-                f"{ITEM_TYPES[kinds[0]].needs}"
-                + (f"; --skip-unsupported runs the other {rest}" if rest else ""),
-            )
-        )
-    else:
-        out.append(Check("suite.runnable", "ok", "every item type has a runner"))
+    # Every eval_type was resolved through the item-type registry when the suite loaded.
+    kinds = sorted({it.eval_type for it in s.items})
+    out.append(Check("suite.runnable", "ok", f"every item type has a runner ({', '.join(kinds)})"))
     return out
 
 

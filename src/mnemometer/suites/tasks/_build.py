@@ -24,25 +24,23 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer.log._schema import ItemResult, Metric
-from mnemometer.suites.typed import _evidence as ev
-from mnemometer.suites.typed._items import (
-    ITEM_TYPES,
+from mnemometer.suites.items._manifest import slugify
+from mnemometer.suites.items._types import ItemType
+from mnemometer.suites.tasks import _evidence as ev
+from mnemometer.suites.tasks._models import (
     AgentBuildSequence,
     AgentBuildTask,
     BuildStep,
     CommandTask,
-    ItemType,
-    register_item_type,
 )
-from mnemometer.suites.typed._manifest import slugify
-from mnemometer.suites.typed._shell import (
+from mnemometer.suites.tasks._shell import (
     CommandError,
     CommandResult,
     render,
     run_command,
     scrubbed_env,
 )
-from mnemometer.suites.typed._workspace import (
+from mnemometer.suites.tasks._workspace import (
     FixtureError,
     check_fixture,
     copy_fixture,
@@ -630,12 +628,11 @@ def timeout_budget(items: list[Any]) -> float:
     return worst + 30.0 if worst else 0.0
 
 
-for _name, _fn in (
-    ("command_task", run_command_task),
-    ("agent_build_task", run_agent_build_task),
-    ("agent_build_sequence", run_agent_build_sequence),
-):
-    register_item_type(ItemType(_name, ITEM_TYPES[_name].model, _fn), replace=True)
+COMMAND_TASK = ItemType("command_task", CommandTask, run_command_task)
+AGENT_BUILD_TASK = ItemType("agent_build_task", AgentBuildTask, run_agent_build_task)
+AGENT_BUILD_SEQUENCE = ItemType(
+    "agent_build_sequence", AgentBuildSequence, run_agent_build_sequence
+)
 
 
 def shell_run_options(
@@ -652,7 +649,7 @@ def shell_run_options(
     the helper gets the condition's store, and the per-item timeout grows to cover every
     command at its own timeout (the commands' own timeouts are the real limit).
     """
-    from mnemometer.suites.typed._workspace import requires_shell
+    from mnemometer.suites.tasks._workspace import requires_shell
 
     if not any(requires_shell(it) for it in items):
         return {}, timeout

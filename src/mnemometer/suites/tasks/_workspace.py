@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from mnemometer.errors import MnemometerError
-from mnemometer.suites.typed._shell import CommandError, split_template
+from mnemometer.suites.tasks._shell import CommandError, split_template
 
 SHELL_TYPES = ("command_task", "agent_build_task", "agent_build_sequence")
 """Item types that execute suite-provided commands."""
