@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mnemometer import run
+from mnemometer import RunSettings, run
 from mnemometer._registry import STORES
 from mnemometer.datasets import Dataset, DatasetInfo, Memory, Query, save_dataset
 
@@ -88,11 +88,10 @@ def overhead(tmp: Path) -> None:
         progress = _CpuClock()
         res = run(
             "retrieval",
+            "noop-bench",
             dataset=ds,
-            store="noop-bench",
             out=tmp / f"noop-{timeout}",
-            timeout=timeout,
-            progress=progress,
+            settings=RunSettings(timeout=timeout, progress=progress),
         )
         per = res.header.timings["items"] / len(ds.queries) * 1e6
         cpu = progress.seconds() / (len(ds.queries) - 1) * 1e6

@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from mnemometer import RunSettings, SystemSpec
 from mnemometer._registry import AGENTS
 from mnemometer.agents import Reply
 from mnemometer.runner import run
@@ -67,12 +68,10 @@ def timed_run(
     t0 = clock()
     run(
         "scenarios",
-        agent="instant",
-        agent_options=agent_options,
+        SystemSpec.agent("instant", **agent_options),
         out=tmp / name,
         suite_options={"similarity": "none", **suite_options},
-        concurrency=concurrency,
-        timeout=None,
+        settings=RunSettings(concurrency=concurrency, timeout=None),
     )
     return clock() - t0
 

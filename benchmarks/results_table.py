@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from mnemometer import RunSettings, SystemSpec
+
 REPO = Path(__file__).resolve().parents[1]
 SEED = REPO.parent / "shared" / "seed-data" / "memtest"
 
@@ -158,11 +160,10 @@ def main() -> None:
                 t0 = time.perf_counter()
                 res = run(
                     "retrieval",
+                    SystemSpec.store(name, **opts),
                     dataset=dataset,
-                    store=name,
-                    store_options=opts,
                     out=tmp / f"{key}-{name}-{len(rows)}",
-                    timeout=120,
+                    settings=RunSettings(timeout=120),
                 )
                 s = res.summary
                 rows.append(

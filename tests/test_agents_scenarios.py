@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from click.testing import CliRunner
 
+from mnemometer import RunSettings, SystemSpec
 from mnemometer.agents import create_agent_factory
 from mnemometer.cli.main import cli
 from mnemometer.llm import LLMSettings
@@ -56,14 +57,13 @@ def test_rag_session_break_drops_history_but_keeps_memory(llm, tmp_path):
 def test_prompts_never_contain_expected_answers(llm, tmp_path):
     run(
         "scenarios",
-        agent="rag",
-        store="bm25",
-        llm=settings(llm),
+        SystemSpec.agent("rag").options_with_store("bm25", None),
         out=tmp_path / "r",
         suite_options={
             "similarity": "none",
             "scenarios": ["task_continuity", "conditional_memory_updates"],
         },
+        settings=RunSettings(llm=settings(llm)),
     )
     from mnemometer.agents import SYSTEM_PROMPT
 
@@ -78,12 +78,10 @@ def test_run_all_thirteen_writes_log_csv_and_records_options(llm, tmp_path):
     out = tmp_path / "run"
     r = run(
         "scenarios",
-        agent="rag",
-        store="bm25",
-        llm=settings(llm),
+        SystemSpec.agent("rag").options_with_store("bm25", None),
         out=out,
-        concurrency=4,
         suite_options={"similarity": "none", "rescue_threshold": 0.7},
+        settings=RunSettings(concurrency=4, llm=settings(llm)),
     )
     h = read_header(out)
     assert h.system.kind == "agent" and h.system.name == "rag"
@@ -102,40 +100,39 @@ def test_run_all_thirteen_writes_log_csv_and_records_options(llm, tmp_path):
     rows = list(csv.reader(open(out / "scenarios.csv")))
     assert rows[0] == ["backend", "scenario", "mean_latency_ms", "accuracy", "mean_similarity"]
     assert len(rows) == 15 and rows[-1][:2] == ["rag:bm25", "AVERAGE"]
-    names = {m.name for m in r.summary.overall}
-    assert {"memory_latency_p95_ms", "llm_latency_p50_ms", "tokens_per_turn"} <= names
+    keys = {m.key for m in r.summary.overall}
+    assert {"memory_latency.p95", "llm_latency.p50", "tokens_per_turn"} <= keys
 
 
-def test_noise_is_seeded_recorded_and_repeat_gives_ci(llm, tmp_path):
+def test_noise_is_seeded_recorded_and_epochs_give_ci(llm, tmp_path):
     def inputs(out, **opts):
         run(
             "scenarios",
-            agent="rag",
-            store="bm25",
-            llm=settings(llm),
+            SystemSpec.agent("rag").options_with_store("bm25", None),
             out=out,
             suite_options={
                 "similarity": "none",
                 "scenarios": ["temporal_conflict_resolution"],
                 **opts,
             },
+            settings=RunSettings(llm=settings(llm)),
         )
         return {i.item_id: [t["input"] for t in i.extra["turns"]] for i in read_items(out)}
 
-    a = inputs(tmp_path / "a", noise=[0.0, 0.5], repeat=2)
-    b = inputs(tmp_path / "b", noise=[0.0, 0.5], repeat=2)
+    a = inputs(tmp_path / "a", noise=[0.0, 0.5], epochs=2)
+    b = inputs(tmp_path / "b", noise=[0.0, 0.5], epochs=2)
     assert a == b and len(a) == 4
     clean = a["temporal_conflict_resolution@noise=0#0"]
     noisy = a["temporal_conflict_resolution@noise=0.5#0"]
     assert clean[0] == "I work at Microsoft." and noisy != clean
-    assert a["temporal_conflict_resolution@noise=0.5#1"] != noisy  # each repeat its own noise
+    assert a["temporal_conflict_resolution@noise=0.5#1"] != noisy  # each epoch its own noise
     h = read_header(tmp_path / "a")
-    assert h.suite_options["noise"] == [0.0, 0.5] and h.suite_options["repeat"] == 2
+    assert h.suite_options["noise"] == [0.0, 0.5] and h.suite_options["epochs"] == 2
     from mnemometer.runner import summarize
 
     s = summarize(tmp_path / "a")
-    assert [r["noise"] for r in s.sections["accuracy_vs_noise"]["data"]] == [0.0, 0.5]
-    row = s.sections["scenarios"]["data"][0]
+    assert [r["noise"] for r in s.table("accuracy_vs_noise").data] == [0.0, 0.5]
+    row = s.table("scenarios").data[0]
     assert row["n"] == 2 and row["ci_low"] is not None
 
 
@@ -435,8 +432,8 @@ def test_list_agents():
             "--letta-url needs --agent",
         ),
         (
-            ["run", "retrieval", "-d", "demo-en", "-s", "bm25", "--repeat", "2"],
-            "--repeat needs --agent",
+            ["run", "retrieval", "-d", "demo-en", "-s", "bm25", "--noise", "0.5"],
+            "--noise applies to scenarios; 'retrieval' is not one",
         ),
         (
             [
@@ -449,7 +446,7 @@ def test_list_agents():
                 "--llm-model",
                 "m",
             ],
-            "does not drive agents",
+            "drives stores: pass --store NAME, not --agent",
         ),
         (
             [

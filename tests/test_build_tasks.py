@@ -253,7 +253,8 @@ def test_dry_run_validates_and_executes_nothing(tmp_path):
         "-o",
         tmp_path / "out",
     )
-    assert r.exit_code == 0, r.output
+    # The invalid item ("bad": fixture "../x") is recorded as an error: exit code 1.
+    assert r.exit_code == 1 and "items failed" in r.output, r.output
     assert not canary.exists()
     assert not (tmp_path / "out" / "build-runs").exists()
     rs = results(tmp_path / "out" / "lexical-r0")
@@ -433,7 +434,7 @@ def test_example_suite_runs_and_compares_by_step(tmp_path):
     items = [
         r for r in read_log(tmp_path / "out" / "lexical-r0").items if r.item_id == "launch-page"
     ]
-    assert [r.extra["step"] for r in items] == ["hero", "features", "pricing"]
+    assert [r.step for r in items] == ["hero", "features", "pricing"]
     assert items[-1].extra["sequence"]["success"] is True
     build = tmp_path / "out" / "build-runs" / "build-site-launch-page-lexical-r0"
     assert sorted(p.name for p in (build / "steps").iterdir()) == [
@@ -469,7 +470,7 @@ def test_memory_layer_app_build_suites_load_validate_and_say_scripts_are_missing
 
 
 def test_shell_gate_names_types_and_flags():
-    from mnemometer.suites.tasks._workspace import shell_gate
+    from mnemometer.suites.items._suite import shell_gate
 
     items = load_suite(SITE).items
     with pytest.raises(MnemometerError, match="--allow-shell.*--dry-run.*--skip-unsupported"):
@@ -535,7 +536,7 @@ def test_setup_commands_and_a_sequence_whose_workspace_is_deleted(tmp_path):
         d, conditions=["no-memory"], out=tmp_path / "out", suite_options={"allow_shell": True}
     )
     items = read_log(run.runs[0].path).items
-    rs = {(r.item_id, r.extra.get("step", "")): r for r in items}
+    rs = {(r.item_id, r.step or ""): r for r in items}
     assert metric(rs[("setup-ok", "")], "success") == 1.0
     bad = rs[("setup-bad", "")]
     assert metric(bad, "success") == 0.0 and bad.extra["scores"]["setup_commands_passed"] == 0

@@ -41,9 +41,10 @@ def make_run(
         repeat=repeat,
         suite="items",
         suite_version="1",
-        suite_options={"suite_checksum": "abc", "condition": condition, "profile": "offline"},
+        suite_options={"suite_checksum": "abc"},
+        suite_inputs={"profile": "offline"},
         dataset=DatasetRef(name="d", version="1", content_hash=dataset_hash, language="en"),
-        system=SystemRef(name="bm25", implementation="x:Y"),
+        system=SystemRef(name="bm25", condition=condition, implementation="x:Y"),
         config_fingerprint="f",
         package_version="0",
         python_version="3",
@@ -65,6 +66,7 @@ def make_run(
             ItemResult(
                 item_id=(ids or [f"item-{j}" for j in range(len(successes))])[i],
                 index=i,
+                success=ok,
                 groups=groups,
                 metrics=metrics,
                 latency_ms=1.0 + i,
@@ -313,15 +315,13 @@ def test_retrieval_suite_runs_compare(tmp_path):
             Query(id="q3", text="zebra", relevant_ids=[]),
         ],
     )
-    a = run(
-        "retrieval", dataset=ds, store="keyword", out=tmp_path / "a", suite_options={"top_k": 2}
-    )
-    b = run("retrieval", dataset=ds, store="bm25", out=tmp_path / "b", suite_options={"top_k": 2})
+    a = run("retrieval", "keyword", dataset=ds, out=tmp_path / "a", suite_options={"top_k": 2})
+    b = run("retrieval", "bm25", dataset=ds, out=tmp_path / "b", suite_options={"top_k": 2})
     c = compare([a.path], [b.path], resamples=200)
     assert c.pairs == 4
     assert c.success.pairs == 4  # both stores abstain, so the negative query is scored too
     assert c.baseline.conditions == ["keyword"] and c.candidate.conditions == ["bm25"]
     assert c.metric("recall_at_k").key == "recall@2"
-    d = run("retrieval", dataset=ds, store="bm25", out=tmp_path / "d", suite_options={"top_k": 1})
+    d = run("retrieval", "bm25", dataset=ds, out=tmp_path / "d", suite_options={"top_k": 1})
     with pytest.raises(PairingError, match="suite options: ks=.*top_k=2 vs 1"):
         compare([a.path], [d.path])

@@ -152,6 +152,7 @@ def test_the_three_documented_commands(tmp_path):
     )
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in runs.iterdir()) == [
+        "experiment.json",
         "hybrid-r0",
         "hybrid-r1",
         "no-memory-r0",

@@ -24,7 +24,7 @@ def test_adapter_guide_example_passes_conformance_and_runs(tmp_path: Path) -> No
     assert {"list_ids", "delete", "abstains"} <= set(rep.capabilities)
     STORES.register("substring-example", cls)
     try:
-        res = run("retrieval", dataset="demo-en", store="substring-example", out=tmp_path / "r")
+        res = run("retrieval", "substring-example", dataset="demo-en", out=tmp_path / "r")
     finally:
         STORES.unregister("substring-example")
     hit = next(m for m in res.summary.overall if m.name == "hit" and m.k == 20)

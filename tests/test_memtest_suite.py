@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import seed_file
 
+from mnemometer import RunSettings, resume
 from mnemometer._registry import STORES
 from mnemometer.cli.main import cli
 from mnemometer.datasets import load_dataset
@@ -149,7 +150,7 @@ def _dims(result: Any) -> dict[str, dict[str, Any]]:
 
 def test_keep_everything_scores_full_storage_and_no_forgetting(en_path: Path) -> None:
     ExactStore.seen_metadata = []
-    res = run("memtest", dataset=en_path, store="t-exact", out="r")
+    res = run("memtest", "t-exact", dataset=en_path, out="r")
     d = _dims(res)
     assert d["storage"]["mode"] == "self-query"  # no list_ids: verified by read-back
     assert d["storage"]["score"] == 1.0 and d["storage"]["kept"] == 1800
@@ -178,7 +179,7 @@ def test_lossy_store_scores_exactly_what_it_kept(en_path: Path) -> None:
     dropped = {m.id for i, m in enumerate(ds.memories) if i % 3 == 2}
     versions = sum(len(m.versions) for m in ds.memories)
     kept_versions = sum(len(m.versions) for m in ds.memories if m.id not in dropped)
-    res = run("memtest", dataset=en_path, store="t-lossy", out="r")
+    res = run("memtest", "t-lossy", dataset=en_path, out="r")
     d = _dims(res)
     assert d["storage"]["kept"] == kept_versions
     assert d["storage"]["score"] == kept_versions / versions
@@ -198,7 +199,7 @@ def test_lossy_store_scores_exactly_what_it_kept(en_path: Path) -> None:
     # Recall of deep queries is exactly the share of their targets that were kept, at most.
     assert (
         d["deep"]["score"]
-        < _dims(run("memtest", dataset=en_path, store="t-exact", out="r2"))["deep"]["score"]
+        < _dims(run("memtest", "t-exact", dataset=en_path, out="r2"))["deep"]["score"]
     )
 
 
@@ -206,8 +207,8 @@ def test_forgetting_store_is_measured_and_the_rest_sees_a_fresh_store(tmp_path: 
     path = tmp_path / "d.jsonl"
     write_generated(path, 1200, "en", seed=4)
     opts = {"cluster_probes": 50, "storage_limit": 100}
-    res = run("memtest", dataset=path, store="t-forgetful", out="r", suite_options=opts)
-    plain = run("memtest", dataset=path, store="t-exact", out="r2", suite_options=opts)
+    res = run("memtest", "t-forgetful", dataset=path, out="r", suite_options=opts)
+    plain = run("memtest", "t-exact", dataset=path, out="r2", suite_options=opts)
     f = _dims(res)["forgetting"]
     assert f["verdict"] == "frequency-aware", f
     assert f["retention_high"] > f["retention_low"]
@@ -221,7 +222,7 @@ def test_forgetting_store_is_measured_and_the_rest_sees_a_fresh_store(tmp_path: 
 def test_chinese_generated_data_runs_every_dimension(tmp_path: Path) -> None:
     path = tmp_path / "zh.json"
     write_generated(path, 800, "zh", seed=1)
-    res = run("memtest", dataset=path, store="bm25", out="r")
+    res = run("memtest", "bm25", dataset=path, out="r")
     d = _dims(res)
     assert d["storage"]["mode"] == "list" and d["storage"]["score"] == 1.0
     assert d["retrieval"]["negative"]["abstention"] is not None  # bm25 declares abstains
@@ -240,8 +241,8 @@ def test_every_memtest_seed_dataset_runs(name: str) -> None:
     path = seed_file("memtest", name)
     res = run(
         "memtest",
+        "bm25",
         dataset=path,
-        store="bm25",
         out="r",
         suite_options={"storage": "self-query", "storage_limit": 300},
     )
@@ -270,10 +271,10 @@ def test_not_a_dataset_is_a_one_line_error() -> None:
 
 
 def test_resume_gives_the_same_summary(en_path: Path) -> None:
-    full = run("memtest", dataset=en_path, store="bm25", out="r", concurrency=2)
+    full = run("memtest", "bm25", dataset=en_path, out="r", settings=RunSettings(concurrency=2))
     lines = Path("r/items.jsonl").read_text().splitlines(keepends=True)
     Path("r/items.jsonl").write_text("".join(lines[: len(lines) // 2]))
-    resumed = run("memtest", resume="r")
+    resumed = resume("r")
     assert resumed.summary.sections == full.summary.sections
 
 
@@ -301,5 +302,5 @@ def test_kendall_tau_and_newcombe() -> None:
 
 
 def test_generated_dataset_in_memory_runs() -> None:
-    res = run("memtest", dataset=generate(200, "en", seed=9), store="keyword", out="r")
+    res = run("memtest", "keyword", dataset=generate(200, "en", seed=9), out="r")
     assert res.summary.sections["memtest"]["overall"] is not None

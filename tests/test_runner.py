@@ -11,7 +11,7 @@ import plugins
 import pytest
 from conftest import MNEMOMETER, seed_file
 
-from mnemometer import run
+from mnemometer import RunSettings, SystemSpec, resume, run
 from mnemometer._registry import STORES
 from mnemometer.errors import MnemometerError
 from mnemometer.log import read_header, read_items
@@ -30,7 +30,7 @@ def comparable(items):
 
 
 def test_run_writes_header_and_every_item(tmp_path: Path) -> None:
-    res = run("retrieval", dataset="demo-en", store="bm25", out=tmp_path / "r")
+    res = run("retrieval", "bm25", dataset="demo-en", out=tmp_path / "r")
     h = read_header(res.path)
     items = read_items(res.path)
     assert list(json.loads((res.path / "header.json").read_text()))[0] == "schema_version"
@@ -45,8 +45,20 @@ def test_run_writes_header_and_every_item(tmp_path: Path) -> None:
 
 
 def test_concurrency_gives_identical_results(tmp_path: Path) -> None:
-    a = run("retrieval", dataset="demo-zh", store="bm25", out=tmp_path / "a", concurrency=1)
-    b = run("retrieval", dataset="demo-zh", store="bm25", out=tmp_path / "b", concurrency=4)
+    a = run(
+        "retrieval",
+        "bm25",
+        dataset="demo-zh",
+        out=tmp_path / "a",
+        settings=RunSettings(concurrency=1),
+    )
+    b = run(
+        "retrieval",
+        "bm25",
+        dataset="demo-zh",
+        out=tmp_path / "b",
+        settings=RunSettings(concurrency=4),
+    )
     assert comparable(read_items(a.path)) == comparable(read_items(b.path))
 
 
@@ -85,11 +97,10 @@ def flaky():
 def test_errors_and_timeouts_are_isolated_and_counted(tmp_path: Path, flaky, concurrency) -> None:
     res = run(
         "retrieval",
+        "flaky-test",
         dataset="demo-en",
-        store="flaky-test",
         out=tmp_path / "r",
-        timeout=0.3,
-        concurrency=concurrency,
+        settings=RunSettings(concurrency=concurrency, timeout=0.3),
     )
     items = {r.item_id: r for r in read_items(res.path)}
     assert len(items) == 15  # the run went on
@@ -102,9 +113,9 @@ def test_errors_and_timeouts_are_isolated_and_counted(tmp_path: Path, flaky, con
 
 
 def test_out_dir_must_be_new(tmp_path: Path) -> None:
-    run("retrieval", dataset="demo-en", store="keyword", out=tmp_path / "r")
+    run("retrieval", "keyword", dataset="demo-en", out=tmp_path / "r")
     with pytest.raises(MnemometerError, match="already exists"):
-        run("retrieval", dataset="demo-en", store="keyword", out=tmp_path / "r")
+        run("retrieval", "keyword", dataset="demo-en", out=tmp_path / "r")
 
 
 def test_resume_after_sigkill_equals_uninterrupted_run(tmp_path: Path) -> None:
@@ -148,15 +159,15 @@ def test_resume_after_sigkill_equals_uninterrupted_run(tmp_path: Path) -> None:
 
 
 def test_truncated_last_line_is_redone_on_resume(tmp_path: Path) -> None:
-    res = run("retrieval", dataset="demo-en", store="bm25", out=tmp_path / "r")
+    res = run("retrieval", "bm25", dataset="demo-en", out=tmp_path / "r")
     items_file = res.path / "items.jsonl"
     lines = items_file.read_bytes().splitlines(keepends=True)
     # Simulate a kill mid-write: drop the last 3 results and cut the 12th in half.
     items_file.write_bytes(b"".join(lines[:11]) + lines[11][:20])
     assert len(read_items(res.path)) == 11
-    again = run(resume=res.path)
+    again = resume(res.path)
     assert comparable(read_items(again.path)) == comparable(
-        read_items(run("retrieval", dataset="demo-en", store="bm25", out=tmp_path / "ref").path)
+        read_items(run("retrieval", "bm25", dataset="demo-en", out=tmp_path / "ref").path)
     )
 
 
@@ -164,16 +175,16 @@ def test_resume_refuses_a_changed_dataset(tmp_path: Path) -> None:
     from mnemometer.datasets import load_dataset, save_dataset
 
     path = save_dataset(load_dataset("demo-en"), tmp_path / "d.json")
-    res = run("retrieval", dataset=path, store="bm25", out=tmp_path / "r")
+    res = run("retrieval", "bm25", dataset=path, out=tmp_path / "r")
     ds = load_dataset(path)
     ds.memories[0].text += " (edited)"
     save_dataset(ds, path)
     with pytest.raises(MnemometerError, match="changed since the run started"):
-        run(resume=res.path)
+        resume(res.path)
 
 
 def test_future_schema_version_is_refused(tmp_path: Path) -> None:
-    res = run("retrieval", dataset="demo-en", store="keyword", out=tmp_path / "r")
+    res = run("retrieval", "keyword", dataset="demo-en", out=tmp_path / "r")
     raw = json.loads((res.path / "header.json").read_text())
     raw["schema_version"] = 99
     (res.path / "header.json").write_text(json.dumps(raw))
@@ -190,11 +201,10 @@ def test_secrets_are_redacted(tmp_path: Path) -> None:
     try:
         res = run(
             "retrieval",
+            SystemSpec.store("keyed-test", **{"api_key": "sk-secret", "k1": 2.0}),
             dataset="demo-en",
-            store="keyed-test",
             out=tmp_path / "r",
-            store_options={"api_key": "sk-secret", "k1": 2.0},
-            timeout=None,
+            settings=RunSettings(timeout=None),
         )
     finally:
         STORES.unregister("keyed-test")
@@ -232,10 +242,10 @@ def test_labels_never_reach_the_store(tmp_path: Path) -> None:
     try:
         run(
             "retrieval",
+            "spy-test",
             dataset=seed_file("memtest", "sample_db_100.json"),
-            store="spy-test",
             out=tmp_path / "r",
-            timeout=None,
+            settings=RunSettings(timeout=None),
         )
     finally:
         STORES.unregister("spy-test")

@@ -164,7 +164,7 @@ def test_run_suite_conditions_repeats_and_artifacts(tmp_path):
     h = logs[1].header
     assert h.suite == "items" and h.system.name == "bm25" and h.repeat == 0
     assert h.suite_options["suite_checksum"] == load_suite(TEAM).checksum
-    assert h.suite_options["condition"] == "lexical" and h.suite_options["profile"] == "offline"
+    assert h.system.condition == "lexical" and h.suite_inputs["profile"] == "offline"
     assert len(h.suite_options["memories_checksum"]) == 64
     assert logs[0].header.dataset.content_hash == h.dataset.content_hash
     assert logs[0].header.config_fingerprint != h.config_fingerprint
@@ -223,7 +223,7 @@ def test_conditions_file_and_visible_fallback(tmp_path):
         res = run_suite(TEAM, conditions=["kw", "ghost"], conditions_file=f, out=tmp_path / "r")
     assert [r.header.system.name for r in res.runs] == ["keyword", "tfidf"]
     ghost = read_log(res.runs[1].path).header
-    assert "no-such-store" in ghost.suite_options["notes"][0]
+    assert "no-such-store" in ghost.notes[0]
     assert any("fell back" in n for n in res.runs[1].summary.notes)
     f.write_text('[kw]\nstore = "keyword"\nopts = {}\n')
     with pytest.raises(
@@ -254,10 +254,10 @@ def test_unknown_condition_and_unsupported_items(tmp_path):
     assert r.exit_code == 0, r.output
     out = json.loads(r.output[r.output.index("{") :])
     assert out["runs"][0]["items"] == 9
-    header = read_log(out["runs"][0]["path"]).header
-    assert len(header.suite_options["skipped"]) == 3
+    log = read_log(out["runs"][0]["path"])
+    assert log.summary.counts["skipped"] == 3 and "3 item(s) skipped" in log.summary.notes[-1]
     r = cli("run", "retrieval", "--condition", "lexical")
-    assert r.exit_code == 2 and "--condition applies to suite directories" in r.output
+    assert r.exit_code == 2 and "a run of suite 'retrieval' needs --dataset" in r.output
 
 
 def test_manifest_defaults_are_honoured(tmp_path):
@@ -267,7 +267,7 @@ def test_manifest_defaults_are_honoured(tmp_path):
     (d / "suite.toml").write_text(text.replace('["no-memory", "hybrid"]', '["lexical"]'))
     res = run_suite(d, out=tmp_path / "r")
     assert [r.path.name for r in res.runs] == ["lexical-r0", "lexical-r1"]
-    assert res.runs[0].header.suite_options["profile"] == "offline"
+    assert res.runs[0].header.suite_inputs["profile"] == "offline"
 
 
 def test_llm_profile_against_a_real_http_endpoint(tmp_path, monkeypatch):
@@ -286,7 +286,7 @@ def test_llm_profile_against_a_real_http_endpoint(tmp_path, monkeypatch):
         )
         assert srv.requests  # the answers really went over HTTP
     logs = [read_log(r.path) for r in res.runs]
-    assert logs[1].header.suite_options["profile"] == "llm"
+    assert logs[1].header.suite_inputs["profile"] == "llm"
     answered = [i for i in logs[1].items if i.groups["eval_type"] == "grounded_answer"]
     assert all(i.tokens.get("total", 0) > 0 for i in answered)
     c = compare([logs[0].path], [logs[1].path], resamples=200)

@@ -66,7 +66,8 @@ def compare_cmd(
 
     Example: mnemometer compare runs/team --baseline no-memory --candidate hybrid -o cmp.json
     """
-    from mnemometer.comparison import compare, render, split_sides
+    from mnemometer.comparison import compare, split_sides
+    from mnemometer.report import render
 
     base, cand = split_sides(runs, baseline, candidate)
     result = compare(base, cand, force=force, resamples=resamples, seed=seed, confidence=confidence)

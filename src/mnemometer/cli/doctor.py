@@ -48,7 +48,8 @@ def doctor_cmd(
 
     Example: mnemometer doctor examples/suites/team-memory
     """
-    from mnemometer.workflows._doctor import doctor, render_checks
+    from mnemometer.report import render
+    from mnemometer.workflows import doctor
 
     checks = doctor(
         suite,
@@ -56,6 +57,6 @@ def doctor_cmd(
         conditions=list(conditions) or None,
         conditions_file=conditions_file,
     )
-    click.echo(render_checks(checks, fmt))
-    if any(c.status == "fail" for c in checks):
+    click.echo(render(checks, fmt))
+    if not checks.ok:
         sys.exit(1)

@@ -28,9 +28,10 @@ def gate_cmd(comparison: Path, policy: Path, fmt: str) -> None:
 
     Example: mnemometer gate cmp.json --policy gates/release.toml
     """
-    from mnemometer.comparison import gate, render_gate
+    from mnemometer.comparison import gate
+    from mnemometer.report import render
 
     result = gate(comparison, policy)
-    click.echo(render_gate(result, fmt))
+    click.echo(render(result, fmt))
     if not result.passed:
         sys.exit(1)

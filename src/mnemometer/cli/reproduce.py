@@ -49,7 +49,7 @@ def reproduce_cmd(
 
     Example: mnemometer reproduce examples/suites/team-memory
     """
-    from mnemometer.comparison import render, render_gate
+    from mnemometer.report import render
     from mnemometer.workflows._reproduce import reproduce
 
     r = reproduce(
@@ -67,6 +67,6 @@ def reproduce_cmd(
         echo_err("no gate policy (pass --policy, or add gate.toml to the suite)")
         return
     click.echo(f"policy: {r.policy}")
-    click.echo(render_gate(r.verdict))
+    click.echo(render(r.verdict))
     if not r.verdict.passed:
         sys.exit(1)

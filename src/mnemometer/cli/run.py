@@ -1,24 +1,72 @@
-"""``mnemometer run SUITE``: run a suite against a store (wraps :func:`mnemometer.run`)."""
+"""``mnemometer run SUITE``: one run, or an experiment (conditions x repeats).
+
+Wraps :func:`mnemometer.run`, :func:`mnemometer.runner.run_experiment` and
+:func:`mnemometer.runner.run_suite`. Suite-specific flags (``--top-k``, ``--noise``,
+``--allow-shell``, ...) are declared by the suites themselves (:class:`mnemometer.suites.Flag`).
+"""
 
 from __future__ import annotations
 
+import json
 import sys
+import warnings
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import click
 
-from mnemometer.cli._agent_opts import agent_options, agent_run_kwargs
 from mnemometer.cli._common import echo_err, parse_options, stderr_progress
-from mnemometer.cli._suite_dir import suite_dir_options
+from mnemometer.errors import MnemometerError
+from mnemometer.runner._run import RunSettings
+
+_DEFAULTS = RunSettings()
+_LLM_FLAGS = ("llm_base_url", "llm_model", "llm_api_key", "llm_config", "llm_cache")
+
+
+@cache
+def suite_flags() -> dict[str, tuple[Any, list[str]]]:
+    """Every registered suite's flags: ``option key -> (Flag, [suite names])``."""
+    from mnemometer._registry import SUITES
+
+    out: dict[str, tuple[Any, list[str]]] = {}
+    for name in SUITES.names():
+        try:
+            cls = SUITES.load(name)
+        except MnemometerError as e:  # a broken plug-in must not kill the CLI
+            warnings.warn(str(e), stacklevel=2)
+            continue
+        for f in getattr(cls, "flags", ()):
+            key = f.flag.lstrip("-").replace("-", "_")
+            flag, users = out.setdefault(key, (f, []))
+            users.append(name)
+    return out
+
+
+def _click_option(f: Any) -> Any:
+    key = f.flag.lstrip("-").replace("-", "_")
+    if f.type == "bool":
+        return click.option(f.flag, key, is_flag=True, default=None, help=f.help)
+    kinds: dict[str, Any] = {
+        "int": int,
+        "float": float,
+        "str": str,
+        "path": click.Path(path_type=Path),
+    }
+    kind = click.Choice(f.type[7:].split(",")) if f.type.startswith("choice:") else kinds[f.type]
+    return click.option(f.flag, key, type=kind, multiple=f.multiple, help=f.help)
+
+
+def _with_suite_flags(fn: Any) -> Any:
+    for f, _ in reversed(list(suite_flags().values())):
+        fn = _click_option(f)(fn)
+    return fn
 
 
 @click.command("run")
-@suite_dir_options
-@agent_options
 @click.argument("suite", required=False, default="retrieval")
 @click.option(
-    "--dataset", "-d", help="Dataset file (native JSON/JSONL, MemTest JSON) or built-in name."
+    "--dataset", "-d", help="Dataset file or built-in name (see `mnemometer list datasets`)."
 )
 @click.option("--store", "-s", help="Store name (see `mnemometer list stores`).")
 @click.option(
@@ -29,6 +77,41 @@ from mnemometer.cli._suite_dir import suite_dir_options
     metavar="KEY=VALUE",
     help="Option for the store; repeatable (values parse as JSON when they can).",
 )
+@click.option("--agent", "-a", help="Agent name (rag, mem0, letta, http) for conversation suites.")
+@click.option(
+    "--agent-option",
+    "-A",
+    "agent_opts",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Option for the agent; repeatable.",
+)
+@click.option(
+    "--config",
+    "agent_config",
+    type=click.Path(path_type=Path),
+    help="Agent config file (TOML), e.g. for --agent http.",
+)
+@click.option("--letta-url", help="Letta server URL for --agent letta.")
+@click.option(
+    "--condition",
+    "conditions",
+    multiple=True,
+    metavar="NAME",
+    help="Run under this condition (repeatable): no-memory, lexical, semantic, hybrid, "
+    "full-memory, or one from --conditions. Makes the run an experiment.",
+)
+@click.option(
+    "--conditions",
+    "conditions_file",
+    type=click.Path(path_type=Path),
+    help="TOML file mapping condition names to stores or agents.",
+)
+@click.option(
+    "--repeat",
+    type=int,
+    help="Runs per condition (an experiment; default 1, or a suite directory's default_repeats).",
+)
 @click.option(
     "--suite-option",
     "-O",
@@ -37,93 +120,318 @@ from mnemometer.cli._suite_dir import suite_dir_options
     metavar="KEY=VALUE",
     help="Option for the suite; repeatable.",
 )
-@click.option("--top-k", type=int, help="Hits to ask for per query (retrieval; default 20).")
+@click.option("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1.")
+@click.option("--llm-model", help="Model name at that endpoint.")
+@click.option(
+    "--llm-api-key", help="API key, if the endpoint wants one (never written to the log)."
+)
+@click.option(
+    "--llm-config",
+    type=click.Path(path_type=Path),
+    help="TOML file with an [llm] table (base_url, model, api_key, ...).",
+)
+@click.option(
+    "--llm-cache",
+    type=click.Path(path_type=Path),
+    help="Directory for the LLM disk cache (keyed on the full request).",
+)
 @click.option(
     "--out",
     "-o",
     type=click.Path(path_type=Path),
-    help="Run directory to create (default runs/<suite>-<store>-<time>).",
+    help="Run (or experiment) directory to create (default under runs/).",
 )
 @click.option(
-    "--concurrency", "-c", type=int, default=1, show_default=True, help="Items in flight at once."
+    "--concurrency",
+    "-c",
+    type=int,
+    default=_DEFAULTS.concurrency,
+    show_default=True,
+    help="Items in flight at once.",
 )
 @click.option(
     "--timeout",
     type=float,
-    default=60.0,
+    default=_DEFAULTS.timeout,
     show_default=True,
     help="Seconds allowed per item call; 0 for no limit.",
 )
 @click.option(
+    "--seed",
+    type=int,
+    default=_DEFAULTS.seed,
+    show_default=True,
+    help="Seed for anything random in the run (recorded).",
+)
+@click.option(
     "--resume",
     type=click.Path(path_type=Path),
-    help="Continue an interrupted run directory (its configuration is reused).",
+    help="Continue an interrupted run or experiment directory.",
 )
 @click.option(
     "--fsync/--no-fsync",
-    default=False,
+    default=_DEFAULTS.fsync,
     show_default=True,
     help="fsync the run log after every item (survives power loss, not only kills).",
 )
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "md", "json", "none"]),
     default="text",
     show_default=True,
-    help="Report printed when the run ends.",
+    help="Report printed when the run ends: text, md, json or none.",
 )
-def run_cmd(
-    suite: str,
-    dataset: str | None,
-    store: str | None,
-    store_opts: tuple[str, ...],
-    suite_opts: tuple[str, ...],
-    top_k: int | None,
-    out: Path | None,
-    concurrency: int,
-    timeout: float,
-    resume: Path | None,
-    fsync: bool,
-    fmt: str,
-    **agent_kw: Any,
-) -> None:
-    """Run SUITE (default: retrieval) against a store and write a run directory.
+@_with_suite_flags
+def run_cmd(suite: str, **kw: Any) -> None:
+    r"""Run SUITE (default: retrieval) and write a run directory.
 
-    Every finished item is written at once; a run killed at any moment continues with
-    --resume RUN_DIR. Exit code 0: all items ran; 1: some items failed (recorded and
+    SUITE is a registered suite (retrieval, memtest, scenarios, items) or a suite directory
+    (suite.toml + items.jsonl). Every finished item is written at once; a run killed at any
+    moment continues with --resume DIR. With --condition or --repeat the run is an
+    experiment: one run directory per condition and repeat, sharing a run group, ready for
+    `mnemometer compare`. Exit code 0: all items ran; 1: some items failed (recorded and
     counted); 2: bad input.
 
-    Example: mnemometer run retrieval --dataset demo-en --store bm25 --out runs/demo
-
-    Agents: mnemometer run scenarios --agent rag --store bm25 --llm-base-url URL --llm-model M
+    \b
+    Examples:
+      mnemometer run retrieval --dataset demo-en --store bm25 --out runs/demo
+      mnemometer run scenarios --agent rag --store bm25 --llm-base-url URL --llm-model M
+      mnemometer run examples/suites/team-memory --condition no-memory --condition hybrid
     """
-    from mnemometer.report import report
-    from mnemometer.runner import run
-
-    suite_options = parse_options(suite_opts, "--suite-option")
-    if top_k is not None:
-        suite_options["top_k"] = top_k
-    agent_kwargs = agent_run_kwargs(suite_options, **agent_kw)
-    with stderr_progress(f"{suite} · {store or 'resume'}") as bar:
+    with stderr_progress(f"{suite}") as bar:
         task = bar.add_task("items", total=None)
+        settings = _settings(kw, lambda done, total: bar.update(task, completed=done, total=total))
+        _run(suite, kw, settings)
+
+
+def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
+    from mnemometer.runner import is_experiment
+
+    if kw["resume"] is not None:
+        _refuse_with_resume(kw)
+        if is_experiment(kw["resume"]):
+            _experiment_out(_resume_experiment(kw, settings), kw)
+        else:
+            _single_out(_resume(kw, settings), kw)
+        return
+    name, options = _suite_and_options(suite, kw)
+    if name == "items":
+        _experiment_out(_suite_dir(options, kw, settings), kw)
+    elif kw["conditions"] or (kw["repeat"] or 1) > 1:
+        _experiment_out(_experiment(name, options, kw, settings), kw)
+    else:
+        from mnemometer.runner import run
+
         result = run(
-            suite,
-            dataset=dataset,
-            store=store,
-            store_options=parse_options(store_opts, "--store-option"),
-            suite_options=suite_options,
-            out=out,
-            concurrency=concurrency,
-            timeout=timeout,
-            resume=resume,
-            fsync=fsync,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
-            **agent_kwargs,
+            name,
+            _system(kw),
+            dataset=kw["dataset"],
+            suite_options=options,
+            out=kw["out"],
+            settings=settings,
         )
-    if fmt != "none":
-        click.echo(report(result.path, fmt))  # type: ignore[arg-type]
+        _single_out(result, kw)
+
+
+def _settings(kw: dict[str, Any], progress: Any) -> RunSettings:
+    return RunSettings(
+        concurrency=kw["concurrency"],
+        timeout=kw["timeout"],
+        seed=kw["seed"],
+        fsync=kw["fsync"],
+        llm=_llm(kw),
+        progress=progress,
+    )
+
+
+def _llm(kw: dict[str, Any]) -> Any:
+    """LLM settings when a flag names one or an agent needs one (``None``: leave it)."""
+    if not any(kw.get(k) for k in _LLM_FLAGS) and kw.get("agent") not in ("rag", "mem0"):
+        return None
+    from mnemometer.llm import resolve_settings
+
+    return resolve_settings(
+        kw.get("llm_base_url"),
+        kw.get("llm_model"),
+        kw.get("llm_api_key"),
+        config_file=kw.get("llm_config"),
+        cache_dir=kw.get("llm_cache"),
+    )
+
+
+def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The suite's registered name and its options from -O and the suite's own flags."""
+    from mnemometer.suites.items import is_suite_path
+
+    options = parse_options(kw["suite_opts"], "--suite-option")
+    name = "items" if is_suite_path(suite) else suite
+    if name == "items":
+        options["suite_dir"] = str(suite)
+    for key, (flag, users) in suite_flags().items():
+        value = kw.get(key)
+        if value is None or value is False or value == ():
+            continue
+        if name not in users:
+            raise MnemometerError(
+                f"{flag.flag} applies to {' and '.join(users)}"
+                + (" (suite directories)" if users == ["items"] else "")
+                + f"; {suite!r} is not one"
+            )
+        options[flag.option] = list(value) if flag.multiple else value
+    return name, options
+
+
+def _system(kw: dict[str, Any]) -> Any:
+    """The spec of ``--store`` / ``--agent`` (and their options)."""
+    from mnemometer.systems import SystemSpec
+
+    store_opts = parse_options(kw["store_opts"], "--store-option")
+    agent = kw["agent"]
+    if agent is None:
+        used = [
+            f
+            for f, k in (
+                ("--letta-url", "letta_url"),
+                ("--config", "agent_config"),
+                ("--agent-option", "agent_opts"),
+            )
+            if kw.get(k)
+        ]
+        if used:
+            raise MnemometerError(f"{used[0]} needs --agent")
+        if kw["store"] is None:
+            raise MnemometerError(
+                "a run needs --store NAME (or --agent NAME for conversation "
+                "suites, --condition NAME, or --resume RUN_DIR)"
+            )
+        return SystemSpec.store(kw["store"], **store_opts)
+    options = parse_options(kw["agent_opts"], "--agent-option")
+    if kw.get("letta_url"):
+        options["base_url"] = kw["letta_url"]
+    if kw.get("agent_config"):
+        options["config"] = str(kw["agent_config"])
+    return SystemSpec.agent(agent, **options).options_with_store(kw["store"], store_opts)
+
+
+def _conditions(kw: dict[str, Any], names: list[str]) -> list[Any]:
+    from mnemometer.runner._conditions import load_conditions, resolve, system_for
+
+    table = load_conditions(kw["conditions_file"])
+    return [system_for(n, resolve(n, table)) for n in names]
+
+
+def _experiment(
+    name: str, options: dict[str, Any], kw: dict[str, Any], settings: RunSettings
+) -> Any:
+    from mnemometer.runner import Experiment, run_experiment
+
+    systems = _conditions(kw, list(kw["conditions"])) if kw["conditions"] else [_system(kw)]
+    dataset = str(kw["dataset"]) if kw["dataset"] is not None else None
+    exp = Experiment(name, systems, kw["repeat"] or 1, dataset, options)
+    return run_experiment(exp, kw["out"], settings=settings, on_run=_on_run(kw))
+
+
+def _suite_dir(options: dict[str, Any], kw: dict[str, Any], settings: RunSettings) -> Any:
+    from mnemometer.runner import run_suite
+
+    for flag, key in (("--store", "store"), ("--dataset", "dataset"), ("--agent", "agent")):
+        if kw.get(key):
+            raise MnemometerError(
+                f"{flag} does not apply to a suite directory: conditions choose the system "
+                "(--condition NAME), the suite seeds its own memories"
+            )
+    suite_dir = options.pop("suite_dir")
+    return run_suite(
+        suite_dir,
+        conditions=list(kw["conditions"]) or None,
+        repeat=kw["repeat"],
+        profile=options.pop("profile", None),
+        out=kw["out"],
+        memories=options.pop("memories", None),
+        conditions_file=kw["conditions_file"],
+        suite_options=options,
+        settings=settings,
+        on_run=_on_run(kw),
+    )
+
+
+def _refuse_with_resume(kw: dict[str, Any]) -> None:
+    given = [f"--{k.replace('_', '-')}" for k in ("dataset", "store", "agent", "out") if kw.get(k)]
+    if kw["conditions"]:
+        given.append("--condition")
+    if given:
+        raise MnemometerError(
+            f"{given[0]} does not apply with --resume: the run's directory holds its configuration"
+        )
+
+
+def _resume(kw: dict[str, Any], settings: RunSettings) -> Any:
+    from mnemometer.runner import resume
+
+    return resume(kw["resume"], settings=settings)
+
+
+def _resume_experiment(kw: dict[str, Any], settings: RunSettings) -> Any:
+    from mnemometer.runner import resume_experiment
+
+    return resume_experiment(kw["resume"], settings=settings, on_run=_on_run(kw))
+
+
+def _row(result: Any) -> dict[str, Any]:
+    h, counts = result.header, result.summary.counts
+    return {
+        "condition": h.system.condition or h.system.name,
+        "repeat": h.repeat,
+        "system": h.system.name,
+        "items": counts.get("items", 0),
+        "succeeded": counts.get("succeeded", 0),
+        "tokens": counts.get("tokens", 0),
+        "path": str(result.path),
+        "run_group": h.run_group,
+    }
+
+
+def _on_run(kw: dict[str, Any]) -> Any:
+    def on_run(result: Any) -> None:
+        if kw["fmt"] == "json":
+            return
+        r = _row(result)
+        rate = r["succeeded"] / r["items"] if r["items"] else 0.0
+        echo_err(
+            f"{r['condition']} r{r['repeat']} ({r['system']}): {r['succeeded']}/"
+            f"{r['items']} succeeded ({100 * rate:.1f}%), {r['tokens']} tokens -> "
+            f"{r['path']}"
+        )
+
+    return on_run
+
+
+def _single_out(result: Any, kw: dict[str, Any]) -> None:
+    from mnemometer.report import render
+    from mnemometer.report._run import RunView
+
+    if kw["fmt"] != "none":
+        click.echo(render(RunView(result.path, result.header, result.summary), kw["fmt"]))
     echo_err(f"run directory: {result.path}")
     if result.failed_items:
         echo_err(f"{result.failed_items} items failed (recorded in the run log)")
+        sys.exit(1)
+
+
+def _experiment_out(result: Any, kw: dict[str, Any]) -> None:
+    rows = [_row(r) for r in result.runs]
+    if kw["fmt"] == "json":
+        doc = {"run_group": result.run_group, "out": str(result.out), "runs": rows}
+        click.echo(json.dumps(doc, indent=1))
+    elif kw["fmt"] != "none":
+        click.echo(f"run group {result.run_group}: {len(rows)} runs in {result.out}")
+        conds = list(dict.fromkeys(r["condition"] for r in rows))
+        if len(conds) > 1:
+            click.echo(
+                f"next: mnemometer compare {result.out} --baseline {conds[0]} "
+                f"--candidate {conds[-1]} -o {result.out}/comparison.json"
+            )
+    failed = sum(r.failed_items for r in result.runs)
+    if failed:
+        echo_err(f"{failed} items failed across the runs (recorded in their run logs)")
         sys.exit(1)

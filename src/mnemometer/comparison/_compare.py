@@ -26,29 +26,8 @@ from mnemometer.errors import MnemometerError
 from mnemometer.log._reader import RunLog, read_log
 from mnemometer.log._schema import HEADER_FILE, ItemResult, RunHeader
 
-SIDE_OPTIONS = frozenset(
-    {
-        "condition",
-        "profile",
-        "suite_dir",
-        "memories",
-        "notes",
-        "repeat",
-        "build_root",
-        "memory_store",
-        "memory_store_options",
-    }
-)
-"""Suite options that describe the system side or a location, not what was measured: they
-may differ (the suite, fixture and memories checksums may not)."""
 CLUSTER_FIELDS = ("conversation", "fixture")
 """Item group fields whose items share state and so are clustered."""
-
-SUCCESS_DEFINITION = (
-    "an item succeeds when its 'success' metric is 1 (typed suite items); for the "
-    "retrieval suite, when hit@top_k is 1 (a relevant memory is in the top k), or for a "
-    "negative query when the store abstained; errored and timed-out items fail"
-)
 
 
 class PairingError(MnemometerError):
@@ -56,29 +35,8 @@ class PairingError(MnemometerError):
 
 
 def condition_of(header: RunHeader) -> str:
-    """The run's condition: the suite's ``condition`` option, else the store name."""
-    cond = header.suite_options.get("condition")
-    return str(cond) if cond else header.system.name
-
-
-def success_of(result: ItemResult, header: RunHeader) -> bool | None:
-    """Whether one item succeeded (see :data:`SUCCESS_DEFINITION`); ``None`` if unscorable."""
-    if result.status != "ok":
-        return False
-    by = {(m.name, m.k): m.value for m in result.metrics}
-    if ("success", None) in by:
-        v = by[("success", None)]
-        return None if v is None else v >= 1.0
-    hit_ks = [k for (name, k) in by if name == "hit" and k is not None]
-    if hit_ks:
-        top_k = header.suite_options.get("top_k")
-        k = top_k if top_k in hit_ks else max(hit_ks)
-        v = by[("hit", k)]
-        return None if v is None else v >= 1.0
-    if ("abstention", None) in by:
-        v = by[("abstention", None)]
-        return None if v is None else v >= 1.0
-    return None
+    """The run's condition: recorded on the system side, else the system's name."""
+    return header.system.condition or header.system.name
 
 
 def expand_runs(paths: Iterable[str | Path]) -> list[Path]:
@@ -131,12 +89,11 @@ def _tokens(r: ItemResult) -> int | None:
 
 
 def _identity(h: RunHeader) -> dict[str, Any]:
-    opts = {k: v for k, v in h.suite_options.items() if k not in SIDE_OPTIONS}
     return {
         "suite": h.suite,
         "suite_version": h.suite_version,
         "dataset content hash": h.dataset.content_hash,
-        "suite options": opts,
+        "suite options": h.suite_options,
     }
 
 
@@ -220,8 +177,8 @@ def _pairs(
     pairs: list[_Pair] = []
     unpaired = 0
     for b_run, c_run in matched:
-        b_items = {(r.item_id, str(r.extra.get("step", ""))): r for r in b_run.items}
-        c_items = {(r.item_id, str(r.extra.get("step", ""))): r for r in c_run.items}
+        b_items = {(r.item_id, r.step or ""): r for r in b_run.items}
+        c_items = {(r.item_id, r.step or ""): r for r in c_run.items}
         lonely = sorted(set(b_items) ^ set(c_items))
         if lonely:
             unpaired += len(lonely)
@@ -234,8 +191,8 @@ def _pairs(
             b, c = b_items[key], c_items[key]
             groups = {**b.groups, **c.groups}
             cluster = next((f"{f}:{groups[f]}" for f in CLUSTER_FIELDS if f in groups), key[0])
-            base_m, base_ok = _metric_values(b, b_run.header, metrics)
-            cand_m, cand_ok = _metric_values(c, c_run.header, metrics)
+            base_m, base_ok = _metric_values(b, metrics)
+            cand_m, cand_ok = _metric_values(c, metrics)
             pairs.append(
                 _Pair(
                     item_id=key[0],
@@ -255,25 +212,18 @@ def _pairs(
 
 
 def _metric_values(
-    r: ItemResult, header: RunHeader, metrics: dict[str, _MetricInfo]
+    r: ItemResult, metrics: dict[str, _MetricInfo]
 ) -> tuple[dict[str, float | None], bool | None]:
-    """The item's metric values by key, and its success (one pass in the common case)."""
+    """The item's metric values by key, and its success as the suite recorded it."""
     out: dict[str, float | None] = {}
-    success: float | None | bool = False
-    found = False
     for m in r.metrics:
         if m.name == "success" and m.k is None:
-            success, found = m.value, True
-            continue
+            continue  # the item's success is its own field
         key = m.key
         if key not in metrics:
             metrics[key] = _MetricInfo(m.name, m.k, m.higher_is_better)
         out[key] = m.value
-    if r.status != "ok":
-        return out, False
-    if found:
-        return out, None if success is None else success >= 1.0
-    return out, success_of(r, header)
+    return out, (False if r.status != "ok" else r.success)
 
 
 def _interval(iv: stats.Interval) -> IntervalOut:
@@ -551,7 +501,7 @@ def _statistics(
         dataset_hash=first.dataset.content_hash,
         forced=bool(mismatches),
         mismatches=mismatches,
-        success_definition=SUCCESS_DEFINITION,
+        success_definition=first.success_definition,
         resamples=resamples,
         seed=seed,
         confidence=confidence,

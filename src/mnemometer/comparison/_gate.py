@@ -222,12 +222,3 @@ def gate(comparison: Comparison | str | Path, policy: GatePolicy | str | Path) -
                 f"group {key} candidate success {rate:.4f} (minimum {floor:.4f})",
             )
     return GateResult(passed=all(ch.passed for ch in checks), checks=checks)
-
-
-def render_gate(result: GateResult, fmt: str = "text") -> str:
-    """Render a gate result as ``text`` or ``json``."""
-    if fmt == "json":
-        return result.model_dump_json(indent=1)
-    lines = [f"gate: {'pass' if result.passed else 'fail'}"]
-    lines += [f"  {'ok  ' if ch.passed else 'FAIL'} {ch.message}" for ch in result.checks]
-    return "\n".join(lines)

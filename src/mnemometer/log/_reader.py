@@ -10,30 +10,29 @@ from typing import Any
 from pydantic import ValidationError
 
 from mnemometer.errors import RunLogError
+from mnemometer.log._migrate import HEADER_STEPS, ITEM_STEPS
 from mnemometer.log._schema import (
     HEADER_FILE,
     ITEMS_FILE,
     LOG_SCHEMA_VERSION,
+    SUMMARY_FILE,
     ItemResult,
     RunHeader,
+    Summary,
 )
 
 
 @dataclass(frozen=True)
 class RunLog:
-    """A run's header and its item results in plan order."""
+    """A run's header, its item results in plan order, and its stored summary (if any)."""
 
     path: Path
     header: RunHeader
     items: list[ItemResult]
+    summary: Summary | None = None
 
 
-def read_header(run_dir: str | Path) -> RunHeader:
-    """Read and migrate a run's header.
-
-    Raises:
-        RunLogError: missing, corrupt or from a newer mnemometer.
-    """
+def _raw_header(run_dir: str | Path) -> dict[str, Any]:
     path = Path(run_dir) / HEADER_FILE
     if not path.exists():
         raise RunLogError(f"{run_dir}: not a run directory (no {HEADER_FILE})")
@@ -42,25 +41,43 @@ def read_header(run_dir: str | Path) -> RunHeader:
     except json.JSONDecodeError as e:
         raise RunLogError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
     version = raw.get("schema_version") if isinstance(raw, dict) else None
-    if not isinstance(version, int):
+    if not isinstance(version, int) or version < 1:
         raise RunLogError(f"{path}: no integer schema_version")
     if version > LOG_SCHEMA_VERSION:
         raise RunLogError(
             f"{path}: run-log schema {version} is newer than this mnemometer reads "
             f"({LOG_SCHEMA_VERSION}); upgrade mnemometer"
         )
-    raw = _migrate(raw)
+    return raw
+
+
+def _migrate_header(raw: dict[str, Any]) -> dict[str, Any]:
+    version = raw["schema_version"]
+    while version < LOG_SCHEMA_VERSION:
+        raw = HEADER_STEPS[version](raw)
+        version += 1
+    return raw
+
+
+def read_header(run_dir: str | Path) -> RunHeader:
+    """Read and migrate a run's header.
+
+    Raises:
+        RunLogError: missing, corrupt or from a newer mnemometer.
+    """
+    raw = _migrate_header(_raw_header(run_dir))
     try:
         return RunHeader.model_validate(raw)
     except ValidationError as e:
         err = e.errors()[0]
-        raise RunLogError(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        where = Path(run_dir) / HEADER_FILE
+        raise RunLogError(f"{where}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
 def read_items(run_dir: str | Path) -> list[ItemResult]:
     """Read item results, last result per item id (and step) winning, in plan order.
 
-    An item may log sub-results (a build sequence's steps, ``extra.step``) next to itself.
+    A multi-step item logs one result per step (``step``) next to its own.
 
     A final line cut short by a crash is ignored (it is redone on resume); a corrupt line
     anywhere else is an error.
@@ -68,26 +85,57 @@ def read_items(run_dir: str | Path) -> list[ItemResult]:
     path = Path(run_dir) / ITEMS_FILE
     if not path.exists():
         return []
+    raw_header = _raw_header(run_dir)
+    version = raw_header["schema_version"]
     lines = path.read_bytes().split(b"\n")
-    by_id: dict[tuple[str, str], ItemResult] = {}
+    by_id: dict[tuple[str, str | None], ItemResult] = {}
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            item = ItemResult.model_validate_json(line)
-        except ValidationError as e:
+            if version == LOG_SCHEMA_VERSION:
+                item = ItemResult.model_validate_json(line)
+            else:
+                item = ItemResult.model_validate(_migrate_item(line, version, raw_header))
+        except (ValidationError, ValueError) as e:
             if n == len(lines):  # an unterminated last line: a write cut by a kill
                 break
-            raise RunLogError(f"{path}:{n}: corrupt item result: {e.errors()[0]['msg']}") from None
-        by_id[(item.item_id, str(item.extra.get("step", "")))] = item
-    return sorted(by_id.values(), key=lambda r: r.index)
+            msg = e.errors()[0]["msg"] if isinstance(e, ValidationError) else str(e)
+            raise RunLogError(f"{path}:{n}: corrupt item result: {msg}") from None
+        by_id[(item.item_id, item.step)] = item
+    return sorted(by_id.values(), key=lambda r: (r.index, r.step is not None))
+
+
+def _migrate_item(line: bytes, version: int, raw_header: dict[str, Any]) -> dict[str, Any]:
+    raw = json.loads(line)
+    header = raw_header
+    while version < LOG_SCHEMA_VERSION:
+        raw = ITEM_STEPS[version](raw, header)
+        header = HEADER_STEPS[version](header)
+        version += 1
+    return raw
+
+
+def read_summary(run_dir: str | Path) -> Summary | None:
+    """The stored summary, or ``None`` when there is none (unfinished or older runs).
+
+    Raises:
+        RunLogError: the file is corrupt, or belongs to another run.
+    """
+    path = Path(run_dir) / SUMMARY_FILE
+    if not path.exists():
+        return None
+    try:
+        summary = Summary.model_validate_json(path.read_bytes())
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise RunLogError(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    run_id = read_header(run_dir).run_id
+    if summary.run_id and summary.run_id != run_id:
+        raise RunLogError(f"{path}: summarises run {summary.run_id}, not {run_id}")
+    return summary
 
 
 def read_log(run_dir: str | Path) -> RunLog:
     """Read a whole run directory."""
-    return RunLog(Path(run_dir), read_header(run_dir), read_items(run_dir))
-
-
-def _migrate(raw: dict[str, Any]) -> dict[str, Any]:
-    # Version 1 is the first; future versions add steps here, keyed on schema_version.
-    return raw
+    return RunLog(Path(run_dir), read_header(run_dir), read_items(run_dir), read_summary(run_dir))

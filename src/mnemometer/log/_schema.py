@@ -1,7 +1,13 @@
-"""Run log schema v1: a JSON header and a JSONL of item results.
+"""Run log schema v2: a JSON header, a JSONL of item results and a JSON summary.
+
+A run directory holds ``header.json`` (what determines the numbers), ``items.jsonl`` (one
+line per finished item, appended as it finishes) and ``summary.json`` (the suite's own
+aggregation, written when the run finishes or resumes). Reports, comparisons and gates read
+these files only: a finished run reports without its suite, its suite directory or any
+optional extra.
 
 Field order matters: ``schema_version`` stays first. Changing the meaning or removing a field
-needs a version bump and a migration in :mod:`mnemometer.log._reader`.
+needs a version bump and a migration in :mod:`mnemometer.log._migrate`.
 """
 
 from __future__ import annotations
@@ -13,29 +19,50 @@ from pydantic import Field
 
 from mnemometer.config import StrictModel
 
-LOG_SCHEMA_VERSION = 1
+LOG_SCHEMA_VERSION = 2
 HEADER_FILE = "header.json"
 ITEMS_FILE = "items.jsonl"
+SUMMARY_FILE = "summary.json"
+
+
+class Interval(StrictModel):
+    """A confidence interval of an aggregate."""
+
+    low: float | None
+    """Lower bound (``None`` when undefined, e.g. one observation)."""
+    high: float | None
+    """Upper bound."""
+    method: str
+    """How it was computed: ``wilson``, ``t``, ``bootstrap``, ``newcombe``, ..."""
+    confidence: float = 0.95
+    """Nominal coverage."""
 
 
 class Metric(StrictModel):
-    """One structured metric value."""
+    """One metric value; its parameters are fields, never parts of the name."""
 
     name: str
-    """Metric name, e.g. ``recall``, ``mrr``, ``latency_p95_ms``."""
+    """Metric name: ``recall``, ``mrr``, ``accuracy``, ``latency``, ``success``, ..."""
     k: int | None = None
     """Cut-off, for metrics at k."""
+    percentile: float | None = None
+    """For distributions: which percentile (50, 95); ``None`` is the mean or the value."""
+    unit: str | None = None
+    """``ms``, ``tokens``, ...; ``None`` for rates and scores."""
     value: float | None
     """The value; ``None`` means not applicable (never a silent 0)."""
     higher_is_better: bool = True
     """Direction of improvement."""
     n: int | None = None
     """How many items the value aggregates (aggregates only)."""
+    interval: Interval | None = None
+    """Confidence interval of an aggregate, when the suite computed one."""
 
     @property
     def key(self) -> str:
-        """Display key such as ``recall@10``."""
-        return f"{self.name}@{self.k}" if self.k is not None else self.name
+        """Display key: ``recall@10``, ``latency.p95``, ``accuracy``."""
+        key = self.name if self.k is None else f"{self.name}@{self.k}"
+        return key if self.percentile is None else f"{key}.p{self.percentile:g}"
 
 
 class RetrievedHit(StrictModel):
@@ -75,6 +102,8 @@ class SystemRef(StrictModel):
     """Registered name."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Resolved options, secrets removed."""
+    condition: str | None = None
+    """The condition this system ran as (``no-memory``, ``lexical``, ...), if any."""
     implementation: str
     """``module:Class`` of the object that ran."""
     version: str | None = None
@@ -93,13 +122,18 @@ class RunHeader(StrictModel):
     run_group: str
     """Runs that are repeats of one configuration share a group id."""
     repeat: int = 0
-    """Repeat index within the group."""
+    """This run's index within its group (0, 1, ...)."""
     suite: str
     """Suite name."""
     suite_version: str
     """Suite version; bumped when its procedure or scoring changes."""
     suite_options: dict[str, Any] = Field(default_factory=dict)
-    """Suite options as resolved (top_k, ks, ...)."""
+    """Suite options that determine what is measured (runs compared must agree on them)."""
+    suite_inputs: dict[str, Any] = Field(default_factory=dict)
+    """Suite options that do not change what is measured: where its files live, settings of
+    the answering side. Needed to rebuild the suite on resume; compared runs may differ."""
+    success_definition: str = ""
+    """The suite's rule for item success, as recorded in each item's ``success``."""
     dataset: DatasetRef
     """The dataset."""
     system: SystemRef
@@ -128,19 +162,28 @@ class RunHeader(StrictModel):
     """Seconds spent per phase (``setup``, ``items``, ``total``), summed over resumes."""
     resumes: int = 0
     """How many times the run was resumed."""
+    executor: str = "local"
+    """Where items ran (``local`` threads, ``ray``), for the last (re)start."""
+    notes: list[str] = Field(default_factory=list)
+    """Caveats of the run itself (a condition whose store fell back, ...)."""
 
 
 class ItemResult(StrictModel):
-    """The outcome of one item."""
+    """The outcome of one item (or of one step of a multi-step item)."""
 
     item_id: str
     """Stable item id (query id, scenario id, ...)."""
     index: int
     """Position in the suite's plan (results are reported in this order)."""
+    step: str | None = None
+    """For a multi-step item (a build sequence), the step this result is for."""
     status: Literal["ok", "error", "timeout"] = "ok"
     """``error``/``timeout`` items are kept and counted, and score as failures."""
     error: str | None = None
     """Error type and message."""
+    success: bool | None = None
+    """The item's success under the suite's rule (the header's ``success_definition``);
+    ``None`` when the item cannot be scored that way. Comparisons pair on it."""
     input: str = ""
     """What was asked."""
     groups: dict[str, str] = Field(default_factory=dict)
@@ -161,9 +204,33 @@ class ItemResult(StrictModel):
     """Suite-specific detail."""
 
 
-class Summary(StrictModel):
-    """Aggregated results of a run (derived from the items; never stored as the truth)."""
+class Table(StrictModel):
+    """A titled table a suite adds to its summary; every report format renders it."""
 
+    name: str
+    """Machine key (``scenarios``, ``dimensions``, ...)."""
+    title: str
+    """Heading."""
+    columns: list[str]
+    """Column names."""
+    rows: list[list[str]]
+    """Cells as display strings."""
+    data: list[dict[str, Any]] = Field(default_factory=list)
+    """The same rows as raw values, for machines."""
+
+
+class Summary(StrictModel):
+    """Aggregated results of a run, derived from its items by its suite (``summary.json``)."""
+
+    schema_version: int = LOG_SCHEMA_VERSION
+    """Run-log schema version (always first)."""
+    run_id: str = ""
+    """The run it summarises (a summary of another run is refused)."""
+    results: int = 0
+    """Item results it was computed from (a stale summary is recomputed or flagged)."""
+    source: Literal["suite", "generic"] = "suite"
+    """``suite``: the suite's own summary; ``generic``: means by group, computed from the
+    items alone (old logs, unfinished runs)."""
     overall: list[Metric]
     """Aggregates over every scorable item."""
     groups: dict[str, dict[str, list[Metric]]] = Field(default_factory=dict)
@@ -172,5 +239,18 @@ class Summary(StrictModel):
     """Items, errors, timeouts, skipped, ..."""
     notes: list[str] = Field(default_factory=list)
     """Caveats the reader should see (not-applicable reasons, ...)."""
+    tables: list[Table] = Field(default_factory=list)
+    """Suite-specific tables (per scenario, per dimension, ...)."""
     sections: dict[str, Any] = Field(default_factory=dict)
-    """Suite-specific structured results (e.g. one entry per dimension)."""
+    """Suite-specific structured results (e.g. one entry per dimension), for machines."""
+
+    def table(self, name: str) -> Table:
+        """The table called ``name``.
+
+        Raises:
+            KeyError: no such table (the message lists the names).
+        """
+        for t in self.tables:
+            if t.name == name:
+                return t
+        raise KeyError(f"no table {name!r}; tables: {', '.join(t.name for t in self.tables)}")

@@ -8,14 +8,31 @@ from typing import IO, Any
 
 from pydantic_core import to_json
 
-from mnemometer.log._schema import HEADER_FILE, ITEMS_FILE, ItemResult, RunHeader
+from mnemometer.log._schema import (
+    HEADER_FILE,
+    ITEMS_FILE,
+    SUMMARY_FILE,
+    ItemResult,
+    RunHeader,
+    Summary,
+)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` so a crash leaves the old file or the new one, never half of one."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, "utf-8")
+    os.replace(tmp, path)
 
 
 def write_header(run_dir: Path, header: RunHeader) -> None:
-    """Write the header atomically (a crash leaves the old or the new one, never half)."""
-    tmp = run_dir / (HEADER_FILE + ".tmp")
-    tmp.write_text(header.model_dump_json(indent=1) + "\n", "utf-8")
-    os.replace(tmp, run_dir / HEADER_FILE)
+    """Write the header atomically."""
+    _atomic_write(run_dir / HEADER_FILE, header.model_dump_json(indent=1) + "\n")
+
+
+def write_summary(run_dir: Path, summary: Summary) -> None:
+    """Write ``summary.json`` atomically."""
+    _atomic_write(run_dir / SUMMARY_FILE, summary.model_dump_json(indent=1) + "\n")
 
 
 class ItemWriter:

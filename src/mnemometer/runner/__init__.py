@@ -1,16 +1,42 @@
-"""The runner: experiments (conditions x repeats), concurrency, timeouts, durable logs, resume."""
+"""The runner: runs and experiments (conditions x repeats), executors, timeouts, resume."""
 
 from mnemometer.runner._conditions import DEFAULT_CONDITIONS, Condition, load_conditions
-from mnemometer.runner._experiment import SuiteRun, run_suite
-from mnemometer.runner._run import RunResult, run, summarize
+from mnemometer.runner._executor import Executor, LocalExecutor
+from mnemometer.runner._experiment import (
+    Experiment,
+    ExperimentResult,
+    is_experiment,
+    read_experiment,
+    resume_experiment,
+    run_experiment,
+    run_suite,
+)
+from mnemometer.runner._run import (
+    RunResult,
+    RunSettings,
+    resume,
+    resummarize,
+    run,
+)
+from mnemometer.scoring.aggregate import run_summary as summarize
 
 __all__ = [
     "DEFAULT_CONDITIONS",
     "Condition",
+    "Executor",
+    "Experiment",
+    "ExperimentResult",
+    "LocalExecutor",
     "RunResult",
-    "SuiteRun",
+    "RunSettings",
+    "is_experiment",
     "load_conditions",
+    "read_experiment",
+    "resume",
+    "resume_experiment",
+    "resummarize",
     "run",
+    "run_experiment",
     "run_suite",
     "summarize",
 ]

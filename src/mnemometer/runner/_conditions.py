@@ -20,6 +20,7 @@ from pydantic import Field, model_validator
 from mnemometer._registry import AGENTS, STORES
 from mnemometer.config import StrictModel, read_document, validate
 from mnemometer.errors import MnemometerError, UnknownNameError, did_you_mean
+from mnemometer.systems import SystemSpec
 
 
 class Condition(StrictModel):
@@ -94,23 +95,26 @@ def resolve(name: str, conditions: dict[str, Condition]) -> Condition:
     return conditions[name]
 
 
-def pick_store(name: str, cond: Condition) -> tuple[str, dict[str, Any], str | None]:
-    """The store (or agent) that will run ``cond``: its own, or its fallback with a note.
+def system_for(name: str, cond: Condition) -> SystemSpec:
+    """The system that will run condition ``name``: its own, or its fallback with a note.
+
+    The fallback is taken only when the condition's store or agent cannot load here (a
+    missing extra); the note is recorded in every run of the condition and warned about.
 
     Raises:
         MnemometerError: it cannot load and there is no fallback.
     """
+    kind = "store" if cond.store else "agent"
     system = cond.store or cond.agent or ""
     try:
         (STORES if cond.store else AGENTS).load(system)
-        return system, dict(cond.options), None
+        return SystemSpec(kind, system, dict(cond.options), name)
     except MnemometerError as e:
         if cond.fallback is None:
             raise MnemometerError(f"condition {name!r}: {e}") from None
-        kind = "store" if cond.store else "agent"
         note = (
             f"condition {name!r}: {kind} {system!r} unavailable ({e}); "
             f"fell back to {cond.fallback!r}"
         )
         warnings.warn(note, stacklevel=2)
-        return cond.fallback, {}, note
+        return SystemSpec("store", cond.fallback, {}, name, (note,))

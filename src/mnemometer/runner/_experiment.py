@@ -1,33 +1,239 @@
-"""Run a suite directory under several conditions and repeats: one run log each."""
+"""Experiments: one suite under several systems (conditions), each repeated, sharing a group.
+
+An experiment directory holds ``experiment.json`` (the plan) and one run directory per
+(condition, repeat): ``OUT/<condition>-r<repeat>``. Runs go repeat-major, so an interrupted
+experiment has whole repeats, and :func:`resume_experiment` finishes what is missing:
+unfinished runs resume, missing ones start, finished ones stay as they are.
+"""
 
 from __future__ import annotations
 
+import json
+import shutil
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from mnemometer.errors import MnemometerError
-from mnemometer.runner._conditions import load_conditions, pick_store, resolve
-from mnemometer.runner._run import ProgressFn, RunResult, run
-from mnemometer.suites.items._manifest import load_suite
-from mnemometer.suites.items._suite import ItemsSuite
-from mnemometer.suites.tasks._build import shell_run_options
+from pydantic import Field
 
-DEFAULT_CONDITIONS = ("no-memory", "full-memory")
+from mnemometer.config import StrictModel, validate
+from mnemometer.errors import MnemometerError, RunLogError
+from mnemometer.log._reader import read_header
+from mnemometer.log._schema import HEADER_FILE
+from mnemometer.runner._conditions import load_conditions, resolve, system_for
+from mnemometer.runner._run import RunResult, RunSettings, resume, run
+from mnemometer.scoring.aggregate import run_summary
+from mnemometer.suites import create_suite
+from mnemometer.systems import SystemSpec
+
+EXPERIMENT_FILE = "experiment.json"
 
 
 @dataclass(frozen=True)
-class SuiteRun:
-    """What :func:`run_suite` returns."""
+class Experiment:
+    """A suite × systems × repeats plan.
+
+    Attributes:
+        suite: registered suite name.
+        systems: one spec per condition (labels must differ).
+        repeats: runs of every condition.
+        dataset: the dataset (a path or built-in name) for suites that take one.
+        suite_options: options for the suite.
+    """
+
+    suite: str
+    systems: Sequence[SystemSpec]
+    repeats: int = 1
+    dataset: str | None = None
+    suite_options: dict[str, Any] = field(default_factory=dict)
+
+    def checked(self) -> Experiment:
+        """Validated plan.
+
+        Raises:
+            MnemometerError: no systems, a repeated label, fewer than one repeat.
+        """
+        if not self.systems:
+            raise MnemometerError("an experiment needs at least one system or condition")
+        labels = [s.label for s in self.systems]
+        if len(set(labels)) != len(labels):
+            raise MnemometerError(f"a condition is listed twice: {labels}")
+        if self.repeats < 1:
+            raise MnemometerError(f"--repeat must be at least 1, got {self.repeats}")
+        return self
+
+
+class _SystemEntry(StrictModel):
+    kind: Literal["store", "agent"]
+    """Store or agent."""
+    name: str
+    """Registered name."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Factory options."""
+    condition: str | None = None
+    """Condition label."""
+    notes: list[str] = Field(default_factory=list)
+    """Caveats recorded in each run."""
+
+
+class ExperimentFile(StrictModel):
+    """``experiment.json``: what an experiment directory was asked to run."""
+
+    schema_version: int = 1
+    """Experiment file version (always first)."""
+    kind: Literal["mnemometer-experiment-plan"] = "mnemometer-experiment-plan"
+    """File kind."""
+    run_group: str
+    """Group id shared by every run."""
+    suite: str
+    """Suite name."""
+    suite_options: dict[str, Any] = Field(default_factory=dict)
+    """Suite options."""
+    dataset: str | None = None
+    """Dataset path or built-in name."""
+    systems: list[_SystemEntry]
+    """One entry per condition, in run order."""
+    repeats: int
+    """Runs per condition."""
+    created_at: datetime
+    """When it started (UTC)."""
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """What :func:`run_experiment` returns."""
 
     run_group: str
-    """Run group shared by every run of the invocation."""
+    """Run group shared by every run of the experiment."""
     out: Path
-    """Directory holding one run directory per (condition, repeat)."""
+    """The experiment directory (one run directory per condition and repeat)."""
     runs: list[RunResult]
     """The runs, repeat-major."""
+
+
+OnRun = Callable[[RunResult], None]
+
+
+def run_experiment(
+    experiment: Experiment,
+    out: str | Path | None = None,
+    *,
+    settings: RunSettings | None = None,
+    on_run: OnRun | None = None,
+) -> ExperimentResult:
+    """Run every system of ``experiment`` ``repeats`` times, sharing one run group.
+
+    Raises:
+        MnemometerError: a bad plan, or ``out`` already holds something else.
+    """
+    exp = experiment.checked()
+    # Build the suite once before anything is written: bad options, a malformed suite or
+    # shell items without --allow-shell fail here, leaving no half-made experiment.
+    create_suite(exp.suite, exp.suite_options)
+    if out is None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        out = Path("runs") / f"{exp.suite}-{stamp}-{uuid.uuid4().hex[:4]}"
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise MnemometerError(
+            f"{out}: already exists and is not empty; choose another --out, "
+            "or continue it with --resume"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    plan = ExperimentFile(
+        run_group=uuid.uuid4().hex[:12],
+        suite=exp.suite,
+        suite_options=dict(exp.suite_options),
+        dataset=exp.dataset,
+        systems=[
+            _SystemEntry(
+                kind=s.kind,
+                name=s.name,
+                options=dict(s.options),
+                condition=s.condition,
+                notes=list(s.notes),
+            )
+            for s in exp.systems
+        ],
+        repeats=exp.repeats,
+        created_at=datetime.now(UTC),
+    )
+    (out / EXPERIMENT_FILE).write_text(plan.model_dump_json(indent=1) + "\n", "utf-8")
+    return _complete(out, plan, settings, on_run)
+
+
+def resume_experiment(
+    out: str | Path, *, settings: RunSettings | None = None, on_run: OnRun | None = None
+) -> ExperimentResult:
+    """Finish an interrupted experiment: resume unfinished runs, start missing ones.
+
+    Raises:
+        RunLogError: not an experiment directory.
+    """
+    out = Path(out)
+    return _complete(out, read_experiment(out), settings, on_run)
+
+
+def is_experiment(path: str | Path) -> bool:
+    """True when ``path`` is an experiment directory."""
+    return (Path(path) / EXPERIMENT_FILE).is_file()
+
+
+def read_experiment(out: str | Path) -> ExperimentFile:
+    """Read ``experiment.json``.
+
+    Raises:
+        RunLogError: missing or malformed.
+    """
+    path = Path(out) / EXPERIMENT_FILE
+    if not path.is_file():
+        raise RunLogError(f"{out}: not an experiment directory (no {EXPERIMENT_FILE})")
+    try:
+        raw = json.loads(path.read_text("utf-8"))
+    except json.JSONDecodeError as e:
+        raise RunLogError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+    try:
+        return validate(ExperimentFile, raw, str(path))
+    except MnemometerError as e:
+        raise RunLogError(str(e)) from None
+
+
+def _complete(
+    out: Path, plan: ExperimentFile, settings: RunSettings | None, on_run: OnRun | None
+) -> ExperimentResult:
+    results: list[RunResult] = []
+    for r in range(plan.repeats):
+        for entry in plan.systems:
+            spec = SystemSpec(
+                entry.kind, entry.name, dict(entry.options), entry.condition, tuple(entry.notes)
+            )
+            run_dir = out / f"{spec.label}-r{r}"
+            if (run_dir / HEADER_FILE).is_file():
+                header = read_header(run_dir)
+                if header.status == "finished":
+                    result = RunResult(run_dir, header, run_summary(run_dir))
+                else:
+                    result = resume(run_dir, settings=settings)
+            else:
+                if run_dir.exists():  # created, then killed before its header was written
+                    shutil.rmtree(run_dir)
+                result = run(
+                    plan.suite,
+                    spec,
+                    dataset=plan.dataset,
+                    suite_options=plan.suite_options,
+                    out=run_dir,
+                    settings=settings,
+                    run_group=plan.run_group,
+                    repeat=r,
+                )
+            results.append(result)
+            if on_run is not None:
+                on_run(result)
+    return ExperimentResult(plan.run_group, out, results)
 
 
 def run_suite(
@@ -39,96 +245,51 @@ def run_suite(
     out: str | Path | None = None,
     memories: str | Path | None = None,
     conditions_file: str | Path | None = None,
-    skip_unsupported: bool = False,
     suite_options: dict[str, Any] | None = None,
-    concurrency: int = 1,
-    timeout: float | None = 60.0,
-    progress: ProgressFn | None = None,
-    on_run: Any = None,
-) -> SuiteRun:
-    """Run a suite directory under each condition, ``repeat`` times, sharing one run group.
-
-    Each (condition, repeat) writes its own immutable run directory
-    ``OUT/<condition>-r<repeat>``; the loop is repeat-major, so an interrupted invocation
-    has complete repeats.
+    settings: RunSettings | None = None,
+    on_run: OnRun | None = None,
+) -> ExperimentResult:
+    """Run a suite directory under each condition, ``repeat`` times (an experiment).
 
     Args:
         suite_dir: suite directory or ``suite.toml``.
         conditions: condition names (default: the manifest's, else no-memory and
             full-memory).
-        repeat: repeats (default: the manifest's ``default_repeats``).
+        repeat: runs per condition (default: the manifest's ``default_repeats``).
         profile: ``offline`` or ``llm`` (default: the manifest's ``default_profile``).
-        out: parent directory for the runs (default ``runs/<suite>-<time>``).
+        out: the experiment directory (default ``runs/items-<time>``).
         memories: seed memories overriding the manifest's.
-        conditions_file: TOML mapping extra condition names to stores.
-        skip_unsupported: skip (and record) items without a runner.
-        suite_options: extra options for the suite (``min_support``, ``answer_hits``, ...).
-        concurrency: items in flight at once.
-        timeout: seconds per item.
-        progress: called with ``(done, total)`` per item.
-        on_run: called with each finished :class:`RunResult`.
+        conditions_file: TOML mapping extra condition names to stores or agents.
+        suite_options: more options for the ``items`` suite (``min_support``, ...).
+        settings: concurrency, timeouts, LLM endpoint, ...
+        on_run: called with each finished run.
 
     Raises:
         MnemometerError: bad suite, unknown condition, bad options.
     """
+    from mnemometer.suites.items import load_suite
+
     loaded = load_suite(suite_dir, memories)
+    opts = dict(suite_options or {})
+    opts["suite_dir"] = str(loaded.root.resolve())
+    if memories is not None:
+        opts["memories"] = str(Path(memories).resolve())
+    if profile is not None:
+        opts["profile"] = profile
+    names = list(conditions or loaded.manifest.conditions or DEFAULT_EXPERIMENT_CONDITIONS)
     table = load_conditions(conditions_file)
-    names = list(conditions or loaded.manifest.conditions or DEFAULT_CONDITIONS)
-    for name in names:
-        resolve(name, table)
-    if len(set(names)) != len(names):
-        raise MnemometerError(f"a condition is listed twice: {names}")
-    repeats = loaded.manifest.default_repeats if repeat is None else repeat
-    if repeats < 1:
-        raise MnemometerError(f"--repeat must be at least 1, got {repeats}")
-    base = dict(suite_options or {})
-    base.update(
-        suite_dir=str(suite_dir),
-        profile=profile,
-        skip_unsupported=skip_unsupported,
-        memories=str(memories) if memories is not None else None,
-    )
-    probe = ItemsSuite(**base)
-    dataset = probe.dataset()
-    if out is None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        out = Path("runs") / f"{loaded.slug}-{stamp}"
-    out = Path(out)
-    group = uuid.uuid4().hex[:12]
-    stores = {name: pick_store(name, resolve(name, table)) for name in names}
-    # An agent condition whose agent loaded drives the agent; a fallback is a store.
-    agents = {name for name in names if resolve(name, table).agent == stores[name][0]}
-    if agents and probe.profile != "llm":
+    systems = [system_for(name, resolve(name, table)) for name in names]
+    effective = profile or loaded.manifest.default_profile
+    agents = [s.label for s in systems if s.kind == "agent"]
+    if agents and effective != "llm":
         raise MnemometerError(
             f"condition(s) {', '.join(sorted(agents))} drive an agent, which calls a model: "
             "pass --profile llm (the offline profile makes no provider calls)"
         )
-    results: list[RunResult] = []
-    for r in range(repeats):
-        for name in names:
-            store, store_opts, note = stores[name]
-            opts = dict(base, condition=name, notes=[note] if note else [])
-            shell_opts, item_timeout = shell_run_options(
-                probe.items, out, r, store, store_opts, timeout
-            )
-            opts.update(shell_opts)
-            where = (
-                {"agent": store, "agent_options": store_opts}
-                if name in agents
-                else {"dataset": dataset, "store": store, "store_options": store_opts}
-            )
-            result = run(
-                "items",
-                **where,
-                suite_options=opts,
-                out=out / f"{name}-r{r}",
-                concurrency=concurrency,
-                timeout=item_timeout,
-                run_group=group,
-                repeat=r,
-                progress=progress,
-            )
-            results.append(result)
-            if on_run is not None:
-                on_run(result)
-    return SuiteRun(group, out, results)
+    repeats = loaded.manifest.default_repeats if repeat is None else repeat
+    exp = Experiment("items", systems, repeats, None, opts)
+    return run_experiment(exp, out, settings=settings, on_run=on_run)
+
+
+DEFAULT_EXPERIMENT_CONDITIONS = ("no-memory", "full-memory")
+"""Conditions a suite directory runs when neither it nor the caller names any."""

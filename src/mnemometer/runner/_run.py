@@ -1,4 +1,4 @@
-"""The runner: drives a system over a suite's items and writes the run log."""
+"""One run: a suite × a system, start to finish, with one start path and one resume path."""
 
 from __future__ import annotations
 
@@ -10,18 +10,56 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mnemometer.datasets._io import load_dataset
+from mnemometer import _env
+from mnemometer.datasets._io import BUILTIN, load_dataset
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import MnemometerError, RunLogError
 from mnemometer.log._reader import read_header, read_items
-from mnemometer.log._schema import ItemResult, RunHeader, Summary, SystemRef
-from mnemometer.log._writer import ItemWriter, write_header
-from mnemometer.runner import _agent, _env
-from mnemometer.runner._pool import Done, execute
-from mnemometer.stores._factory import create_store
-from mnemometer.stores._protocol import capabilities
+from mnemometer.log._schema import DatasetRef, ItemResult, RunHeader, Summary, SystemRef
+from mnemometer.log._writer import ItemWriter, write_header, write_summary
+from mnemometer.runner._executor import Done, Executor, LocalExecutor
 from mnemometer.suites import create_suite
-from mnemometer.suites._base import Item, Suite
+from mnemometer.suites._base import Item, RunContext, Suite
+from mnemometer.systems import SystemSpec, close
+
+ProgressFn = Callable[[int, int], None]
+"""Called with ``(finished, planned)`` after every item."""
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a run executes; none of it changes the numbers except ``seed``.
+
+    Attributes:
+        concurrency: items in flight at once.
+        timeout: seconds allowed per item call; ``None`` for no limit.
+        seed: seed for anything random in the run (recorded).
+        fsync: fsync the log after every item (survives power loss, not only kills).
+        llm: :class:`~mnemometer.llm.LLMSettings` for agents and suites that ask a model
+            (``None``: the environment's).
+        executor: where items run (default: local threads).
+        progress: called with ``(finished, planned)`` after each item.
+    """
+
+    concurrency: int = 1
+    timeout: float | None = 60.0
+    seed: int = 0
+    fsync: bool = False
+    llm: Any = None
+    executor: Executor | None = None
+    progress: ProgressFn | None = None
+
+    def checked(self) -> RunSettings:
+        """Validated settings (a timeout of 0 or less means no limit).
+
+        Raises:
+            MnemometerError: a concurrency below 1.
+        """
+        if self.concurrency < 1:
+            raise MnemometerError(f"--concurrency must be at least 1, got {self.concurrency}")
+        if self.timeout is not None and self.timeout <= 0:
+            return RunSettings(**{**self.__dict__, "timeout": None})
+        return self
 
 
 @dataclass(frozen=True)
@@ -33,7 +71,7 @@ class RunResult:
     header: RunHeader
     """The final header."""
     summary: Summary
-    """Aggregated results."""
+    """Aggregated results (also in ``summary.json``)."""
 
     @property
     def failed_items(self) -> int:
@@ -41,221 +79,309 @@ class RunResult:
         return self.summary.counts.get("errors", 0) + self.summary.counts.get("timeouts", 0)
 
 
-ProgressFn = Callable[[int, int], None]
+@dataclass
+class _Prepared:
+    run_dir: Path
+    header: RunHeader
+    suite: Suite
+    spec: SystemSpec
+    system: Any
+    dataset: Dataset
+    items: list[Item]
 
 
 def run(
-    suite: str = "retrieval",
+    suite: str | Suite,
+    system: SystemSpec | str | Any,
     *,
     dataset: str | Path | Dataset | None = None,
-    store: str | None = None,
-    store_options: dict[str, Any] | None = None,
     suite_options: dict[str, Any] | None = None,
-    agent: str | None = None,
-    agent_options: dict[str, Any] | None = None,
-    llm: Any = None,
     out: str | Path | None = None,
-    concurrency: int = 1,
-    timeout: float | None = 60.0,
-    resume: str | Path | None = None,
-    seed: int = 0,
+    settings: RunSettings | None = None,
     run_group: str | None = None,
     repeat: int = 0,
-    fsync: bool = False,
-    progress: ProgressFn | None = None,
 ) -> RunResult:
-    """Run ``suite`` over ``dataset`` against ``store`` and write a run directory.
+    """Run ``suite`` against ``system`` and write a run directory.
 
-    Every finished item is appended to the run log at once. ``resume=RUN_DIR`` continues
-    a run that was interrupted (even by SIGKILL): the configuration comes from its header,
-    finished items are kept and only the rest are run.
+    Every finished item is appended to the run log at once; :func:`resume` continues a run
+    interrupted at any moment (even by SIGKILL) without losing or repeating an item.
 
     Args:
-        suite: registered suite name.
-        dataset: a path, a built-in dataset name, or a loaded :class:`Dataset`.
-        store: registered store name.
-        store_options: options for the store's factory.
-        suite_options: options for the suite (``top_k``, ``ks``, ...).
-        agent: registered agent name; the run drives an agent (``system.kind="agent"``)
-            over the suite's own items. ``store``/``store_options`` then configure agents
-            that take a store (``rag``).
-        agent_options: options for the agent factory.
-        llm: :class:`~mnemometer.llm.LLMSettings` for agents that ask an LLM (default:
-            the environment).
-        out: run directory to create (default ``runs/<suite>-<store>-<time>``).
-        concurrency: items in flight at once.
-        timeout: seconds allowed per item call; ``None`` for no limit.
-        resume: an existing run directory to continue.
-        seed: recorded seed for anything random.
+        suite: a registered suite name (``retrieval``, ``memtest``, ``scenarios``,
+            ``items``) or a suite object.
+        system: what is tested: a :class:`~mnemometer.SystemSpec`, a registered store name,
+            or an in-process store / agent factory.
+        dataset: a path, a built-in name or a loaded :class:`Dataset`; suites that bring
+            their own items (scenarios, suite directories) take none.
+        suite_options: options for the suite (``top_k``, ``ks``, ``suite_dir``, ...).
+        out: run directory to create (default ``runs/<suite>-<system>-<time>``).
+        settings: concurrency, timeouts, seed, LLM endpoint, executor, progress.
         run_group: group id shared by repeats (default: a new one).
-        repeat: repeat index within the group.
-        fsync: fsync after every item (survives power loss; slower).
-        progress: called with ``(done, total)`` after each item.
+        repeat: this run's index within its group.
 
     Raises:
         MnemometerError: bad input (dataset, names, options, run directory).
     """
-    if concurrency < 1:
-        raise MnemometerError(f"--concurrency must be at least 1, got {concurrency}")
-    if timeout is not None and timeout <= 0:
-        timeout = None
-    if resume is not None:
-        if agent is not None or _agent.is_agent_run(resume):
-            header, the_suite, factory, ds, done = _agent.resume_agent_run(Path(resume), llm)
-            items = the_suite.plan(ds)
-            return _execute(
-                Path(resume),
-                header,
-                the_suite,
-                factory,
-                ds,
-                items,
-                done,
-                concurrency,
-                timeout,
-                fsync,
-                progress,
-            )
-        return _resume(Path(resume), concurrency, timeout, fsync, progress)
-    if agent is not None:
-        opts = _agent.agent_options_with_store(agent, agent_options, store, store_options)
-        run_dir, header, the_suite, factory, ds = _agent.start_agent_run(
-            suite, agent, opts, suite_options, out, llm, seed, run_group, repeat
-        )
-        items = the_suite.plan(ds)
-        return _execute(
-            run_dir,
-            header,
-            the_suite,
-            factory,
-            ds,
-            items,
-            {},
-            concurrency,
-            timeout,
-            fsync,
-            progress,
-        )
-    if dataset is None or store is None:
-        raise MnemometerError("a run needs --dataset and --store (or --resume RUN_DIR)")
-    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
-    if ds.info.content_hash is None:
-        ds.with_hash()
-    the_suite = create_suite(suite, suite_options)
-    run_dir = _new_run_dir(out, suite, store)
-    system = create_store(store, store_options, lang=ds.info.language, workdir=run_dir / "store")
+    settings = (settings or RunSettings()).checked()
+    spec = SystemSpec.of(system)
+    the_suite = suite if not isinstance(suite, str) else create_suite(suite, suite_options)
+    _check_kind(the_suite, spec)
+    ds, dataset_path = _dataset_for(the_suite, dataset)
+    run_dir = _new_run_dir(out, the_suite.name, spec.label)
+    live = spec.create(_workdir(run_dir, spec), lang=ds.info.language, llm=settings.llm)
     items = the_suite.plan(ds)
-    header = _env.new_header(
-        suite=suite,
-        the_suite=the_suite,
-        dataset=ds,
-        dataset_path=None if isinstance(dataset, Dataset) else _dataset_path(dataset),
-        system=_system_ref(store, dict(store_options or {}), system),
-        seed=seed,
+    header = new_header(
+        the_suite,
+        ds,
+        dataset_path,
+        spec.ref(live),
+        settings,
         run_group=run_group,
         repeat=repeat,
         item_count=len(items),
+        notes=list(spec.notes),
     )
     write_header(run_dir, header)
-    return _execute(
-        run_dir, header, the_suite, system, ds, items, {}, concurrency, timeout, fsync, progress
-    )
+    prepared = _Prepared(run_dir, header, the_suite, spec, live, ds, items)
+    return _execute(prepared, {}, settings)
 
 
-def _resume(
-    run_dir: Path, concurrency: int, timeout: float | None, fsync: bool, progress: ProgressFn | None
+def resume(
+    run_dir: str | Path,
+    *,
+    settings: RunSettings | None = None,
+    system: Any = None,
+    dataset: Dataset | None = None,
 ) -> RunResult:
-    header = read_header(run_dir)
-    if header.dataset.path is None:
-        raise RunLogError(f"{run_dir}: the dataset was passed in memory; it cannot be resumed")
-    ds = load_dataset(header.dataset.path)
-    if ds.info.content_hash != header.dataset.content_hash:
+    """Continue an interrupted run: its configuration comes from its header.
+
+    Finished items are kept; the rest run. A run of an in-process system or dataset resumes
+    when the same object is passed again (``system=``, ``dataset=``; checked by hash).
+
+    Raises:
+        RunLogError: not a run directory, or its inputs changed since it started.
+    """
+    settings = (settings or RunSettings()).checked()
+    path = Path(run_dir)
+    header = read_header(path)
+    the_suite = create_suite(header.suite, {**header.suite_options, **header.suite_inputs})
+    spec = SystemSpec.from_ref(header.system, header.notes)
+    if system is not None:
+        spec = spec.with_instance(system)
+    elif header.system.implementation and not _registered(spec):
         raise RunLogError(
-            f"{run_dir}: dataset {header.dataset.path} changed since the run started "
-            "(content hash differs); start a new run"
+            f"{path}: the system was passed as an object ({header.system.implementation}); "
+            "resume with the same object: resume(run_dir, system=obj)"
         )
-    the_suite = create_suite(header.suite, header.suite_options)
-    system = create_store(
-        header.system.name, header.system.options, lang=ds.info.language, workdir=run_dir / "store"
+    ds = _dataset_to_resume(path, header, the_suite, dataset)
+    live = spec.create(_workdir(path, spec), lang=ds.info.language, llm=settings.llm)
+    results = read_items(path)
+    failed = {r.item_id for r in results if r.status != "ok"}
+    done = {r.item_id for r in results if r.item_id not in failed}
+    executor = (settings.executor or LocalExecutor()).name
+    header = header.model_copy(
+        update={"status": "running", "resumes": header.resumes + 1, "executor": executor}
     )
-    done = {r.item_id: r for r in read_items(run_dir) if r.status == "ok"}
-    header = header.model_copy(update={"status": "running", "resumes": header.resumes + 1})
-    write_header(run_dir, header)
-    items = the_suite.plan(ds)
-    return _execute(
-        run_dir, header, the_suite, system, ds, items, done, concurrency, timeout, fsync, progress
-    )
+    write_header(path, header)
+    prepared = _Prepared(path, header, the_suite, spec, live, ds, the_suite.plan(ds))
+    return _execute(prepared, done, settings)
 
 
-def _execute(
-    run_dir: Path,
-    header: RunHeader,
-    suite: Suite,
-    system: Any,
-    ds: Dataset,
-    items: list[Item],
-    done: dict[str, ItemResult],
-    concurrency: int,
-    timeout: float | None,
-    fsync: bool,
-    progress: ProgressFn | None,
-) -> RunResult:
+def resummarize(run_dir: str | Path) -> Summary:
+    """Recompute the suite's own summary from the items and write ``summary.json``.
+
+    Unlike :func:`summarize` this rebuilds the suite, so it needs its inputs and extras.
+    """
+    path = Path(run_dir)
+    header = read_header(path)
+    the_suite = create_suite(header.suite, {**header.suite_options, **header.suite_inputs})
+    return _summarize(path, header, the_suite, read_items(path))
+
+
+def _summarize(path: Path, header: RunHeader, suite: Suite, results: list[ItemResult]) -> Summary:
+    summary = suite.summarize(header, results).model_copy(
+        update={"run_id": header.run_id, "results": len(results), "source": "suite"}
+    )
+    write_summary(path, summary)
+    return summary
+
+
+def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
     t_start = time.perf_counter()
-    timings = dict(header.timings)
-    todo = [it for it in items if it.id not in done]
-    writer = ItemWriter(run_dir, fsync=fsync)
+    timings = dict(p.header.timings)
+    todo = [it for it in p.items if it.id not in done]
+    writer = ItemWriter(p.run_dir, fsync=settings.fsync)
+    ctx = RunContext(p.run_dir, p.spec, p.header.repeat, p.header.seed, settings.llm)
+    executor = settings.executor or LocalExecutor()
+    timeout = p.suite.item_timeout(settings.timeout)
     try:
         if todo:
-            for phase, secs in suite.setup(system, ds).items():
+            for phase, secs in p.suite.setup(p.system, p.dataset, ctx).items():
                 timings[phase] = timings.get(phase, 0.0) + secs
         t_items = time.perf_counter()
-        total = len(items)
-        run_item = suite.run_item
-        state = {"finished": len(done)}
+        total = len(p.items)
+        finished = [len(p.items) - len(todo)]
 
         def record(d: Done[Item]) -> None:
-            if d.timed_out:
-                result = suite.failed(d.item, f"timed out after {timeout:g} s", "timeout")
-            elif d.error is not None:
-                result = suite.failed(d.item, f"{type(d.error).__name__}: {d.error}", "error")
-            else:
-                result = d.result
-            # An item may carry sub-results (a build sequence's steps): logged after it.
-            # (Plain-data results, the fast path, carry none.)
-            subs = (
-                result.extra.pop("sub_results", None) or []
-                if isinstance(result, ItemResult)
-                else []
-            )
-            writer.write(result)
-            for sub in subs:
-                writer.write(sub.model_copy(update={"index": result.index}))
-            state["finished"] += 1
-            if progress is not None:
-                progress(state["finished"], total)
+            for result in _results(p.suite, d, timeout):
+                writer.write(result)
+            finished[0] += 1
+            if settings.progress is not None:
+                settings.progress(finished[0], total)
 
-        execute(lambda it: run_item(system, it), todo, record, concurrency, timeout)
+        run_item = p.suite.run_item
+        executor.map(
+            lambda it: run_item(p.system, it),
+            todo,
+            record,
+            concurrency=settings.concurrency,
+            timeout=timeout,
+        )
         timings["items"] = timings.get("items", 0.0) + time.perf_counter() - t_items
     finally:
         writer.close()
     timings["total"] = timings.get("total", 0.0) + time.perf_counter() - t_start
-    header = header.model_copy(update={"status": "finished", "timings": timings})
-    write_header(run_dir, header)
-    results = read_items(run_dir)
-    summary = suite.summarize(header, results)
-    write_outputs = getattr(suite, "write_outputs", None)  # e.g. the scenarios CSV
-    if callable(write_outputs):
-        write_outputs(run_dir, header, summary)
-    close = getattr(system, "close", None) if header.system.kind == "agent" else None
-    if callable(close):
-        close()
-    return RunResult(run_dir, header, summary)
+    header = p.header.model_copy(update={"status": "finished", "timings": timings})
+    write_header(p.run_dir, header)
+    summary = _summarize(p.run_dir, header, p.suite, read_items(p.run_dir))
+    p.suite.write_outputs(p.run_dir, header, summary)
+    if p.spec.instance is None:  # objects passed in are the caller's to close
+        close(p.system)
+    return RunResult(p.run_dir, header, summary)
 
 
-def _new_run_dir(out: str | Path | None, suite: str, store: str) -> Path:
+def _results(suite: Suite, d: Done[Item], timeout: float | None) -> list[Any]:
+    """The log lines of one finished item (several for a multi-step item)."""
+    if d.timed_out:
+        return [_as_failure(suite.failed(d.item, f"timed out after {timeout:g} s", "timeout"))]
+    if d.error is not None:
+        return [_as_failure(suite.failed(d.item, f"{type(d.error).__name__}: {d.error}", "error"))]
+    out = d.result
+    if isinstance(out, ItemResult | dict):
+        return [out]
+    return [r.model_copy(update={"index": d.item.index}) for r in out]
+
+
+def _as_failure(result: ItemResult) -> ItemResult:
+    return result.model_copy(update={"success": False})
+
+
+def new_header(
+    suite: Suite,
+    dataset: Dataset,
+    dataset_path: str | None,
+    system: SystemRef,
+    settings: RunSettings,
+    *,
+    run_group: str | None,
+    repeat: int,
+    item_count: int,
+    notes: list[str],
+) -> RunHeader:
+    """The header of a new run: what determines its numbers, plus the environment."""
+    info = dataset.info
+    options = suite.options()
+    return RunHeader(
+        run_id=uuid.uuid4().hex[:12],
+        run_group=run_group or uuid.uuid4().hex[:12],
+        repeat=repeat,
+        suite=suite.name,
+        suite_version=suite.version,
+        suite_options=options,
+        suite_inputs=suite.inputs(),
+        success_definition=suite.success_definition,
+        dataset=DatasetRef(
+            name=info.name,
+            version=info.version,
+            content_hash=info.content_hash or "",
+            language=info.language,
+            path=dataset_path,
+            reference_time=info.reference_time,
+            notes=info.notes,
+        ),
+        system=system,
+        seed=settings.seed,
+        config_fingerprint=_env.fingerprint(
+            [suite.name, options, system.name, system.options, system.condition, info.content_hash]
+        ),
+        package_version=_env.package_version(),
+        python_version=_env.python_version(),
+        platform=_env.platform_name(),
+        git_revision=_env.git_revision(),
+        created_at=datetime.now(UTC),
+        item_count=item_count,
+        executor=(settings.executor or LocalExecutor()).name,
+        notes=notes,
+    )
+
+
+def _check_kind(suite: Suite, spec: SystemSpec) -> None:
+    if spec.kind in suite.systems:
+        return
+    if suite.systems == {"agent"}:
+        raise MnemometerError(
+            f"suite {suite.name!r} drives agents: pass --agent NAME (e.g. --agent rag "
+            "--store bm25 gives a store an LLM to answer with)"
+        )
+    raise MnemometerError(f"suite {suite.name!r} drives stores: pass --store NAME, not --agent")
+
+
+def _dataset_for(suite: Suite, dataset: str | Path | Dataset | None) -> tuple[Dataset, str | None]:
+    own = suite.dataset()
+    if own is not None:
+        if dataset is not None:
+            raise MnemometerError(
+                f"suite {suite.name!r} brings its own items; --dataset does not apply"
+            )
+        return own, None
+    if dataset is None:
+        raise MnemometerError(
+            f"a run of suite {suite.name!r} needs --dataset (a file or "
+            "a built-in name such as demo-en)"
+        )
+    if isinstance(dataset, Dataset):
+        if dataset.info.content_hash is None:
+            dataset.with_hash()
+        return dataset, None
+    s = str(dataset)
+    return load_dataset(dataset), s if s in BUILTIN else str(Path(s).resolve())
+
+
+def _dataset_to_resume(
+    path: Path, header: RunHeader, suite: Suite, dataset: Dataset | None
+) -> Dataset:
+    ds = suite.dataset()
+    if ds is None and dataset is not None:
+        ds = dataset if dataset.info.content_hash else dataset.with_hash()
+    if ds is None:
+        if header.dataset.path is None:
+            raise RunLogError(
+                f"{path}: the dataset was passed in memory; resume with the same dataset: "
+                "resume(run_dir, dataset=ds)"
+            )
+        ds = load_dataset(header.dataset.path)
+    if ds.info.content_hash != header.dataset.content_hash:
+        where = header.dataset.path or "the suite's items"
+        raise RunLogError(
+            f"{path}: {where} changed since the run started (content hash differs); start a new run"
+        )
+    return ds
+
+
+def _registered(spec: SystemSpec) -> bool:
+    from mnemometer._registry import AGENTS, STORES
+
+    return spec.name in (STORES if spec.kind == "store" else AGENTS).names()
+
+
+def _workdir(run_dir: Path, spec: SystemSpec) -> Path:
+    return run_dir / spec.kind
+
+
+def _new_run_dir(out: str | Path | None, suite: str, label: str) -> Path:
     if out is None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        out = Path("runs") / f"{suite}-{store}-{stamp}-{uuid.uuid4().hex[:4]}"
+        out = Path("runs") / f"{suite}-{label}-{stamp}-{uuid.uuid4().hex[:4]}"
     path = Path(out)
     if path.exists() and any(path.iterdir()):
         raise MnemometerError(
@@ -264,34 +390,3 @@ def _new_run_dir(out: str | Path | None, suite: str, store: str) -> Path:
         )
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def _dataset_path(dataset: str | Path) -> str:
-    from mnemometer.datasets._io import BUILTIN
-
-    s = str(dataset)
-    return s if s in BUILTIN else str(Path(s).resolve())
-
-
-def _system_ref(name: str, options: dict[str, Any], system: Any) -> SystemRef:
-    cls = type(system)
-    # A store may resolve its options (a model path, a language fallback); recording the
-    # resolved values makes the log say what ran, and they stay valid factory options.
-    resolved = getattr(system, "resolved_options", None)
-    if callable(resolved):
-        options = {**options, **resolved()}
-    return SystemRef(
-        kind="store",
-        name=name,
-        options=_env.redact(options),
-        implementation=f"{cls.__module__}:{cls.__qualname__}",
-        version=_env.distribution_version(system),
-        capabilities=capabilities(system),
-    )
-
-
-def summarize(run_dir: str | Path) -> Summary:
-    """Aggregate a run directory's items with its suite's own summary."""
-    header = read_header(run_dir)
-    suite = create_suite(header.suite, header.suite_options)
-    return suite.summarize(header, read_items(run_dir))

@@ -1,8 +1,16 @@
 """Suites: named procedures over items (retrieval, and more as they arrive)."""
 
-from mnemometer.suites._base import Item, Suite
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, Suite
 
-__all__ = ["Item", "Suite", "create_suite", "suite_names"]
+__all__ = [
+    "BaseSuite",
+    "Flag",
+    "Item",
+    "RunContext",
+    "Suite",
+    "create_suite",
+    "suite_names",
+]
 
 
 def suite_names() -> list[str]:
@@ -13,7 +21,12 @@ def suite_names() -> list[str]:
 
 
 def create_suite(name: str, options: dict | None = None) -> Suite:
-    """Create the suite registered as ``name`` with ``options``."""
+    """Create the suite registered as ``name`` with ``options``.
+
+    Raises:
+        UnknownNameError: no such suite (with "did you mean").
+        MnemometerError: an option it does not take (naming the ones it does).
+    """
     from mnemometer._registry import SUITES, call_with_context
 
     return call_with_context(SUITES.load(name), dict(options or {}))

@@ -1,12 +1,47 @@
-"""What a suite is: a procedure over items that the runner drives."""
+"""What a suite is: items, and how to run and score one. The runner does everything else.
+
+A suite declares what it provides: which systems it drives (stores, agents), whether it
+brings its own dataset, which of its options are measured (runs compared must agree on them)
+and which only say where its inputs live, the rule that decides an item's success, and how to
+summarise item results. The runner owns concurrency, timeouts, durable logging, resume,
+conditions and repeats, so every suite gets them for free.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from mnemometer.datasets._models import Dataset
 from mnemometer.log._schema import ItemResult, RunHeader, Summary
+
+if TYPE_CHECKING:
+    from mnemometer.systems import SystemSpec
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A command-line flag of ``mnemometer run`` that sets one option of a suite.
+
+    Suites declare their own flags, so the ``run`` command stays generic: a flag given to
+    a suite that does not declare it is an error naming the suites that do.
+
+    Attributes:
+        flag: the flag, e.g. ``--top-k``.
+        option: the suite option it sets, e.g. ``top_k``.
+        help: one line for ``--help``.
+        type: ``int``, ``float``, ``str``, ``path``, ``bool`` (an on/off flag) or
+            ``choice:a,b``.
+        multiple: repeatable; the option receives a list.
+    """
+
+    flag: str
+    option: str
+    help: str
+    type: str = "str"
+    multiple: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,36 +53,95 @@ class Item:
     payload: Any
 
 
+@dataclass(frozen=True)
+class RunContext:
+    """What the runner tells a suite about the run it is part of (given to ``setup``).
+
+    Attributes:
+        run_dir: the run directory; a suite keeps its own files under it.
+        system: the spec of the system under test (its name, options and condition).
+        repeat: the run's index within its group.
+        seed: the run's seed.
+        llm: LLM endpoint settings of the run, for suites that ask a model (``None``: the
+            environment's).
+    """
+
+    run_dir: Path
+    system: SystemSpec
+    repeat: int = 0
+    seed: int = 0
+    llm: Any = None
+
+    def isolated(self, namespace: str, *, lang: str | None = None) -> Any:
+        """A fresh system of the same spec whose memory is private to ``namespace``.
+
+        Suites whose items must not share memory (one conversation each) build one per
+        item; its files live under ``run_dir/isolated/<namespace>``.
+        """
+        return self.system.create(self.run_dir / "isolated" / namespace, lang=lang, llm=self.llm)
+
+
+ItemOutput = ItemResult | dict[str, Any] | Sequence[ItemResult]
+"""What ``run_item`` returns: a result, plain data shaped like one (the log writer
+serialises it directly, the reader validates it), or a multi-step item's results, one per
+step (each with ``step`` set)."""
+
+
 @runtime_checkable
 class Suite(Protocol):
     """A named procedure plus its items.
 
     The runner calls ``plan`` once, ``setup`` once per (re)start, ``run_item`` per item
     (concurrently, each under a timeout), ``failed`` for items whose call raised or timed
-    out, and ``summarize`` whenever results are reported.
+    out, ``summarize`` when the run finishes, and ``write_outputs`` after it. Every result
+    carries ``success`` under the suite's rule (``success_definition``); failed items fail.
+    Subclass :class:`BaseSuite` for the defaults.
     """
 
     name: ClassVar[str]
+    """Registered name."""
     version: ClassVar[str]
+    """Bumped when the procedure or scoring changes (compared runs must agree)."""
+    systems: ClassVar[frozenset[str]]
+    """What it drives: ``store``, ``agent`` or both."""
+    flags: ClassVar[tuple[Flag, ...]]
+    """Its ``mnemometer run`` flags."""
+    success_definition: ClassVar[str]
+    """The rule behind each item's ``success``, in words (recorded in the header)."""
 
     def options(self) -> dict[str, Any]:
-        """Resolved options, recorded in the run header."""
+        """Resolved options that determine what is measured."""
+        ...
+
+    def inputs(self) -> dict[str, Any]:
+        """Options that do not change what is measured.
+
+        Where inputs live, answer-side settings; with :meth:`options` they rebuild the suite
+        on resume.
+        """
+        ...
+
+    def dataset(self) -> Dataset | None:
+        """The suite's own dataset, or ``None`` when it runs on the caller's.
+
+        Scenarios and suite directories bring their own items.
+        """
         ...
 
     def plan(self, dataset: Dataset) -> list[Item]:
         """The items to run, in a stable order with stable ids."""
         ...
 
-    def setup(self, system: Any, dataset: Dataset) -> dict[str, float]:
+    def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
         """Prepare the system (e.g. store every memory); return phase timings in seconds."""
         ...
 
-    def run_item(self, system: Any, item: Item) -> ItemResult | dict[str, Any]:
-        """Run one item and score it.
+    def item_timeout(self, default: float | None) -> float | None:
+        """Seconds allowed per item call (the run's default, or more for long items)."""
+        ...
 
-        Return an :class:`ItemResult`, or plain data shaped like one: the log writer
-        serialises plain data directly (cheaper) and every line is validated on read.
-        """
+    def run_item(self, system: Any, item: Item) -> ItemOutput:
+        """Run one item and score it (see :data:`ItemOutput`)."""
         ...
 
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
@@ -55,5 +149,36 @@ class Suite(Protocol):
         ...
 
     def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
-        """Aggregate item results."""
+        """Aggregate item results (derived from them alone)."""
         ...
+
+    def write_outputs(self, run_dir: Path, header: RunHeader, summary: Summary) -> None:
+        """Write extra files beside the run log (e.g. a CSV), after the summary."""
+        ...
+
+
+class BaseSuite:
+    """Defaults for the optional parts of :class:`Suite`.
+
+    A store suite on the caller's dataset, no inputs, the run's timeout, no extra outputs.
+    """
+
+    systems: ClassVar[frozenset[str]] = frozenset({"store"})
+    flags: ClassVar[tuple[Flag, ...]] = ()
+    success_definition: ClassVar[str] = "an item succeeds when its 'success' metric is 1"
+
+    def inputs(self) -> dict[str, Any]:
+        """No inputs beyond the options."""
+        return {}
+
+    def dataset(self) -> Dataset | None:
+        """Runs on the caller's dataset."""
+        return None
+
+    def item_timeout(self, default: float | None) -> float | None:
+        """The run's timeout."""
+        return default
+
+    def write_outputs(self, run_dir: Path, header: RunHeader, summary: Summary) -> None:
+        """Nothing beyond the run log."""
+        del run_dir, header, summary

@@ -10,15 +10,10 @@ from typing import Any, ClassVar
 from mnemometer.datasets._models import Dataset, Query
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
-from mnemometer.scoring.retrieval import (
-    dedupe,
-    failed_metrics,
-    latency_metrics,
-    mean_metrics,
-    rank_values,
-)
+from mnemometer.scoring.aggregate import latency_metrics, mean_metrics
+from mnemometer.scoring.retrieval import dedupe, failed_metrics, rank_values
 from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, Hit
-from mnemometer.suites._base import Item
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
 
 DEFAULT_KS = (1, 5, 10, 20)
 
@@ -58,7 +53,7 @@ def timed_search(store: Any, text: str, top_k: int) -> tuple[list[Hit], float]:
     return [Hit.coerce(h) for h in raw][:top_k], ms
 
 
-class RetrievalSuite:
+class RetrievalSuite(BaseSuite):
     """Retrieval quality: precision, recall, hit, MRR and nDCG at k, by type and difficulty.
 
     Args:
@@ -69,6 +64,14 @@ class RetrievalSuite:
 
     name: ClassVar[str] = "retrieval"
     version: ClassVar[str] = "1"
+    flags: ClassVar[tuple[Flag, ...]] = (
+        Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int"),
+    )
+    success_definition: ClassVar[str] = (
+        "a query succeeds when a relevant memory is in the top k (hit@top_k = 1); a "
+        "negative query when the store abstained (returned nothing), for stores that "
+        "declare abstains; errored and timed-out queries fail"
+    )
 
     def __init__(
         self, top_k: int | None = None, ks: Sequence[int] = DEFAULT_KS, versions: str = "all"
@@ -95,8 +98,9 @@ class RetrievalSuite:
         """One item per query."""
         return [Item(q.id, i, q) for i, q in enumerate(dataset.queries)]
 
-    def setup(self, system: Any, dataset: Dataset) -> dict[str, float]:
+    def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
         """Store every memory."""
+        del ctx
         self._abstains = bool(getattr(system, "abstains", False))
         return store_dataset(system, dataset, self.versions)
 
@@ -107,11 +111,14 @@ class RetrievalSuite:
         ranked = dedupe(h.memory_id for h in hits)
         if q.relevant_ids:
             metrics: list[dict[str, Any]] = rank_values(ranked, q.relevant_ids, self.ks)
+            rel = set(q.relevant_ids)
+            success: bool | None = any(m in rel for m in ranked[: self.top_k])
         else:
             # A negative query: the right answer is nothing. Only a store that declares
             # that an empty result means "nothing relevant" can be scored on it.
             value = (0.0 if ranked else 1.0) if self._abstains else None
             metrics = [{"name": "abstention", "value": value}]
+            success = None if value is None else value == 1.0
         # Plain data: the log writer serialises it directly and the reader validates it.
         return {
             "item_id": item.id,
@@ -122,6 +129,7 @@ class RetrievalSuite:
             "retrieved": [{"id": h.memory_id, "score": h.score} for h in hits],
             "metrics": metrics,
             "latency_ms": ms,
+            "success": success,
         }
 
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
@@ -135,6 +143,7 @@ class RetrievalSuite:
             index=item.index,
             status=status,
             error=error,
+            success=False,
             input=q.text,
             groups=_groups(q),
             expected=q.relevant_ids,

@@ -1,6 +1,6 @@
 """Workflows over whole experiments: ``doctor``, ``reproduce`` (run, compare, gate), ``archive``."""
 
-from mnemometer.workflows._doctor import Check, doctor, render_checks
+from mnemometer.workflows._doctor import Check, Checks, doctor
 from mnemometer.workflows._reproduce import (
     ArchiveManifest,
     Reproduction,
@@ -12,10 +12,10 @@ from mnemometer.workflows._reproduce import (
 __all__ = [
     "ArchiveManifest",
     "Check",
+    "Checks",
     "Reproduction",
     "archive",
     "doctor",
-    "render_checks",
     "reproduce",
     "verify_archive",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -10,7 +11,9 @@ from pathlib import Path
 from typing import Literal
 
 from mnemometer.errors import MnemometerError
-from mnemometer.runner._conditions import load_conditions, pick_store, resolve
+from mnemometer.report import register_kind, renderer
+from mnemometer.runner._conditions import load_conditions, resolve, system_for
+from mnemometer.runner._experiment import DEFAULT_EXPERIMENT_CONDITIONS
 from mnemometer.suites.items._manifest import LoadedSuite, find_manifest, inside, load_suite
 from mnemometer.suites.tasks._checks import build_checks
 
@@ -32,7 +35,7 @@ def doctor(
     memories: str | Path | None = None,
     conditions: list[str] | None = None,
     conditions_file: str | Path | None = None,
-) -> list[Check]:
+) -> Checks:
     """Check the environment and, when given, a suite directory.
 
     Args:
@@ -42,7 +45,7 @@ def doctor(
             full-memory).
         conditions_file: TOML file of extra conditions.
     """
-    checks = _environment()
+    checks = Checks(_environment())
     if suite is not None:
         checks += _suite_checks(Path(suite), memories, conditions, conditions_file)
     return checks
@@ -143,12 +146,17 @@ def _suite_checks(
     out += _fixture_checks(s)
     out += _runnable_checks(s)
     table = load_conditions(conditions_file)
-    for name in conditions or m.conditions or ["no-memory", "full-memory"]:
+    for name in conditions or m.conditions or DEFAULT_EXPERIMENT_CONDITIONS:
         try:
             cond = resolve(name, table)
-            store, _, note = pick_store(name, cond)
+            spec = system_for(name, cond)
+            note = "; ".join(spec.notes)
             out.append(
-                Check(f"condition.{name}", "warn" if note else "ok", note or f"store {store!r}")
+                Check(
+                    f"condition.{name}",
+                    "warn" if note else "ok",
+                    note or f"{spec.kind} {spec.name!r}",
+                )
             )
         except MnemometerError as e:
             out.append(Check(f"condition.{name}", "fail", str(e)))
@@ -263,17 +271,26 @@ def _runnable_checks(s: LoadedSuite) -> list[Check]:
     return out
 
 
-def render_checks(checks: list[Check], fmt: str = "text") -> str:
-    """One line per check (``text``) or a JSON document."""
-    if fmt == "json":
-        import json
+class Checks(list[Check]):
+    """The doctor's findings, in order; a list that reports render as kind ``doctor``."""
 
-        return json.dumps(
-            {
-                "ok": not any(c.status == "fail" for c in checks),
-                "checks": [c.__dict__ for c in checks],
-            },
-            indent=1,
-        )
+    @property
+    def ok(self) -> bool:
+        """True when no check failed (warnings allowed)."""
+        return not any(c.status == "fail" for c in self)
+
+
+register_kind(Checks, "doctor")
+
+
+@renderer("doctor", "text")
+def checks_text(checks: Checks) -> str:
+    """One line per check."""
     label = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
     return "\n".join(f"{label[c.status]} {c.name}: {c.message}" for c in checks)
+
+
+@renderer("doctor", "json")
+def checks_json(checks: Checks) -> str:
+    """Every check, and whether none failed."""
+    return json.dumps({"ok": checks.ok, "checks": [c.__dict__ for c in checks]}, indent=1)

@@ -17,8 +17,8 @@ from mnemometer.comparison import Comparison, GateResult, compare, gate
 from mnemometer.config import StrictModel
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import HEADER_FILE
-from mnemometer.runner import _env
-from mnemometer.runner._experiment import SuiteRun, run_suite
+from mnemometer import _env
+from mnemometer.runner._experiment import ExperimentResult, run_suite
 from mnemometer.suites.items._manifest import load_suite
 
 
@@ -26,7 +26,7 @@ from mnemometer.suites.items._manifest import load_suite
 class Reproduction:
     """What :func:`reproduce` did."""
 
-    runs: SuiteRun
+    runs: ExperimentResult
     comparison: Comparison
     comparison_path: Path
     policy: Path | None

@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 from mnemometer.datasets._models import Dataset, DatasetInfo, Query
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, Summary
-from mnemometer.scoring.retrieval import latency_metrics, mean_metrics
+from mnemometer.scoring.aggregate import latency_metrics, mean_metrics
 from mnemometer.stores._protocol import Hit
-from mnemometer.suites._base import Item
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
 from mnemometer.suites.items import _scoring as sc
 from mnemometer.suites.items._manifest import LoadedSuite, SeedMemory, load_suite
 from mnemometer.suites.items._types import (
@@ -33,7 +33,6 @@ from mnemometer.suites.items._types import (
     item_type,
 )
 from mnemometer.suites.retrieval import store_dataset, timed_search
-from mnemometer.suites.tasks._workspace import shell_gate
 
 REFUSAL = "Insufficient evidence in memory to answer."
 _AGENT_PERSONA = f"If your memories do not answer a question, reply exactly: {REFUSAL}"
@@ -75,69 +74,95 @@ class _Ctx:
         return [f for i in ids if (s := self.suite.by_id.get(i)) for f in s.files]
 
 
-class ItemsSuite:
+class ItemsSuite(BaseSuite):
     """A suite directory (``suite.toml`` + ``items.jsonl``) of typed items.
+
+    The condition (which store or agent), the repeat and where builds go come from the run
+    (:class:`~mnemometer.suites.RunContext`), not from options: the runner owns conditions
+    and repeats.
 
     Args:
         suite_dir: the suite directory (or its ``suite.toml``).
-        condition: condition name (recorded; the runner picks the store).
         profile: ``offline`` or ``llm`` (default: the manifest's ``default_profile``).
         memories: seed memories overriding the manifest's.
         min_support: offline answers use hits holding at least this share of the
             question's content words; below it the answer is a refusal.
         answer_hits: offline answers quote this many supporting hits.
         resume_hits: hits a resume briefing draws on.
-        skip_unsupported: skip (and record) items no runner exists for instead of failing.
-        suite_checksum: expected checksum (set on resume; a changed suite is refused).
-        fixture_checksum: recorded fixture checksum.
-        memories_checksum: recorded checksum of the memories file.
+        skip_unsupported: skip (and record) shell items instead of refusing the suite
+            when ``allow_shell`` is off.
+        allow_shell: run items that execute suite-provided commands (suites are code).
+        dry_run: validate shell items and execute nothing.
+        suite_checksum: expected suite checksum (set on resume; a changed suite is refused).
+        fixture_checksum: expected fixture checksum (likewise).
+        memories_checksum: expected checksum of the memories file (likewise).
         suite_name: recorded manifest name.
         suite_version: recorded manifest version.
         label_status: recorded label status.
-        skipped: recorded ids of skipped items.
-        notes: caveats recorded with the run (e.g. a condition's store fell back).
-        allow_shell: run items that execute suite-provided commands (suites are code).
-        dry_run: validate shell items and execute nothing.
-        build_root: where agent builds go (``BUILD_ROOT/build-runs/...``).
-        repeat: repeat number (names the build directories).
-        memory_store: the condition's store, for the agent's memory helper.
-        memory_store_options: its options.
     """
 
     name: ClassVar[str] = "items"
     version: ClassVar[str] = "1"
+    systems: ClassVar[frozenset[str]] = frozenset({"store", "agent"})
+    flags: ClassVar[tuple[Flag, ...]] = (
+        Flag(
+            "--profile",
+            "profile",
+            "offline (deterministic, no provider calls) or llm "
+            "(default: the manifest's default_profile).",
+            "choice:offline,llm",
+        ),
+        Flag("--memories", "memories", "Seed memories (overrides the manifest's).", "path"),
+        Flag(
+            "--skip-unsupported",
+            "skip_unsupported",
+            "Skip shell items instead of refusing the suite (recorded).",
+            "bool",
+        ),
+        Flag(
+            "--allow-shell",
+            "allow_shell",
+            "Run items that execute the suite's commands "
+            "(command_task, agent builds). Suites are code: read them first.",
+            "bool",
+        ),
+        Flag("--dry-run", "dry_run", "Validate shell items and execute nothing.", "bool"),
+    )
+    success_definition: ClassVar[str] = (
+        "an item (or a build step) succeeds when its type's checks all hold (its 'success' "
+        "metric is 1: see docs/ablations.md for each type); errored and timed-out items fail"
+    )
 
     def __init__(
         self,
         suite_dir: str,
-        condition: str = "",
         profile: str | None = None,
         memories: str | None = None,
         min_support: float = 0.5,
         answer_hits: int = 1,
         resume_hits: int = 10,
         skip_unsupported: bool = False,
+        allow_shell: bool = False,
+        dry_run: bool = False,
         suite_checksum: str | None = None,
         fixture_checksum: str | None = None,
         memories_checksum: str | None = None,
         suite_name: str | None = None,
         suite_version: str | None = None,
         label_status: str | None = None,
-        skipped: list[str] | None = None,
-        notes: list[str] | None = None,
-        allow_shell: bool = False,
-        dry_run: bool = False,
-        build_root: str | None = None,
-        repeat: int = 0,
-        memory_store: str | None = None,
-        memory_store_options: dict[str, Any] | None = None,
     ) -> None:
+        del suite_name, suite_version, label_status  # recorded; the manifest is the truth
         self.loaded: LoadedSuite = load_suite(suite_dir, memories)
-        if suite_checksum is not None and suite_checksum != self.loaded.checksum:
-            raise MnemometerError(
-                f"{suite_dir}: the suite changed since the run started "
-                "(checksum differs); start a new run"
-            )
+        for what, expected, actual in (
+            ("suite", suite_checksum, self.loaded.checksum),
+            ("fixture", fixture_checksum, self.loaded.fixture_checksum),
+            ("memories", memories_checksum, self.loaded.memories_checksum),
+        ):
+            if expected is not None and expected != actual:
+                raise MnemometerError(
+                    f"{suite_dir}: the {what} changed since the run started "
+                    "(checksum differs); start a new run"
+                )
         m = self.loaded.manifest
         self.profile = profile or m.default_profile
         if self.profile not in ("offline", "llm"):
@@ -146,49 +171,44 @@ class ItemsSuite:
             raise MnemometerError(f"min_support must be in [0, 1], got {min_support}")
         self.suite_dir = str(self.loaded.root.resolve())
         self.memories = str(self.loaded.memories_path.resolve()) if memories else None
-        self.condition = condition
         self.min_support, self.answer_hits, self.resume_hits = min_support, answer_hits, resume_hits
         self.by_id = {s.memory.id: s for s in self.loaded.memories}
-        runnable, self.skipped = shell_gate(
+        self.items, self.skipped = shell_gate(
             self.loaded.items, allow_shell, dry_run, skip_unsupported, str(self.loaded.root)
         )
-        self.allow_shell, self.dry_run, self.build_root = allow_shell, dry_run, build_root
-        self.repeat, self.memory_store = repeat, memory_store
-        self.memory_store_options = dict(memory_store_options or {})
-        self.items = runnable
+        self.allow_shell, self.dry_run = allow_shell, dry_run
         self.skip_unsupported = skip_unsupported
-        self.notes = list(notes or [])
+        # Set per run by setup() from the RunContext.
+        self.condition = ""
+        self.repeat = 0
+        self.build_root: str | None = None
+        self.memory_store: str | None = None
+        self.memory_store_options: dict[str, Any] = {}
         self._llm: Any = None
         self._agent: Any = None  # set when the condition is an agent, not a store
         self._agent_lock = threading.Lock()
 
     def options(self) -> dict[str, Any]:
-        """Resolved options, with the suite, fixture and memories checksums."""
+        """What is measured: the suite's checksums and the answering settings."""
         m = self.loaded.manifest
         return {
-            "suite_dir": self.suite_dir,
             "suite_name": m.name,
             "suite_version": m.suite_version,
             "label_status": m.label_status,
             "suite_checksum": self.loaded.checksum,
             "fixture_checksum": self.loaded.fixture_checksum,
-            "memories": self.memories,
             "memories_checksum": self.loaded.memories_checksum,
-            "condition": self.condition,
-            "profile": self.profile,
             "min_support": self.min_support,
             "answer_hits": self.answer_hits,
             "resume_hits": self.resume_hits,
             "skip_unsupported": self.skip_unsupported,
-            "skipped": self.skipped,
-            "notes": self.notes,
             "allow_shell": self.allow_shell,
             "dry_run": self.dry_run,
-            "build_root": self.build_root,
-            "repeat": self.repeat,
-            "memory_store": self.memory_store,
-            "memory_store_options": self.memory_store_options,
         }
+
+    def inputs(self) -> dict[str, Any]:
+        """Where the suite and its memories live, and the answer profile."""
+        return {"suite_dir": self.suite_dir, "memories": self.memories, "profile": self.profile}
 
     def dataset(self) -> Dataset:
         """The seed memories plus one query per item (so the dataset hash covers both)."""
@@ -219,18 +239,32 @@ class ItemsSuite:
         """Every runnable item, in file order."""
         return [Item(it.id, i, it) for i, it in enumerate(self.items)]
 
-    def setup(self, system: Any, dataset: Dataset) -> dict[str, float]:
+    def item_timeout(self, default: float | None) -> float | None:
+        """Long enough for every command of a shell item at its own timeout."""
+        budgets = [b(it) for it in self.items if (b := item_type(it.eval_type).budget)]
+        if default is None or not budgets:
+            return default
+        return max(default, *budgets)
+
+    def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
         """Seed the memories (the store sees text, id and timestamp only).
 
         For an agent condition the system is an agent factory: one agent is created and
         told each memory as a message; every item then asks it in a fresh session.
         """
-        if callable(getattr(system, "create", None)) and not hasattr(system, "search"):
+        spec = ctx.system
+        self.condition = spec.condition or spec.name
+        self.repeat = ctx.repeat
+        # Builds go beside the run directories of an experiment (OUT/build-runs/...).
+        self.build_root = str(ctx.run_dir.resolve().parent)
+        if spec.kind == "store":
+            self.memory_store, self.memory_store_options = spec.name, dict(spec.options)
+        if spec.kind == "agent":
             return self._seed_agent(system, dataset)
         if self.profile == "llm":
             from mnemometer.llm import LLMClient, resolve_settings
 
-            self._llm = LLMClient.from_settings(resolve_settings())
+            self._llm = LLMClient.from_settings(ctx.llm or resolve_settings())
         return store_dataset(system, dataset, "first")
 
     def _seed_agent(self, factory: Any, dataset: Dataset) -> dict[str, float]:
@@ -241,22 +275,27 @@ class ItemsSuite:
             self._agent.send(f"Please remember this: {m.text}")
         return {"index": time.perf_counter() - t0}
 
-    def run_item(self, system: Any, item: Item) -> ItemResult:
-        """Run and score one item with its type's runner."""
+    def run_item(self, system: Any, item: Item) -> ItemResult | list[ItemResult]:
+        """Run and score one item with its type's runner (a sequence: one result a step)."""
         it: BaseItem = item.payload
         t0 = time.perf_counter()
-        runner: Callable[..., ItemResult] = item_type(it.eval_type).runner
-        result = runner(it, _Ctx(self, system))
+        runner: Callable[..., ItemResult | list[ItemResult]] = item_type(it.eval_type).runner
+        out = runner(it, _Ctx(self, system))
         wall = (time.perf_counter() - t0) * 1000.0
-        extra = {**result.extra, "duration_ms": wall}
-        return result.model_copy(
-            update={
-                "item_id": it.id,
-                "index": item.index,
-                "groups": result.groups or it.groups(),
-                "extra": extra,
-            }
-        )
+        results = out if isinstance(out, list) else [out]
+        done = [
+            r.model_copy(
+                update={
+                    "item_id": it.id,
+                    "index": item.index,
+                    "groups": r.groups or it.groups(),
+                    "success": _success(r),
+                    "extra": {**r.extra, "duration_ms": wall},
+                }
+            )
+            for r in results
+        ]
+        return done if isinstance(out, list) else done[0]
 
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
         """A failed item is a failure: success 0."""
@@ -266,6 +305,7 @@ class ItemsSuite:
             index=item.index,
             status=status,
             error=error,
+            success=False,
             input=it.text(),
             groups=it.groups(),
             metrics=[Metric(name="success", value=0.0)],
@@ -289,19 +329,17 @@ class ItemsSuite:
         counts = {
             "items": len(items),
             "planned": header.item_count,
-            "succeeded": sum(
-                any(m.name == "success" and m.value == 1.0 for m in r.metrics) for r in items
-            ),
+            "succeeded": sum(r.success is True for r in items),
             "errors": sum(r.status == "error" for r in items),
             "timeouts": sum(r.status == "timeout" for r in items),
-            "skipped": len(header.suite_options.get("skipped", [])),
+            "skipped": len(self.skipped),
             "tokens": tokens,
         }
-        notes = list(header.dataset.notes) + list(header.suite_options.get("notes", []))
-        if counts["skipped"]:
+        notes = list(header.dataset.notes) + list(header.notes)
+        if self.skipped:
             notes.append(
-                f"{counts['skipped']} item(s) skipped (no runner for their type): "
-                + ", ".join(header.suite_options.get("skipped", [])[:5])
+                f"{len(self.skipped)} item(s) skipped (shell items without --allow-shell): "
+                + ", ".join(self.skipped[:5])
             )
         return Summary(overall=overall, groups=groups, counts=counts, notes=notes)
 
@@ -375,6 +413,48 @@ class ItemsSuite:
         u = reply.usage
         tokens = {"input": u.prompt_tokens, "output": u.completion_tokens, "total": u.total_tokens}
         return Answer(text, refused, cited, tokens)
+
+
+def _runs_shell(it: BaseItem) -> bool:
+    pred = item_type(it.eval_type).shell
+    return bool(pred and pred(it))
+
+
+def shell_gate(
+    items: list[BaseItem], allow_shell: bool, dry_run: bool, skip: bool, where: str
+) -> tuple[list[BaseItem], list[str]]:
+    """Refuse items that run suite-provided commands without ``--allow-shell``.
+
+    A dry run needs neither flag; with ``skip`` (``--skip-unsupported``) they are skipped
+    instead and their ids returned.
+
+    Returns:
+        ``(items that may run, ids skipped)``.
+
+    Raises:
+        MnemometerError: naming the items, their types and the flags.
+    """
+    shell = [it for it in items if _runs_shell(it)]
+    if not shell or allow_shell or dry_run:
+        return items, []
+    if skip:
+        return [it for it in items if not _runs_shell(it)], [it.id for it in shell]
+    kinds = ", ".join(sorted({it.eval_type for it in shell}))
+    shown = ", ".join(it.id for it in shell[:3]) + (" ..." if len(shell) > 3 else "")
+    raise MnemometerError(
+        f"{where}: {len(shell)} item(s) of type {kinds} run suite-provided commands "
+        f"({shown}); suites are code: read them, then pass --allow-shell to run them, "
+        "--dry-run to validate without executing anything, or --skip-unsupported to run "
+        "the rest (skips are recorded)"
+    )
+
+
+def _success(r: ItemResult) -> bool | None:
+    """The suite's rule: the type's ``success`` metric; failures fail."""
+    if r.status != "ok":
+        return False
+    v = next((m.value for m in r.metrics if m.name == "success" and m.k is None), None)
+    return None if v is None else v >= 1.0
 
 
 def _metric(name: str, value: float | None, higher: bool = True) -> Metric:

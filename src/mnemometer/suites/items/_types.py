@@ -152,6 +152,10 @@ class ItemType:
     """The pydantic model of one line of ``items.jsonl``."""
     runner: Callable[..., Any]
     """Runs and scores one item."""
+    shell: Callable[[Any], bool] | None = None
+    """Whether an item runs suite-provided commands (then ``--allow-shell`` gates it)."""
+    budget: Callable[[Any], float] | None = None
+    """Seconds an item may take at most, when that is more than a run's default timeout."""
 
 
 ITEM_TYPES = Registry("mnemometer.item_types", "eval_type")

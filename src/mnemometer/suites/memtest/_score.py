@@ -11,8 +11,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
-from mnemometer.scoring.retrieval import latency_metrics
+from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary, Table
+from mnemometer.scoring.aggregate import latency_metrics
 
 DIMENSIONS = ("storage", "retrieval", "organisation", "forgetting", "reasoning", "deep")
 DEFAULT_WEIGHTS = {
@@ -183,11 +183,15 @@ def summarize(
         notes.append("failed and timed-out items score 0 on their dimension")
     overall_metrics = [Metric(name="overall", value=overall, n=len(used))]
     overall_metrics += latency_metrics([r.latency_ms for r in items if r.latency_ms is not None])
-    section = {
-        "title": "MemTest dimensions",
-        "columns": ["dimension", "score", "weight", "detail"],
-        "rows": rows
+    table = Table(
+        name="dimensions",
+        title="MemTest dimensions",
+        columns=["dimension", "score", "weight", "detail"],
+        rows=rows
         + [["overall", _pct(overall), f"{total:.2f}", "weighted mean of scored dimensions"]],
+        data=[{"dimension": n, **dims[n]} for n in DIMENSIONS],
+    )
+    section = {
         "overall": _r(overall),
         "weights": weights,
         "weights_used": used,
@@ -200,12 +204,13 @@ def summarize(
         groups=groups,
         counts=counts,
         notes=notes,
+        tables=[table],
         sections={"memtest": section},
     )
 
 
 def _means(rs: list[ItemResult]) -> list[Metric]:
-    from mnemometer.scoring.retrieval import mean_metrics
+    from mnemometer.scoring.aggregate import mean_metrics
 
     return mean_metrics(r.metrics for r in rs)
 

@@ -24,7 +24,7 @@ from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, Summary
 from mnemometer.scoring.retrieval import dedupe, rank_metrics
 from mnemometer.stores._protocol import ClockAware, ListableStore
-from mnemometer.suites._base import Item
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
 from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
 from mnemometer.suites.memtest._score import DEFAULT_WEIGHTS, DIMENSIONS, chain_metrics, summarize
 from mnemometer.suites.retrieval import store_dataset, timed_search
@@ -32,7 +32,7 @@ from mnemometer.suites.retrieval import store_dataset, timed_search
 DEFAULT_KS = (1, 5, 10, 20)
 
 
-class MemtestSuite:
+class MemtestSuite(BaseSuite):
     """The six MemTest dimensions: storage, retrieval, organisation, forgetting, reasoning, deep.
 
     Args:
@@ -49,6 +49,15 @@ class MemtestSuite:
 
     name: ClassVar[str] = "memtest"
     version: ClassVar[str] = "1"
+    flags: ClassVar[tuple[Flag, ...]] = (
+        Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int"),
+    )
+    success_definition: ClassVar[str] = (
+        "storage probes succeed when the version is read back in the top 5 (or listed); "
+        "queries and deep probes when a relevant memory is in the top k (hit@top_k), a "
+        "negative query when an abstaining store returned nothing; cluster and forgetting "
+        "probes are measured, not passed or failed; errored and timed-out items fail"
+    )
 
     def __init__(
         self,
@@ -129,8 +138,9 @@ class MemtestSuite:
         return items
 
     # ----------------------------------------------------------------- setup
-    def setup(self, system: Any, dataset: Dataset) -> dict[str, float]:
+    def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
         """Store everything, replay the access schedule, re-store if the replay changed it."""
+        del ctx
         if self._plan is None:
             self._plan = read_plan(dataset, self.cluster_probes)
         self._abstains = bool(getattr(system, "abstains", False))
@@ -180,7 +190,22 @@ class MemtestSuite:
     def run_item(self, system: Any, item: Item) -> ItemResult:
         """Run one probe or query and score it."""
         kind = item.payload[0]
-        return getattr(self, f"_item_{kind}")(system, item)
+        result: ItemResult = getattr(self, f"_item_{kind}")(system, item)
+        result.success = self._success(kind, result)
+        return result
+
+    def _success(self, kind: str, r: ItemResult) -> bool | None:
+        """The rule in :attr:`success_definition`."""
+        if kind in ("cluster", "forget"):
+            return None
+        wanted = {"storage": (("listed", None), ("kept", 5))}.get(
+            kind, (("hit", self.top_k), ("abstention", None))
+        )
+        by = {(m.name, m.k): m.value for m in r.metrics}
+        for key in wanted:
+            if key in by:
+                return None if by[key] is None else by[key] >= 1.0
+        return None
 
     def _item_storage(self, system: Any, item: Item) -> ItemResult:
         _, mid, style, text = item.payload
@@ -348,6 +373,7 @@ class MemtestSuite:
             index=item.index,
             status=status,
             error=error,
+            success=False if kind not in ("cluster", "forget") else None,
             groups=groups,
             expected=expected,
             metrics=metrics,

@@ -19,9 +19,9 @@ from typing import Any, ClassVar
 
 from mnemometer.datasets._models import Dataset, DatasetInfo
 from mnemometer.errors import MnemometerError
-from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
-from mnemometer.scoring.retrieval import percentile
-from mnemometer.suites._base import Item
+from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
+from mnemometer.scoring.aggregate import distribution
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
 from mnemometer.suites.scenarios import _grade as grading
 from mnemometer.suites.scenarios._format import (
     Grade,
@@ -47,14 +47,15 @@ CSV_FILE = "scenarios.csv"
 CSV_COLUMNS = ("backend", "scenario", "mean_latency_ms", "accuracy", "mean_similarity")
 
 
-class ScenarioSuite:
+class ScenarioSuite(BaseSuite):
     """Conversational scenarios: per-turn keyword grading, noise, repeats, latency split.
 
     Args:
         path: a scenario file or directory (default: the packaged thirteen).
         scenarios: ids to run (default: all).
         noise: perturbation ratios of user turns, one run of every scenario per level.
-        repeat: runs of every scenario per noise level (mean and 95% CI per scenario).
+        epochs: plays of every scenario per noise level, in one run (mean and 95% CI per
+            scenario); separate runs of the whole suite are repeats (``--repeat``).
         similarity: ``minilm``, ``endpoint`` (the ``/embeddings`` of the LLM endpoint in
             the environment, with ``embedding_model``) or ``none``.
         embedding_model: model name for ``similarity=endpoint``.
@@ -65,13 +66,34 @@ class ScenarioSuite:
 
     name: ClassVar[str] = "scenarios"
     version: ClassVar[str] = "1"
+    systems: ClassVar[frozenset[str]] = frozenset({"agent"})
+    flags: ClassVar[tuple[Flag, ...]] = (
+        Flag(
+            "--noise",
+            "noise",
+            "Perturb user turns by RATIO (seeded); repeat for several levels.",
+            "float",
+            multiple=True,
+        ),
+        Flag("--scenario", "scenarios", "Run only this scenario; repeatable.", multiple=True),
+        Flag(
+            "--epochs",
+            "epochs",
+            "Plays of every scenario in one run (mean and 95% CI per scenario).",
+            "int",
+        ),
+    )
+    success_definition: ClassVar[str] = (
+        "a scenario succeeds when every graded turn scores 1.0; errored and timed-out "
+        "scenarios fail"
+    )
 
     def __init__(
         self,
         path: str | None = None,
         scenarios: list[str] | str | None = None,
         noise: list[float] | float = 0.0,
-        repeat: int = 1,
+        epochs: int = 1,
         similarity: str = "minilm",
         rescue_threshold: float | str | None = "calibrated",
         seed: int = 0,
@@ -86,9 +108,9 @@ class ScenarioSuite:
             raise MnemometerError(f"--noise must be numbers in [0, 1], got {noise!r}") from None
         if any(not 0.0 <= x <= 1.0 for x in self.noise):
             raise MnemometerError(f"--noise must be in [0, 1], got {noise!r}")
-        if int(repeat) < 1:
-            raise MnemometerError(f"--repeat must be at least 1, got {repeat}")
-        self.repeat = int(repeat)
+        if int(epochs) < 1:
+            raise MnemometerError(f"--epochs must be at least 1, got {epochs}")
+        self.epochs = int(epochs)
         self.path = path
         self.only = list(scenarios) if scenarios else None
         self.scenarios = load_scenarios(path, self.only)
@@ -119,14 +141,17 @@ class ScenarioSuite:
     def options(self) -> dict[str, Any]:
         """Resolved options (the rescue threshold included)."""
         return {
-            "path": self.path,
             "scenarios": [s.id for s in self.scenarios],
             "noise": self.noise,
-            "repeat": self.repeat,
+            "epochs": self.epochs,
             "similarity": self.similarity_backend,
             "rescue_threshold": self.threshold,
             "seed": self.seed,
         }
+
+    def inputs(self) -> dict[str, Any]:
+        """Where the scenario files live (their content is in the dataset hash)."""
+        return {"path": self.path}
 
     def dataset(self) -> Dataset:
         """The scenarios as a dataset reference: name, version and content hash."""
@@ -145,25 +170,25 @@ class ScenarioSuite:
         )
 
     def plan(self, dataset: Dataset) -> list[Item]:
-        """One item per scenario × noise level × repeat (indexed in that order)."""
+        """One item per scenario × noise level × epoch (indexed in that order)."""
         del dataset
         items: list[Item] = []
         for level in self.noise:
-            for rep in range(self.repeat):
+            for rep in range(self.epochs):
                 for s in self.scenarios:
                     item_id = s.id
                     if len(self.noise) > 1 or level:
                         item_id += f"@noise={level:g}"
-                    if self.repeat > 1:
+                    if self.epochs > 1:
                         item_id += f"#{rep}"
                     items.append(Item(item_id, len(items), (s, level, rep)))
         # Longest scenarios start first (results keep their plan index): a 53-turn scenario
         # started last would otherwise be the whole tail of a concurrent run.
         return sorted(items, key=lambda it: (-_user_turns(it.payload[0]), it.index))
 
-    def setup(self, system: Any, dataset: Dataset) -> dict[str, float]:
+    def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
         """Load the similarity model once."""
-        del system, dataset
+        del system, dataset, ctx
         t0 = time.perf_counter()
         self.sim.load()
         return {"similarity_load": time.perf_counter() - t0}
@@ -265,13 +290,15 @@ class ScenarioSuite:
             ),
             Metric(name="similarity", value=sum(sims) / len(sims) if sims else None, n=len(sims)),
             Metric(
-                name="latency_mean_ms",
+                name="latency",
+                unit="ms",
                 value=sum(lat) / len(lat) if lat else None,
                 higher_is_better=False,
                 n=len(lat),
             ),
         ]
         return ItemResult(
+            success=bool(scores) and all(x >= 1.0 for x in scores) and not errors,
             item_id=item.id,
             index=item.index,
             status="error" if errors else "ok",
@@ -282,7 +309,7 @@ class ScenarioSuite:
             metrics=metrics,
             latency_ms=sum(lat),
             tokens=dict(tokens),
-            extra={"repeat": rep, "noise": level, "turns": turns},
+            extra={"epoch": rep, "noise": level, "turns": turns},
         )
 
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
@@ -299,7 +326,7 @@ class ScenarioSuite:
                 Metric(name="accuracy", value=0.0, n=scenario.graded),
                 Metric(name="similarity", value=None, n=0),
             ],
-            extra={"repeat": rep, "noise": level, "turns": []},
+            extra={"epoch": rep, "noise": level, "turns": []},
         )
 
     def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
@@ -359,27 +386,17 @@ def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
     tok = [sum((t.get("tokens") or {}).values()) for t in turns if t.get("tokens")]
     mean, lo, hi = mean_ci(acc)
     overall = [
-        Metric(name="accuracy", value=mean, n=len(acc)),
+        Metric(
+            name="accuracy",
+            value=mean,
+            n=len(acc),
+            interval=Interval(low=lo, high=hi, method="t") if mean is not None else None,
+        ),
         Metric(name="similarity", value=sum(sims) / len(sims) if sims else None, n=len(sims)),
     ]
     for label, values in (("turn", total), ("memory", mem), ("llm", llm)):
-        for p in (50, 95):
-            overall.append(
-                Metric(
-                    name=f"{label}_latency_p{p}_ms",
-                    n=len(values),
-                    value=percentile(values, p) if values else None,
-                    higher_is_better=False,
-                )
-            )
-    overall.append(
-        Metric(
-            name="tokens_per_turn",
-            value=sum(tok) / len(tok) if tok else None,
-            higher_is_better=False,
-            n=len(tok),
-        )
-    )
+        overall += [m for m in distribution(f"{label}_latency", values) if m.percentile]
+    overall += [m for m in distribution("tokens_per_turn", tok, unit="tokens") if not m.percentile]
     by: dict[tuple[str, str], list[ItemResult]] = defaultdict(list)
     by_noise: dict[str, list[float]] = defaultdict(list)
     for r in items:
@@ -425,15 +442,14 @@ def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
     notes = []
     if counts["errors"] or counts["timeouts"]:
         notes.append("failed scenarios and turns score 0.0 (they are counted, not dropped)")
-    overall.insert(1, Metric(name="accuracy_ci_low", value=lo, n=len(acc)))
-    overall.insert(2, Metric(name="accuracy_ci_high", value=hi, n=len(acc)))
     return Summary(
         overall=overall,
         counts=counts,
         notes=notes,
-        sections={
-            "scenarios": _table(
-                "Accuracy by scenario (mean and 95% CI over repeats)",
+        tables=[
+            _table(
+                "scenarios",
+                "Accuracy by scenario (mean and 95% CI over epochs)",
                 [
                     "scenario",
                     "noise",
@@ -459,13 +475,14 @@ def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
                 ],
                 rows,
             ),
-            "accuracy_vs_noise": _table(
+            _table(
+                "accuracy_vs_noise",
                 "Accuracy against noise",
                 ["noise", "n", "accuracy", "95% CI"],
                 [[f"{r['noise']:g}", r["n"], _f(r["accuracy"]), _ci(r)] for r in noise_rows],
                 noise_rows,
             ),
-        },
+        ],
     )
 
 
@@ -479,14 +496,11 @@ def _ci(r: dict[str, Any]) -> str:
     return f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
 
 
-def _table(title: str, columns: list[str], rows: list[list[Any]], data: list) -> dict[str, Any]:
+def _table(name: str, title: str, columns: list[str], rows: list[list[Any]], data: list) -> Table:
     """A report table (rendered by every report format) that keeps its raw numbers."""
-    return {
-        "title": title,
-        "columns": columns,
-        "rows": [[str(c) for c in r] for r in rows],
-        "data": data,
-    }
+    return Table(
+        name=name, title=title, columns=columns, rows=[[str(c) for c in r] for r in rows], data=data
+    )
 
 
 def write_csv(path: Path, header: RunHeader, summary: Summary) -> None:
@@ -499,7 +513,7 @@ def write_csv(path: Path, header: RunHeader, summary: Summary) -> None:
     store = header.system.options.get("store")
     if store:
         backend += f":{store}"
-    data = summary.sections.get("scenarios", {}).get("data", [])
+    data = summary.table("scenarios").data
     rows = sorted(data, key=lambda r: (r["scenario"], r["noise"]))
     multi = len({r["noise"] for r in rows}) > 1
 

@@ -45,6 +45,7 @@ from mnemometer.suites.tasks._workspace import (
     check_fixture,
     copy_fixture,
     fresh_dir,
+    requires_shell,
     validate_item,
 )
 
@@ -477,12 +478,12 @@ def run_agent_build_task(it: AgentBuildTask, ctx: Any) -> ItemResult:
     )
 
 
-def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult:
-    """One workspace, the steps in order; one logged result per step plus an aggregate.
+def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult | list[ItemResult]:
+    """One workspace, the steps in order; one logged result per step.
 
-    Every step is logged under the sequence's id with ``extra.step`` (so a comparison
-    pairs step with step); the aggregate (every step succeeded, summed counts and tokens)
-    is ``summary.json`` in the build directory and ``extra.sequence`` on the last step.
+    Every step is logged under the sequence's id with its ``step`` (so a comparison pairs
+    step with step); the aggregate (every step succeeded, summed counts and tokens) is
+    ``summary.json`` in the build directory and ``extra.sequence`` on the last step.
     """
     started = _start(it, ctx)
     if isinstance(started, ItemResult):
@@ -537,6 +538,7 @@ def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult:
             ItemResult(
                 item_id=it.id,
                 index=0,
+                step=step.id,
                 input=step.prompt,
                 output="; ".join(sc.notes) or None,
                 groups=groups,
@@ -544,7 +546,6 @@ def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult:
                 tokens=_tokens(sc.tokens),
                 latency_ms=sc.agent.seconds * 1000 if sc.agent else None,
                 extra={
-                    "step": step.id,
                     "step_index": n,
                     "scores": sc.counts(),
                     "run_dir": str(run_dir),
@@ -573,14 +574,13 @@ def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult:
         ],
     }
     (env.build / "summary.json").write_text(json.dumps(detail, indent=1) + "\n")
-    # The steps are the logged observations (compare pairs them by extra.step); the
+    # The steps are the logged observations (compare pairs them by step); the
     # aggregate rides on the last step, so nothing is counted twice.
     subs[-1].extra["sequence"] = {
         k: detail[k] for k in ("success", "steps_succeeded", "steps", "counts", "token_usage")
     }
     subs[0].extra["build_dir"] = str(env.build)
-    first = subs[0]
-    return first.model_copy(update={"extra": {**first.extra, "sub_results": subs[1:]}})
+    return subs
 
 
 def _aggregate(scores: list[_Scores], setup: list[CommandResult]) -> dict[str, int]:
@@ -611,54 +611,30 @@ def _totals(it: Any) -> dict[str, int]:
     }
 
 
-def timeout_budget(items: list[Any]) -> float:
+def timeout_budget(it: Any) -> float:
     """Seconds one item may take at most (every command at its own timeout, plus slack)."""
-    worst = 0.0
-    for it in items:
-        t = float(getattr(it, "timeout_seconds", 0) or 0)
-        cmds = len(getattr(it, "setup_commands", []) or []) + 1
-        if steps := getattr(it, "steps", None):
-            per = [s.timeout_seconds or t for s in steps]
-            total = cmds * t + sum(
-                p * (1 + len(s.score_commands)) for p, s in zip(per, steps, strict=True)
-            )
-        else:
-            total = t * (cmds + len(getattr(it, "score_commands", []) or []))
-        worst = max(worst, total)
-    return worst + 30.0 if worst else 0.0
+    t = float(getattr(it, "timeout_seconds", 0) or 0)
+    cmds = len(getattr(it, "setup_commands", []) or []) + 1
+    if steps := getattr(it, "steps", None):
+        per = [s.timeout_seconds or t for s in steps]
+        total = cmds * t + sum(
+            p * (1 + len(s.score_commands)) for p, s in zip(per, steps, strict=True)
+        )
+    else:
+        total = t * (cmds + len(getattr(it, "score_commands", []) or []))
+    return total + 30.0 if total else 0.0
 
 
-COMMAND_TASK = ItemType("command_task", CommandTask, run_command_task)
-AGENT_BUILD_TASK = ItemType("agent_build_task", AgentBuildTask, run_agent_build_task)
-AGENT_BUILD_SEQUENCE = ItemType(
-    "agent_build_sequence", AgentBuildSequence, run_agent_build_sequence
+COMMAND_TASK = ItemType(
+    "command_task", CommandTask, run_command_task, requires_shell, timeout_budget
 )
-
-
-def shell_run_options(
-    items: list[Any],
-    out: Path,
-    repeat: int,
-    store: str,
-    store_options: dict[str, Any],
-    timeout: float | None,
-) -> tuple[dict[str, Any], float | None]:
-    """Suite options and the runner's per-item timeout for one (condition, repeat) run.
-
-    Nothing changes for a suite without shell items. With them, builds go under ``out``,
-    the helper gets the condition's store, and the per-item timeout grows to cover every
-    command at its own timeout (the commands' own timeouts are the real limit).
-    """
-    from mnemometer.suites.tasks._workspace import requires_shell
-
-    if not any(requires_shell(it) for it in items):
-        return {}, timeout
-    opts = {
-        "build_root": str(out.resolve()),
-        "repeat": repeat,
-        "memory_store": store,
-        "memory_store_options": dict(store_options),
-    }
-    if timeout is not None:
-        timeout = max(timeout, timeout_budget(items))
-    return opts, timeout
+AGENT_BUILD_TASK = ItemType(
+    "agent_build_task", AgentBuildTask, run_agent_build_task, requires_shell, timeout_budget
+)
+AGENT_BUILD_SEQUENCE = ItemType(
+    "agent_build_sequence",
+    AgentBuildSequence,
+    run_agent_build_sequence,
+    requires_shell,
+    timeout_budget,
+)

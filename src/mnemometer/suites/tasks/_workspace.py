@@ -152,31 +152,3 @@ def validate_item(root: Path, item: Any) -> list[str]:
             if why := bad_relative(rc.file):
                 problems.append(f"{label}required_content file {rc.file!r} {why}")
     return problems
-
-
-def shell_gate(
-    items: list[Any], allow_shell: bool, dry_run: bool, skip: bool, where: str
-) -> tuple[list[Any], list[str]]:
-    """Refuse shell items without ``--allow-shell`` (a dry run needs neither flag).
-
-    With ``skip`` (``--skip-unsupported``) they are skipped instead and their ids returned.
-
-    Returns:
-        ``(items that may run, ids skipped)``.
-
-    Raises:
-        MnemometerError: naming the items, their types and both flags.
-    """
-    shell = [it for it in items if requires_shell(it)]
-    if not shell or allow_shell or dry_run:
-        return items, []
-    if skip:
-        return [it for it in items if not requires_shell(it)], [it.id for it in shell]
-    kinds = ", ".join(sorted({it.eval_type for it in shell}))
-    shown = ", ".join(it.id for it in shell[:3]) + (" ..." if len(shell) > 3 else "")
-    raise MnemometerError(
-        f"{where}: {len(shell)} item(s) of type {kinds} run suite-provided commands "
-        f"({shown}); suites are code: read them, then pass --allow-shell to run them, "
-        "--dry-run to validate without executing anything, or --skip-unsupported to run "
-        "the rest (skips are recorded)"
-    )

@@ -1,23 +1,33 @@
-"""Render a comparison as text, Markdown or JSON."""
+"""Comparison and gate reports: text, Markdown and JSON."""
 
 from __future__ import annotations
 
-from typing import Literal
-
+from mnemometer.comparison._gate import GateResult
 from mnemometer.comparison._model import Comparison, IntervalOut, MetricDelta, SuccessStats
+from mnemometer.report._registry import register_kind, renderer
 
-Format = Literal["text", "md", "json"]
+register_kind(Comparison, "comparison")
+register_kind(GateResult, "gate")
 
 
-def render(c: Comparison, fmt: Format = "text") -> str:
-    """Render ``c`` as ``text``, ``md`` (Markdown) or ``json`` (the comparison file)."""
-    if fmt == "json":
-        return c.model_dump_json(indent=1)
-    if fmt == "md":
-        return _markdown(c)
-    if fmt == "text":
-        return _text(c)
-    raise ValueError(f"unknown format {fmt!r}")
+@renderer("comparison", "json")
+def comparison_json(c: Comparison) -> str:
+    """The comparison file (what ``mnemometer gate`` reads)."""
+    return c.model_dump_json(indent=1)
+
+
+@renderer("gate", "text")
+def gate_text(result: GateResult) -> str:
+    """The verdict and every check."""
+    lines = [f"gate: {'pass' if result.passed else 'fail'}"]
+    lines += [f"  {'ok  ' if ch.passed else 'FAIL'} {ch.message}" for ch in result.checks]
+    return "\n".join(lines)
+
+
+@renderer("gate", "json")
+def gate_json(result: GateResult) -> str:
+    """The verdict as JSON."""
+    return result.model_dump_json(indent=1)
 
 
 def _pct(x: float | None) -> str:
@@ -72,7 +82,9 @@ def _plain(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
-def _text(c: Comparison) -> str:
+@renderer("comparison", "text")
+def comparison_text(c: Comparison) -> str:
+    """For people at a terminal."""
     b, k = c.baseline, c.candidate
     lines = [
         f"{c.suite} (v{c.suite_version}): {', '.join(k.conditions)} vs {', '.join(b.conditions)}"
@@ -109,7 +121,9 @@ def _text(c: Comparison) -> str:
     return "\n".join(lines)
 
 
-def _markdown(c: Comparison) -> str:
+@renderer("comparison", "md")
+def comparison_markdown(c: Comparison) -> str:
+    """For documents."""
     b, k = c.baseline, c.candidate
     s = c.success
     out = [
