@@ -13,11 +13,11 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from mnemometer import _env
 from mnemometer.comparison import Comparison, GateResult, compare, gate
 from mnemometer.config import StrictModel
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import HEADER_FILE
-from mnemometer import _env
 from mnemometer.runner._experiment import ExperimentResult, run_suite
 from mnemometer.suites.items._manifest import load_suite
 
