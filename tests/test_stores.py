@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 
 from mnemometer.errors import MnemometerError, UnknownNameError
 from mnemometer.stores import Hit, capabilities, create_store, store_names
-from mnemometer.stores._text import tokenizer
 from mnemometer.testing import check_store
+from mnemometer.text import tokenizer
 
 BUILTIN = ["keyword", "bm25", "tfidf"]
 

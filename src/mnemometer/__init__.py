@@ -5,58 +5,66 @@ The public verbs are :func:`run`, :func:`resume`, :func:`run_experiment`, :func:
 core nouns are :class:`Dataset`, :class:`Memory`, :class:`Query`, :class:`Hit`, the
 :class:`Store` protocol, :class:`SystemSpec`, :class:`RunSettings` and :class:`Experiment`.
 Everything else lives in the subpackages (``mnemometer.stores``, ``mnemometer.suites``, ...).
+
+Names load on first use, so ``import mnemometer`` is cheap and a report or a dataset load
+never imports the runner, the suites or any optional extra.
 """
 
-from typing import Any
+from __future__ import annotations
 
-from mnemometer.datasets import Dataset, Memory, Query, load_dataset, save_dataset
-from mnemometer.log import read_log
-from mnemometer.report import report
-from mnemometer.runner import (
-    Experiment,
-    RunResult,
-    RunSettings,
-    resume,
-    run,
-    run_experiment,
-    run_suite,
-)
-from mnemometer.stores import Hit, Store, create_store
-from mnemometer.systems import SystemSpec
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "Dataset",
-    "Experiment",
-    "Hit",
-    "Memory",
-    "Query",
-    "RunResult",
-    "RunSettings",
-    "Store",
-    "SystemSpec",
-    "compare",
-    "create_store",
-    "gate",
-    "load_dataset",
-    "read_log",
-    "report",
-    "resume",
-    "run",
-    "run_experiment",
-    "run_suite",
-    "save_dataset",
-]
+if TYPE_CHECKING:
+    from mnemometer.comparison import compare, gate
+    from mnemometer.datasets import Dataset, Memory, Query, load_dataset, save_dataset
+    from mnemometer.log import read_log
+    from mnemometer.report import report
+    from mnemometer.runner import (
+        Experiment,
+        RunResult,
+        RunSettings,
+        resume,
+        run,
+        run_experiment,
+        run_suite,
+    )
+    from mnemometer.stores import Hit, Store, create_store
+    from mnemometer.systems import SystemSpec
 
-# Verbs whose modules pull in scipy load on first use.
-_LAZY = {
+_WHERE = {
     "compare": "mnemometer.comparison",
     "gate": "mnemometer.comparison",
+    "Dataset": "mnemometer.datasets",
+    "Memory": "mnemometer.datasets",
+    "Query": "mnemometer.datasets",
+    "load_dataset": "mnemometer.datasets",
+    "save_dataset": "mnemometer.datasets",
+    "read_log": "mnemometer.log",
+    "report": "mnemometer.report",
+    "Experiment": "mnemometer.runner",
+    "RunResult": "mnemometer.runner",
+    "RunSettings": "mnemometer.runner",
+    "resume": "mnemometer.runner",
+    "run": "mnemometer.runner",
+    "run_experiment": "mnemometer.runner",
+    "run_suite": "mnemometer.runner",
+    "Hit": "mnemometer.stores",
+    "Store": "mnemometer.stores",
+    "create_store": "mnemometer.stores",
+    "SystemSpec": "mnemometer.systems",
 }
+
+__all__ = sorted(_WHERE)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value  # later lookups skip this hook
+        return value
     raise AttributeError(f"module 'mnemometer' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])

@@ -1,8 +1,9 @@
-"""``mnemometer log schema``: the run-log and dataset JSON Schemas."""
+"""``mnemometer log``: the run-log and dataset JSON Schemas, and recomputing a summary."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -24,3 +25,17 @@ def schema_cmd(dataset: bool) -> None:
     from mnemometer.log import log_json_schema
 
     click.echo(json.dumps(log_json_schema(), indent=1))
+
+
+@log_group.command("summarize")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+def summarize_cmd(run_dir: Path) -> None:
+    """Recompute RUN_DIR's summary.json with its suite (needs the suite and its extras).
+
+    Reports never need this: they read summary.json, or summarise the items generically.
+    Use it after resuming by hand, or to upgrade a run written by an older mnemometer.
+    """
+    from mnemometer.runner import resummarize
+
+    summary = resummarize(run_dir)
+    click.echo(f"{run_dir}/summary.json: {summary.results} results, source {summary.source}")

@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mnemometer.datasets._lang import detect_language
 from mnemometer.datasets._models import Dataset, DatasetInfo, Memory, MemoryVersion, Query
 from mnemometer.errors import DatasetError
+from mnemometer.text import detect_language
 
 _TYPE_MAP = {
     "人物检索": "person",

@@ -298,7 +298,7 @@ def jaccard_arrays(
 
 
 def _token_sets(memories: Sequence[Memory], lang: str) -> list[frozenset[str]]:
-    from mnemometer.stores._text import tokenizer
+    from mnemometer.text import tokenizer
 
     tok = tokenizer(lang)
     return [frozenset(tok(m.text)) for m in memories]

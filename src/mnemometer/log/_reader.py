@@ -136,6 +136,31 @@ def read_summary(run_dir: str | Path) -> Summary | None:
     return summary
 
 
+def upgrade(run_dir: str | Path) -> bool:
+    """Rewrite an older run directory in the current schema (before it is resumed).
+
+    Item lines are migrated and replaced atomically first, then the header; a crash in
+    between leaves items that migrate again to the same values. Returns whether anything
+    changed.
+    """
+    import os
+
+    raw = _raw_header(run_dir)
+    if raw["schema_version"] == LOG_SCHEMA_VERSION:
+        return False
+    items = Path(run_dir) / ITEMS_FILE
+    if items.exists():
+        lines = [r.model_dump_json(exclude_defaults=True) for r in read_items(run_dir)]
+        tmp = items.with_name(ITEMS_FILE + ".tmp")
+        tmp.write_text("".join(line + "\n" for line in lines), "utf-8")
+        os.replace(tmp, items)
+    header = read_header(run_dir)
+    tmp = Path(run_dir) / (HEADER_FILE + ".tmp")
+    tmp.write_text(header.model_dump_json(indent=1) + "\n", "utf-8")
+    os.replace(tmp, Path(run_dir) / HEADER_FILE)
+    return True
+
+
 def read_log(run_dir: str | Path) -> RunLog:
     """Read a whole run directory."""
     return RunLog(Path(run_dir), read_header(run_dir), read_items(run_dir), read_summary(run_dir))

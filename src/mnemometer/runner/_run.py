@@ -14,7 +14,7 @@ from mnemometer import _env
 from mnemometer.datasets._io import BUILTIN, load_dataset
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import MnemometerError, RunLogError
-from mnemometer.log._reader import read_header, read_items
+from mnemometer.log._reader import read_header, read_items, upgrade
 from mnemometer.log._schema import DatasetRef, ItemResult, RunHeader, Summary, SystemRef
 from mnemometer.log._writer import ItemWriter, write_header, write_summary
 from mnemometer.runner._executor import Done, Executor, LocalExecutor
@@ -165,6 +165,7 @@ def resume(
     path = Path(run_dir)
     header = read_header(path)
     the_suite = create_suite(header.suite, {**header.suite_options, **header.suite_inputs})
+    upgrade(path)  # new lines are appended in the current schema: the old ones must match
     spec = SystemSpec.from_ref(header.system, header.notes)
     if system is not None:
         spec = spec.with_instance(system)

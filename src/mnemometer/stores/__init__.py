@@ -13,6 +13,8 @@ from mnemometer.stores._protocol import (
 )
 
 __all__ = [
+    "register_store",
+    "unregister_store",
     "BatchStore",
     "ClockAware",
     "DeletableStore",
@@ -24,3 +26,21 @@ __all__ = [
     "create_store",
     "store_names",
 ]
+
+
+def register_store(name: str, factory: object) -> None:
+    """Register a store factory in-process (notebooks, tests); plug-ins use entry points.
+
+    Raises:
+        MnemometerError: ``name`` is already registered.
+    """
+    from mnemometer._registry import STORES
+
+    STORES.register(name, factory)  # type: ignore[arg-type]
+
+
+def unregister_store(name: str) -> None:
+    """Remove an in-process registration (a no-op for names it did not add)."""
+    from mnemometer._registry import STORES
+
+    STORES.unregister(name)

@@ -8,9 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from mnemometer.datasets._lang import detect_language
 from mnemometer.stores._protocol import Hit
-from mnemometer.stores._text import Tokenizer, tokenizer
+from mnemometer.text import Tokenizer, detect_language, tokenizer
 
 
 class IndexedStore:

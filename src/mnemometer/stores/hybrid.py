@@ -7,12 +7,12 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from mnemometer.datasets._lang import detect_language
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._embed import DEFAULT_MODEL, is_default
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores.bm25 import BM25Store
 from mnemometer.stores.dense import DenseStore
+from mnemometer.text import detect_language
 
 _MODES = ("auto", "fused", "bm25")
 

@@ -10,12 +10,11 @@ from typing import Any
 import numpy as np
 
 from mnemometer._registry import require
-from mnemometer.datasets._lang import detect_language
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._embed import DEFAULT_MODEL
-from mnemometer.stores._text import _CJK_RUN as _CJK
-from mnemometer.stores._text import Tokenizer, tokenizer
 from mnemometer.stores._vector import BufferedVectorStore, data_dir, telemetry_off
+from mnemometer.text import _CJK_RUN as _CJK
+from mnemometer.text import Tokenizer, detect_language, tokenizer
 
 _TABLE = "memories"
 _MODES = ("vector", "fts", "hybrid")

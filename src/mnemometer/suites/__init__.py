@@ -3,6 +3,8 @@
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, Suite
 
 __all__ = [
+    "register_suite",
+    "unregister_suite",
     "BaseSuite",
     "Flag",
     "Item",
@@ -30,3 +32,21 @@ def create_suite(name: str, options: dict | None = None) -> Suite:
     from mnemometer._registry import SUITES, call_with_context
 
     return call_with_context(SUITES.load(name), dict(options or {}))
+
+
+def register_suite(name: str, factory: object) -> None:
+    """Register a suite factory in-process (notebooks, tests); plug-ins use entry points.
+
+    Raises:
+        MnemometerError: ``name`` is already registered.
+    """
+    from mnemometer._registry import SUITES
+
+    SUITES.register(name, factory)  # type: ignore[arg-type]
+
+
+def unregister_suite(name: str) -> None:
+    """Remove an in-process registration (a no-op for names it did not add)."""
+    from mnemometer._registry import SUITES
+
+    SUITES.unregister(name)

@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from mnemometer.datasets._io import load_dataset, save_dataset
-from mnemometer.datasets._lang import detect_language
 from mnemometer.datasets._models import Dataset, DatasetInfo, Memory, Query
 from mnemometer.datasets.build._ask import StructuredMode, ask
 from mnemometer.datasets.build._assemble import apply_labels, build_memories, link_chains, rows_from
@@ -26,6 +25,7 @@ from mnemometer.datasets.build._queries import make_queries, relevant_ids
 from mnemometer.datasets.build._schema import ChunkRecord, Classification, Extraction
 from mnemometer.errors import MnemometerError
 from mnemometer.llm import LLMClient, LLMError
+from mnemometer.text import detect_language
 
 Progress = Callable[[int, int], None]
 

@@ -1,11 +1,11 @@
-"""Tokenisation for English and Chinese, shared by the lexical stores."""
+"""Text processing shared by datasets and stores: language detection and tokenisation."""
 
 from __future__ import annotations
 
 import logging
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 
 _WORD = re.compile(r"[\w']+", re.UNICODE)
@@ -68,3 +68,18 @@ def _zh_tokenizer() -> Tokenizer:
         return out
 
     return tok
+
+
+_ALPHA = re.compile(r"[A-Za-z]")
+
+
+def detect_language(texts: Iterable[str], sample: int = 200) -> str:
+    """Return ``zh`` when CJK characters dominate the first ``sample`` texts, else ``en``."""
+    cjk = latin = 0
+    for i, t in enumerate(texts):
+        if i >= sample:
+            break
+        cjk += sum(len(r) for r in _CJK_RUN.findall(t))
+        latin += len(_ALPHA.findall(t))
+    # One CJK character carries roughly a word; weight Latin letters by an average word length.
+    return "zh" if cjk > latin / 5 else "en"

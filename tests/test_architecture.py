@@ -1,0 +1,127 @@
+"""The codebase keeps its shape: one-way imports between packages, a small public surface.
+
+The layers below are drawn in docs/design/architecture.md; a package may import only from
+lower layers, which also rules out import cycles between packages.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "mnemometer"
+DOCS = [SRC.parents[1] / "README.md", *sorted((SRC.parents[1] / "docs").rglob("*.md"))]
+
+LAYERS: list[tuple[str, ...]] = [
+    ("errors", "_jsonl", "_env", "text"),
+    ("config", "_registry"),
+    ("log", "llm", "local_llm", "stats"),
+    ("datasets", "stores", "scoring"),
+    ("agents",),
+    ("systems",),
+    ("suites", "comparison"),
+    ("runner",),
+    ("report", "testing"),
+    ("workflows",),
+    ("cli", "__init__"),
+]
+RANK = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
+
+
+def _unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _edges() -> dict[tuple[str, str], str]:
+    """``(importer unit, imported unit) -> where``, every import in the package (lazy ones too)."""
+    edges: dict[tuple[str, str], str] = {}
+    for f in SRC.rglob("*.py"):
+        rel = f.relative_to(SRC.parent).with_suffix("")
+        module = ".".join(rel.parts).removesuffix(".__init__")
+        src = _unit(module)
+        for node in ast.walk(ast.parse(f.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mnemometer"):
+                targets = (
+                    [a.name for a in node.names]
+                    if node.module == "mnemometer"
+                    else [_unit(node.module or "")]
+                )
+            elif isinstance(node, ast.Import):
+                targets = [_unit(a.name) for a in node.names if a.name.startswith("mnemometer.")]
+            else:
+                continue
+            for t in targets:
+                if t != src:
+                    edges.setdefault((src, t), f"{f.relative_to(SRC.parent)}:{node.lineno}")
+    return edges
+
+
+def test_every_package_has_a_layer():
+    units = {
+        _unit(".".join(p.relative_to(SRC.parent).with_suffix("").parts)) for p in SRC.rglob("*.py")
+    }
+    units.discard("__init__")
+    missing = sorted(units - set(RANK))
+    assert not missing, f"add these to LAYERS (and docs/design/architecture.md): {missing}"
+
+
+def test_imports_only_go_down_the_layers():
+    upward = [
+        f"{where}: {a} (layer {RANK[a]}) imports {b} (layer {RANK[b]})"
+        for (a, b), where in sorted(_edges().items())
+        if RANK[b] >= RANK[a]
+    ]
+    assert not upward, "\n".join(upward)
+
+
+def test_the_architecture_doc_draws_the_same_layers():
+    doc = (SRC.parents[1] / "docs" / "design" / "architecture.md").read_text("utf-8")
+    for i, layer in enumerate(LAYERS):
+        line = next((ln for ln in doc.splitlines() if ln.startswith(f"| {i} |")), "")
+        assert all(f"`{u}`" in line for u in layer), f"layer {i} {layer} not in the doc: {line!r}"
+
+
+PUBLIC = {
+    "Dataset", "Experiment", "Hit", "Memory", "Query", "RunResult", "RunSettings", "Store",
+    "SystemSpec", "compare", "create_store", "gate", "load_dataset", "read_log", "report",
+    "resume", "run", "run_experiment", "run_suite", "save_dataset",
+}  # fmt: skip
+
+
+def test_the_top_level_surface_is_small_and_exact():
+    import mnemometer
+
+    assert set(mnemometer.__all__) == PUBLIC
+    for name in PUBLIC:
+        assert getattr(mnemometer, name) is not None
+    with pytest.raises(AttributeError):
+        mnemometer.not_a_thing  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "package",
+    ["agents", "comparison", "datasets", "log", "report", "runner", "scoring", "stores",
+     "suites", "suites.items", "suites.tasks", "testing", "workflows"],
+)  # fmt: skip
+def test_every_public_package_declares_what_it_exports(package: str):
+    mod = importlib.import_module(f"mnemometer.{package}")
+    assert mod.__all__, f"mnemometer.{package} has no __all__"
+    for name in mod.__all__:
+        assert hasattr(mod, name), f"mnemometer.{package}.__all__ names missing {name!r}"
+        assert not name.startswith("_")
+
+
+def test_docs_never_send_users_to_private_modules():
+    private = re.compile(r"mnemometer(?:\.[a-z_]+)*\._[a-z]\w*")
+    found = [
+        f"{p.relative_to(SRC.parents[1])}:{i}: {m.group(0)}"
+        for p in DOCS
+        for i, line in enumerate(p.read_text("utf-8").splitlines(), 1)
+        for m in private.finditer(line)
+    ]
+    assert not found, "\n".join(found)
