@@ -87,10 +87,27 @@ def test_the_architecture_doc_draws_the_same_layers():
 
 
 PUBLIC = {
-    "Dataset", "Experiment", "Hit", "Memory", "Query", "RunResult", "RunSettings", "Store",
-    "SystemSpec", "compare", "create_store", "gate", "load_dataset", "read_log", "report",
-    "resume", "run", "run_experiment", "run_suite", "save_dataset",
-}  # fmt: skip
+    "Dataset",
+    "Experiment",
+    "Hit",
+    "Memory",
+    "Query",
+    "RunResult",
+    "RunSettings",
+    "Store",
+    "SystemSpec",
+    "compare",
+    "create_store",
+    "gate",
+    "load_dataset",
+    "read_log",
+    "report",
+    "resume",
+    "run",
+    "run_experiment",
+    "run_suite",
+    "save_dataset",
+}
 
 
 def test_the_top_level_surface_is_small_and_exact():
@@ -105,9 +122,22 @@ def test_the_top_level_surface_is_small_and_exact():
 
 @pytest.mark.parametrize(
     "package",
-    ["agents", "comparison", "datasets", "log", "report", "runner", "scoring", "stores",
-     "suites", "suites.items", "suites.tasks", "testing", "workflows"],
-)  # fmt: skip
+    [
+        "agents",
+        "comparison",
+        "datasets",
+        "log",
+        "report",
+        "runner",
+        "scoring",
+        "stores",
+        "suites",
+        "suites.items",
+        "suites.tasks",
+        "testing",
+        "workflows",
+    ],
+)
 def test_every_public_package_declares_what_it_exports(package: str):
     mod = importlib.import_module(f"mnemometer.{package}")
     assert mod.__all__, f"mnemometer.{package} has no __all__"

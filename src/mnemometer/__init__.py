@@ -55,7 +55,28 @@ _WHERE = {
     "SystemSpec": "mnemometer.systems",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "Dataset",
+    "Experiment",
+    "Hit",
+    "Memory",
+    "Query",
+    "RunResult",
+    "RunSettings",
+    "Store",
+    "SystemSpec",
+    "compare",
+    "create_store",
+    "gate",
+    "load_dataset",
+    "read_log",
+    "report",
+    "resume",
+    "run",
+    "run_experiment",
+    "run_suite",
+    "save_dataset",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -84,8 +84,11 @@ def test_v1_retrieval_success_follows_the_v1_rule():
 
 def test_v1_runs_compare_by_condition_repeat_and_step(tmp_path: Path):
     team = V1 / "team"
-    c = compare([team / "no-memory-r0", team / "no-memory-r1"],
-                [team / "lexical-r0", team / "lexical-r1"], resamples=200)  # fmt: skip
+    c = compare(
+        [team / "no-memory-r0", team / "no-memory-r1"],
+        [team / "lexical-r0", team / "lexical-r1"],
+        resamples=200,
+    )
     assert c.pairs == 64 and c.baseline.conditions == ["no-memory"]
     assert c.success.candidate_rate > c.success.baseline_rate
     b = compare([V1 / "build" / "no-memory-r0"], [V1 / "build" / "lexical-r0"], resamples=200)

@@ -50,8 +50,18 @@ def test_an_experiment_over_a_registered_suite_resumes_after_a_kill(tmp_path: Pa
 
 
 def test_the_cli_resumes_an_experiment_directory(tmp_path: Path):
-    r = invoke_cli("run", "retrieval", "-d", "demo-en", "--condition", "lexical", "--repeat", "2",
-                   "-o", tmp_path / "e")  # fmt: skip
+    r = invoke_cli(
+        "run",
+        "retrieval",
+        "-d",
+        "demo-en",
+        "--condition",
+        "lexical",
+        "--repeat",
+        "2",
+        "-o",
+        tmp_path / "e",
+    )
     assert r.exit_code == 0, r.output
     shutil.rmtree(tmp_path / "e" / "lexical-r1")
     r = invoke_cli("run", "--resume", tmp_path / "e")
