@@ -131,8 +131,8 @@ def main() -> None:
     )
     ap.add_argument("--all", action="store_true", help="also run the slow combinations in SLOW")
     args = ap.parse_args()
+    from mnemometer.embeddings import load_embedder
     from mnemometer.runner import run
-    from mnemometer.stores._embed import load_embedder
 
     # Every embedding store in the table uses the packaged MiniLM: embed each text once.
     load_embedder().enable_cache()

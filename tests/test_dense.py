@@ -15,9 +15,9 @@ pytest.importorskip("sentence_transformers", reason="needs the [embeddings] extr
 from conftest import MNEMOMETER  # noqa: E402
 
 from mnemometer.cli.main import cli  # noqa: E402
+from mnemometer.embeddings import load_embedder, model_path  # noqa: E402
 from mnemometer.errors import MnemometerError  # noqa: E402
 from mnemometer.stores import create_store  # noqa: E402
-from mnemometer.stores._embed import load_embedder, model_path  # noqa: E402
 from mnemometer.stores.hybrid import rrf  # noqa: E402
 from mnemometer.testing import check_store  # noqa: E402
 
@@ -180,7 +180,7 @@ def test_cli_runs_retrieval_and_logs_resolved_options(
 
 
 def test_embedding_cache_returns_the_same_vectors(embedder) -> None:
-    from mnemometer.stores._embed import Embedder
+    from mnemometer.embeddings import Embedder
 
     fresh = Embedder(path=embedder.path, model=embedder.model, dim=embedder.dim)
     texts = ["a cat on a mat", "a dog in the fog", "a cat on a mat"]

@@ -101,7 +101,7 @@ def test_bad_rerank_options(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def minilm():
     pytest.importorskip("sentence_transformers", reason="needs the [embeddings] extra")
-    from mnemometer.stores._embed import load_embedder
+    from mnemometer.embeddings import load_embedder
 
     return load_embedder()
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from mnemometer.scoring import text as g
 from mnemometer.suites.scenarios import ScenarioSuite, load_scenarios
-from mnemometer.suites.scenarios import _grade as g
 
 SUITE = ScenarioSuite(similarity="none")
 GRADES = {s.id: [st.grade for st in s.steps if st.grade is not None] for s in load_scenarios()}

@@ -14,8 +14,8 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_shipped_threshold_is_the_calibration():
-    from mnemometer.suites.scenarios._similarity import MINILM_THRESHOLD, Similarity
-    from mnemometer.suites.scenarios.calibrate import calibrate
+    from mnemometer.scoring.calibrate import calibrate
+    from mnemometer.scoring.similarity import MINILM_THRESHOLD, Similarity
 
     sim = Similarity("minilm")
     c = calibrate(sim)

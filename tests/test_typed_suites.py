@@ -14,8 +14,8 @@ from mnemometer.comparison import compare, gate
 from mnemometer.errors import MnemometerError
 from mnemometer.log import read_log
 from mnemometer.runner import load_conditions, run_suite
+from mnemometer.scoring.text import asserts, label_recall, support
 from mnemometer.suites.items import load_suite
-from mnemometer.suites.items._scoring import asserts, label_recall, rank_scores, support
 
 REPO = Path(__file__).resolve().parents[1]
 TEAM = REPO / "examples" / "suites" / "team-memory"
@@ -142,10 +142,12 @@ def test_negation_aware_assertions():
 
 
 def test_retrieval_scores():
-    s = rank_scores(["x", "a", "b"], ["a", "b"], 3)
-    assert s["recall_at_k"] == 1.0 and s["mrr"] == 0.5
-    assert s["ndcg"] == pytest.approx((1 / 1.585 + 1 / 2) / (1 + 1 / 1.585), rel=1e-3)
-    assert rank_scores(["a"], [], 3) == {"recall_at_k": None, "mrr": None, "ndcg": None}
+    from mnemometer.suites.items._suite import _rank
+
+    s = {m.name: m for m in _rank(["x", "a", "b"], ["a", "b"], 3)}
+    assert s["recall"].value == 1.0 and s["mrr"].value == 0.5 and s["recall"].k == 3
+    assert s["ndcg"].value == pytest.approx((1 / 1.585 + 1 / 2) / (1 + 1 / 1.585), rel=1e-3)
+    assert all(m.value is None for m in _rank(["a"], [], 3))
     assert label_recall(["Deploy ", "x"], ["deploy"]) == 0.5
     assert label_recall([], ["deploy"]) is None
     assert support("Which port does the gateway use?", "The gateway port is 1") == 2 / 3

@@ -1,6 +1,6 @@
 """Shared plumbing for adapters over embedded vector databases (chroma, qdrant, lancedb).
 
-Each adapter embeds with our :class:`~mnemometer.stores._embed.Embedder` (the packaged
+Each adapter embeds with our :class:`~mnemometer.embeddings.Embedder` (the packaged
 MiniLM by default), keeps its files in the run directory's ``workdir`` (or in a private
 temporary directory that is removed when the store is garbage-collected or closed), and
 stores every stylistic version of a memory as its own record tagged with ``memory_id``;
@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from mnemometer.embeddings import DEFAULT_MODEL, Embedder, load_embedder
 from mnemometer.errors import MnemometerError
-from mnemometer.stores._embed import DEFAULT_MODEL, Embedder, load_embedder
 from mnemometer.stores._protocol import Hit
 
 #: Telemetry switches honoured by the embedded databases we wrap.

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from mnemometer._registry import require
-from mnemometer.stores._embed import DEFAULT_MODEL, Embedder
+from mnemometer.embeddings import DEFAULT_MODEL, Embedder
 from mnemometer.stores._vector import BufferedVectorStore, data_dir, telemetry_off
 
 _COLLECTION = "mnemometer"

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from mnemometer.stores._embed import DEFAULT_MODEL, load_embedder
+from mnemometer.embeddings import DEFAULT_MODEL, load_embedder
 from mnemometer.stores._lexical import IndexedStore
 from mnemometer.stores._protocol import Hit
 

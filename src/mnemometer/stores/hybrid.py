@@ -7,8 +7,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from mnemometer.embeddings import DEFAULT_MODEL, is_default
 from mnemometer.errors import MnemometerError
-from mnemometer.stores._embed import DEFAULT_MODEL, is_default
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores.bm25 import BM25Store
 from mnemometer.stores.dense import DenseStore

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from mnemometer._registry import require
+from mnemometer.embeddings import DEFAULT_MODEL
 from mnemometer.errors import MnemometerError
-from mnemometer.stores._embed import DEFAULT_MODEL
 from mnemometer.stores._vector import BufferedVectorStore, data_dir, telemetry_off
 from mnemometer.text import _CJK_RUN as _CJK
 from mnemometer.text import Tokenizer, detect_language, tokenizer

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from mnemometer._registry import require
-from mnemometer.stores._embed import DEFAULT_MODEL
+from mnemometer.embeddings import DEFAULT_MODEL
 from mnemometer.stores._vector import BufferedVectorStore, data_dir, locked, telemetry_off
 
 _COLLECTION = "mnemometer"

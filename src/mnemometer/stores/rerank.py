@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer._registry import require
+from mnemometer.embeddings import DEFAULT_MODEL, load_embedder, model_path, offline_env
 from mnemometer.errors import MnemometerError
-from mnemometer.stores._embed import DEFAULT_MODEL, load_embedder, model_path, offline_env
 from mnemometer.stores._protocol import Hit
 
 

@@ -17,10 +17,11 @@ from typing import Any, ClassVar
 from mnemometer.datasets._models import Dataset, DatasetInfo, Query
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, Summary
+from mnemometer.scoring import text as sc
 from mnemometer.scoring.aggregate import latency_metrics, mean_metrics
+from mnemometer.scoring.retrieval import rank_values
 from mnemometer.stores._protocol import Hit
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
-from mnemometer.suites.items import _scoring as sc
 from mnemometer.suites.items._manifest import LoadedSuite, SeedMemory, load_suite
 from mnemometer.suites.items._types import (
     METADATA_FIELDS,
@@ -461,6 +462,17 @@ def _metric(name: str, value: float | None, higher: bool = True) -> Metric:
     return Metric(name=name, value=value, higher_is_better=higher)
 
 
+def _rank(ids: list[str], expected: list[str], k: int) -> list[Metric]:
+    """recall, MRR and nDCG at the item's own ``k`` (``None`` with no expected ids)."""
+    if not expected:
+        return [Metric(name=n, k=k, value=None) for n in ("recall", "mrr", "ndcg")]
+    return [
+        Metric.model_validate(v)
+        for v in rank_values(ids, expected, [k])
+        if v["name"] in ("recall", "mrr", "ndcg")
+    ]
+
+
 def _hits_log(hits: list[Hit]) -> list[RetrievedHit]:
     return [RetrievedHit(id=h.memory_id, score=h.score) for h in hits]
 
@@ -482,12 +494,15 @@ def run_retrieval_qa(it: RetrievalQA, ctx: _Ctx) -> ItemResult:
         )
     hits, ms = ctx.search(it.question, it.top_k)
     ids = [h.memory_id for h in hits]
-    rank = sc.rank_scores(ids, it.expected_memory_ids, it.top_k)
+    rank = _rank(ids, it.expected_memory_ids, it.top_k)
     tag = sc.label_recall(it.expected_tags, ctx.tags(ids))
     files = sc.label_recall(it.expected_files, ctx.files(ids))
-    metrics = [_metric(k, v) for k, v in rank.items()]
-    metrics += [_metric("tag_recall_at_k", tag), _metric("file_recall_at_k", files)]
-    metrics.append(_metric("success", _all_met([rank["recall_at_k"], tag, files])))
+    metrics = rank + [
+        Metric(name="tag_recall", k=it.top_k, value=tag),
+        Metric(name="file_recall", k=it.top_k, value=files),
+    ]
+    recall = next(m.value for m in rank if m.name == "recall")
+    metrics.append(_metric("success", _all_met([recall, tag, files])))
     return ItemResult(
         item_id=it.id,
         index=0,
@@ -513,9 +528,7 @@ def run_grounded_answer(it: GroundedAnswer, ctx: _Ctx) -> ItemResult:
     ]
     if it.expected_memory_ids:
         ids = [h.memory_id for h in hits]
-        metrics += [
-            _metric(k, v) for k, v in sc.rank_scores(ids, it.expected_memory_ids, it.top_k).items()
-        ]
+        metrics += _rank(ids, it.expected_memory_ids, it.top_k)
         cited_ok = [c for c in ans.cited if c in set(it.expected_memory_ids)]
         metrics.append(
             _metric("citation_precision", len(cited_ok) / len(ans.cited) if ans.cited else None)

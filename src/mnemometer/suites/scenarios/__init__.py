@@ -20,9 +20,10 @@ from typing import Any, ClassVar
 from mnemometer.datasets._models import Dataset, DatasetInfo
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
+from mnemometer.scoring import text as grading
 from mnemometer.scoring.aggregate import distribution
+from mnemometer.scoring.similarity import MINILM_THRESHOLD, Similarity
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
-from mnemometer.suites.scenarios import _grade as grading
 from mnemometer.suites.scenarios._format import (
     Grade,
     Scenario,
@@ -31,7 +32,6 @@ from mnemometer.suites.scenarios._format import (
     load_scenarios,
 )
 from mnemometer.suites.scenarios._noise import perturb
-from mnemometer.suites.scenarios._similarity import MINILM_THRESHOLD, Similarity
 
 __all__ = [
     "Grade",

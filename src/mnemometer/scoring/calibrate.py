@@ -1,6 +1,6 @@
 """Calibrate the similarity rescue threshold on a labelled set of answers.
 
-``data/calibration.json`` holds 114 answers written for the 19 distinct expected answers of
+``data/similarity_calibration.json`` holds 114 answers written for the 19 distinct expected answers of
 the packaged scenarios, each labelled ``right`` (correct, often without the exact keyword),
 ``verbose`` (correct and long) or ``wrong`` (including wrong answers that share words with
 the expected one, such as "Hilton Hotels" for "Choice Hotels"). The 12 answers to persona
@@ -10,7 +10,7 @@ The rescue must never lift a wrong answer, so the threshold is the smallest valu
 0.01 grid strictly above the most similar wrong answer; the report says how many right and
 verbose answers it still rescues. Run it with::
 
-    python -m mnemometer.suites.scenarios.calibrate [--similarity minilm|endpoint]
+    python -m mnemometer.scoring.calibrate [--similarity minilm|endpoint]
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from mnemometer.suites.scenarios._similarity import Similarity
+from mnemometer.scoring.similarity import Similarity
 
-LABELLED = Path(__file__).parent / "data" / "calibration.json"
+LABELLED = Path(__file__).parent / "data" / "similarity_calibration.json"
 
 
 @dataclass(frozen=True)
