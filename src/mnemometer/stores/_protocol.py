@@ -100,7 +100,6 @@ class ClockAware(Protocol):
         ...
 
 
-@runtime_checkable
 class Abstaining(Protocol):
     """Capability: declares that an empty result means "nothing relevant"."""
 

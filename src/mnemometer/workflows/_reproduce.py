@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import tarfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -225,8 +224,3 @@ def verify_archive(path: str | Path) -> ArchiveManifest:
     except (tarfile.TarError, OSError) as e:
         raise MnemometerError(f"{p}: not a readable tar.gz: {e}") from None
     return manifest
-
-
-def manifest_json(m: ArchiveManifest) -> str:
-    """The manifest as JSON (for printing)."""
-    return json.dumps(m.model_dump(mode="json"), indent=1)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 from mnemometer.datasets._models import Dataset, Memory
 
@@ -127,8 +126,3 @@ def _deep(ds: Dataset, plan: Plan) -> None:
             bucket = _SEED_DISTANCE.get(str(depth.get("semantic_distance") or "near"))
             if bucket:
                 plan.deep_probes.append(Probe(m.id, m.text, bucket, (m.id,)))
-
-
-def label_free(meta: dict[str, Any]) -> bool:
-    """True when ``meta`` holds nothing but what a store may see."""
-    return set(meta) <= {"memory_id", "timestamp"}
