@@ -32,7 +32,9 @@ plus the waits between them.
 from __future__ import annotations
 
 import email.utils
+import functools
 import json as jsonlib
+import ssl
 import time
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -180,6 +182,7 @@ class HttpClient:
             headers={"Accept": "application/json", "User-Agent": _user_agent(), **(headers or {})},
             timeout=self.timeout,
             follow_redirects=True,  # as urllib did; httpx does not by default
+            verify=_ssl_context(),
         )
         self._backoff = wait_exponential(multiplier=self.backoff, max=self.max_wait) + wait_random(
             0, self.backoff / 2
@@ -350,6 +353,14 @@ def _display_url(url: httpx.URL) -> str:
     return str(url.copy_with(username=None, password=None)) if url.userinfo else str(url)
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle is most of what a new httpx.Client costs (~70 ms here); a
+    # context is safe to share, so every client in the process reuses this one.
+    return httpx.create_ssl_context()
+
+
+@functools.cache
 def _user_agent() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
