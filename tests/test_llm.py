@@ -135,7 +135,9 @@ def test_settings_precedence(tmp_path, monkeypatch):
     assert s.redacted()["api_key"] == "***"
     bad = tmp_path / "bad.toml"
     bad.write_text("[llm]\nbase_ur = 'x'\n")
-    with pytest.raises(LLMError, match=r"\[llm\] unknown key 'base_ur' \(did you mean 'base_url'\?\)"):
+    with pytest.raises(
+        LLMError, match=r"\[llm\] unknown key 'base_ur' \(did you mean 'base_url'\?\)"
+    ):
         resolve_settings(config_file=bad)
     monkeypatch.delenv("MNEMOMETER_LLM_MODEL")
     monkeypatch.delenv("MNEMOMETER_LLM_BASE_URL", raising=False)
