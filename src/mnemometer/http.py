@@ -19,7 +19,7 @@ timeout, a dropped connection or truncated body, a reply that is not JSON, and H
 Every failure, after the last attempt, is one :class:`HttpError` whose message says what
 happened and where::
 
-    cannot reach http://127.0.0.1:9 (ConnectError: [Errno 111] Connection refused); is the server running?
+    cannot reach http://127.0.0.1:8000/search (ConnectError: [Errno 111] Connection refused); is the server running?
     POST http://127.0.0.1:8000/search: timed out after 10 s (waiting for the reply)
     POST http://127.0.0.1:8000/search: HTTP 500: index unavailable
     POST http://127.0.0.1:8000/search: malformed JSON reply (HTTP 200, text/html): b'<html>...'

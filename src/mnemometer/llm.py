@@ -167,9 +167,13 @@ def resolve_settings(
         if value is None:
             return kind(default)
         try:
-            return kind(value)
+            n = kind(value)
         except (TypeError, ValueError):
-            raise LLMError(f"{ENV_PREFIX}{key.upper()}: expected a number, got {value!r}") from None
+            n = None
+        if n is None or n < 0 or (n == 0 and key == "timeout"):
+            least = "a positive number" if key == "timeout" else "a whole number >= 0"
+            raise LLMError(f"LLM {key} must be {least}, got {value!r}")
+        return n
 
     url = pick(base_url, "base_url")
     name = pick(model, "model")
