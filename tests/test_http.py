@@ -268,6 +268,8 @@ def test_invalid_url_is_an_error_not_retried() -> None:
     with pytest.raises(HttpError, match="invalid URL") as info:
         HttpClient("ftp://example.invalid", retries=3).request_json("GET", "/x")
     assert info.value.kind == "invalid" and not info.value.retryable
+    with pytest.raises(HttpError, match=r"^http://\[::1: invalid URL"):
+        HttpClient("http://[::1")
 
 
 def test_credentials_in_the_url_never_reach_the_message() -> None:

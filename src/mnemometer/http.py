@@ -71,7 +71,7 @@ class HttpError(MnemometerError):
         kind: ``unreachable`` (no connection), ``timeout``, ``dropped`` (the connection
             broke mid-exchange), ``status`` (an HTTP error status), ``malformed`` (the
             reply is not JSON) or ``invalid`` (the URL cannot be requested at all).
-        method: the request's method.
+        method: the request's method ("" when no request could be built).
         url: the request's URL, without credentials.
         reason: what went wrong, in words (``HTTP 500: index unavailable``).
         status: the HTTP status, when there was one.
@@ -106,9 +106,10 @@ class HttpError(MnemometerError):
         if self.kind == "unreachable":
             tries = f" after {self.attempts} attempts" if self.attempts > 1 else ""
             return f"cannot reach {self.url}{tries} ({self.reason}); is the server running?"
+        where = f"{self.method} {self.url}" if self.method else self.url
         if self.attempts > 1:
-            return f"{self.method} {self.url}: gave up after {self.attempts} attempts; last: {self.reason}"
-        return f"{self.method} {self.url}: {self.reason}"
+            return f"{where}: gave up after {self.attempts} attempts; last: {self.reason}"
+        return f"{where}: {self.reason}"
 
     @property
     def retryable(self) -> bool:
@@ -158,6 +159,9 @@ class HttpClient:
         backoff: first wait between attempts in seconds; it doubles each time, plus up to
             half of ``backoff`` of jitter. A ``Retry-After`` header wins.
         max_wait: cap on any single wait, ``Retry-After`` included.
+
+    Raises:
+        HttpError: ``base_url`` cannot be parsed as a URL.
     """
 
     def __init__(
@@ -177,13 +181,20 @@ class HttpClient:
         self.retries = int(retries)
         self.backoff = float(backoff)
         self.max_wait = float(max_wait)
-        self._client = httpx.Client(
-            base_url=self.base_url,
-            headers={"Accept": "application/json", "User-Agent": _user_agent(), **(headers or {})},
-            timeout=self.timeout,
-            follow_redirects=True,  # as urllib did; httpx does not by default
-            verify=_ssl_context(),
-        )
+        try:
+            self._client = httpx.Client(
+                base_url=self.base_url,
+                headers={
+                    "Accept": "application/json",
+                    "User-Agent": _user_agent(),
+                    **(headers or {}),
+                },
+                timeout=self.timeout,
+                follow_redirects=True,  # as urllib did; httpx does not by default
+                verify=_ssl_context(),
+            )
+        except httpx.InvalidURL as e:
+            raise HttpError("invalid", "", self.base_url, f"invalid URL: {e}") from None
         self._backoff = wait_exponential(multiplier=self.backoff, max=self.max_wait) + wait_random(
             0, self.backoff / 2
         )
