@@ -19,9 +19,10 @@ Typical use::
     llm.usage                                                        # running totals
 
 Settings come from arguments, then the environment (``MNEMOMETER_LLM_BASE_URL``,
-``MNEMOMETER_LLM_MODEL``, ``MNEMOMETER_LLM_API_KEY``, ``MNEMOMETER_LLM_CACHE``), then a TOML
-config file with an ``[llm]`` table holding the same keys (``base_url``, ``model``,
-``api_key``, ``cache_dir``, ``timeout``, ``max_retries``).
+``MNEMOMETER_LLM_MODEL``, ``MNEMOMETER_LLM_API_KEY``, ``MNEMOMETER_LLM_CACHE``), then a
+config file (TOML; JSON when its name does not end in ``.toml``) with an ``[llm]`` table
+holding the same keys (``base_url``, ``model``, ``api_key``, ``cache_dir``, ``timeout``,
+``max_retries``), read through :func:`mnemometer.config.load_model`.
 
 The client is thread-safe: one instance can serve concurrent scenarios.
 """
