@@ -256,6 +256,10 @@ def _matches(match: Match, text: str, body: dict[str, Any]) -> bool:
 class _Handler(BaseHTTPRequestHandler):
     server_ref: FakeLLMServer
     protocol_version = "HTTP/1.1"
+    # A reply goes out in two writes (headers, then body). With Nagle's algorithm on, the
+    # body waits for the client's delayed ACK of the headers: ~40 ms per request on a
+    # keep-alive connection. Real servers (uvicorn, Go, nginx) set TCP_NODELAY too.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
         pass  # tests stay quiet
