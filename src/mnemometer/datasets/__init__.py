@@ -7,6 +7,7 @@ from mnemometer.datasets._io import (
     load_dataset,
     save_dataset,
 )
+from mnemometer.datasets._locomo import LOCOMO_CATEGORIES
 from mnemometer.datasets._models import (
     Conversation,
     Dataset,
@@ -20,6 +21,7 @@ from mnemometer.datasets._models import (
 from mnemometer.datasets._readers import READERS, Reader, get_reader, readers, register_reader
 
 __all__ = [
+    "LOCOMO_CATEGORIES",
     "READERS",
     "Conversation",
     "Dataset",
