@@ -98,21 +98,34 @@ def test_unknown_format_name_says_did_you_mean_and_lists_formats() -> None:
         load_dataset("demo-en", format="locomoo")
 
 
-@pytest.mark.parametrize("content", ["[1, 2, 3]", "id,text\n1,hello\n", '{"rows": [{"a": 1}]}', ""])
-def test_unrecognised_file_lists_the_known_formats(tmp_path: Path, content: str) -> None:
-    p = tmp_path / "x.json"
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("x.json", "[1, 2, 3]"),
+        ("x.json", '{"rows": [{"a": 1}]}'),
+        ("x.csv", "id,text\n1,hello\n"),
+        ("x.txt", ""),
+    ],
+)
+def test_unrecognised_file_lists_the_known_formats(tmp_path: Path, name: str, content: str) -> None:
+    p = tmp_path / name
     p.write_text(content)
     with pytest.raises(DatasetError) as e:
         load_dataset(p)
     msg = str(e.value)
     assert msg.startswith(f"{p}: not a dataset in any known format (known: ")
-    assert all(name in msg for name in BUILTIN) and "format=" in msg
+    assert all(fmt in msg for fmt in BUILTIN) and "format=" in msg
 
 
-def test_unrecognised_but_malformed_json_names_line_and_column(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("content", "where"), [('[\n {"question": "q",\n  oops}\n]', "3:3"), ("not json", "1:1")]
+)
+def test_unrecognised_malformed_json_names_line_and_column(
+    tmp_path: Path, content: str, where: str
+) -> None:
     p = tmp_path / "x.json"
-    p.write_text('[\n {"question": "q",\n  oops}\n]')
-    with pytest.raises(DatasetError, match=r"x\.json:3:3: malformed JSON"):
+    p.write_text(content)
+    with pytest.raises(DatasetError, match=rf"x\.json:{where}: malformed JSON"):
         load_dataset(p)
 
 

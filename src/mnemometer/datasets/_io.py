@@ -67,8 +67,8 @@ def load_dataset(path_or_name: str | Path, format: str | None = None) -> Dataset
 
 def _unrecognised(path: Path) -> DatasetError:
     head = read_head(path)
-    if head_starts_with(head, "{") or head_starts_with(head, "["):
-        read_json(path)  # a malformed file gets its line and column
+    if path.suffix == ".json" or head_starts_with(head, "{") or head_starts_with(head, "["):
+        read_json(path)  # a malformed JSON file gets its line and column
     known = ", ".join(r.name for r in readers())
     return DatasetError(
         f"{path}: not a dataset in any known format (known: {known}); if it is one of "
