@@ -240,3 +240,46 @@ def test_retrieval_suite_scores_evidence_on_one_conversation(
     # BM25 over one conversation's turns finds some evidence, far from all of it.
     assert 0.2 < hit10.value < 0.95
     assert hit10.n == sum(1 for q in view.queries if q.relevant_ids)
+
+
+def test_every_repair_is_counted_on_a_hand_written_sample(tmp_path: Path) -> None:
+    sample = {
+        "sample_id": "s",
+        "conversation": {
+            "speaker_a": "Ana",
+            "speaker_b": "Ben",
+            "session_1_date_time": "9:00 am on 2 March, 2024",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "Hi Ben."},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "Hi Ana."},
+            ],
+            "session_2_date_time": "the next day",
+            "session_2": [{"speaker": "Ana", "dia_id": "D2:1", "text": "Bye."}],
+            "session_3_date_time": "9:00 am on 9 March, 2024",
+        },
+        "qa": [
+            {"question": "a?", "answer": "x", "evidence": ["D1:1; X9", "D1:01"], "category": 4},
+            {"question": "b?", "answer": "y", "evidence": ["D9:9", "D2:1", "D2:1"], "category": 7},
+        ],
+    }
+    p = tmp_path / "mini_locomo.json"
+    p.write_text(json.dumps([sample]))
+    ds = load_dataset(p)
+    a, b = ds.queries
+    assert a.relevant_ids == ["s/D1:1"] and a.metadata["evidence"] == ["D1:1; X9", "D1:01"]
+    assert b.relevant_ids == ["s/D2:1"] and b.type == "category-7"
+    assert ds.conversations[0].sessions[1].date is None
+    assert ds.conversations[0].sessions[1].metadata == {"date": "the next day"}
+    assert ds.info.notes == [
+        "5 evidence strings in 2 questions; questions whose evidence was changed keep it as "
+        "written in metadata['evidence']",
+        "1 evidence ids written with a leading zero read without it: s 'D1:01' -> D1:1",
+        "1 malformed evidence strings split or repaired into 1 turn ids: s 'D1:1; X9'",
+        "1 malformed evidence strings name no turn and were dropped: s 'X9' (in 'D1:1; X9')",
+        "1 evidence ids point to turns that do not exist and were dropped: s D9:9",
+        "2 evidence ids repeated within a question kept once: s D1:1, s D2:1",
+        "1 session dates without a session ignored: s session_3",
+        "1 session dates not understood (kept as text in the session's metadata['date']): "
+        "s session_2 'the next day'",
+        "1 questions with an unknown category typed 'category-<n>': s/q002 7",
+    ]

@@ -317,14 +317,13 @@ def _evidence(raw: list[Any], sid: str, known: set[str], tally: _Tally) -> list[
         else:
             # "D8:6; D9:17", "D9:1 D4:4 D4:6", "D:11:26": split, and read each piece.
             pieces = [p for p in re.split(r"[;,\s]+", text.replace("(", "").replace(")", "")) if p]
-            found = [
-                f"D{int(pm.group(1))}:{int(pm.group(2))}"
-                for p in pieces
-                if (pm := _DIA_PIECE.match(p))
-            ]
+            matches = [(p, _DIA_PIECE.match(p)) for p in pieces]
+            found = [f"D{int(m.group(1))}:{int(m.group(2))}" for _, m in matches if m]
             if found:
                 tally.repaired.append(f"{sid} {text!r}")
                 tally.repaired_ids += len(found)
+                bad = [p for p, m in matches if not m]
+                tally.unusable.extend(f"{sid} {p!r} (in {text!r})" for p in bad)
             else:
                 tally.unusable.append(f"{sid} {text!r}")
         for dia in found:

@@ -52,7 +52,7 @@ class Reader:
     read: Callable[[Path], Dataset]
     """``read(path)``: the dataset in the file."""
     order: int = 100
-    """Sniffing tries readers in ascending order, then by name; built-ins use 10-50."""
+    """Sniffing tries readers in ascending order, then by name; built-ins use 10-30."""
 
 
 READERS = Registry("mnemometer.readers", "dataset format")
