@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from conftest import seed_file
+from conftest import invoke_cli, seed_file
 
 from mnemometer.datasets import LOCOMO_CATEGORIES, Dataset, Query, load_dataset, save_dataset
 from mnemometer.datasets._locomo import parse_locomo_date
@@ -230,16 +230,24 @@ def test_native_round_trip_and_order(locomo: Dataset, tmp_path: Path) -> None:
 def test_retrieval_suite_scores_evidence_on_one_conversation(
     locomo: Dataset, tmp_path: Path
 ) -> None:
-    from mnemometer import run
-
+    # The user's path: save one conversation's turn memories, run the retrieval suite on it.
     view = locomo.with_turn_memories("conv-30")
-    res = run("retrieval", dataset=view, store="bm25", out=tmp_path / "r")
-    assert res.header.item_count == len(view.queries) == 105
-    assert res.header.dataset.content_hash == locomo.info.content_hash
-    hit10 = next(m for m in res.summary.overall if m.name == "hit" and m.k == 10)
-    # BM25 over one conversation's turns finds some evidence, far from all of it.
-    assert 0.2 < hit10.value < 0.95
-    assert hit10.n == sum(1 for q in view.queries if q.relevant_ids)
+    path = save_dataset(view, tmp_path / "conv-30.json")
+    res = invoke_cli(
+        "run", "retrieval", "--dataset", path, "--store", "bm25", "--out", tmp_path / "r"
+    )
+    assert res.exit_code == 0, res.output
+    items = [json.loads(line) for line in (tmp_path / "r/items.jsonl").read_text().splitlines()]
+    assert len(items) == len(view.queries) == 105
+    relevant = {q.id: set(q.relevant_ids) for q in view.queries}
+    hits = [
+        any(h["id"] in relevant[it["item_id"]] for h in it["retrieved"][:10])
+        for it in items
+        if relevant[it["item_id"]]
+    ]
+    # Every hit is a turn of conv-30; BM25 finds some evidence in the top 10, far from all.
+    assert all(h["id"].startswith("conv-30/D") for it in items for h in it["retrieved"])
+    assert len(hits) == 105 and 0.2 < sum(hits) / len(hits) < 0.95
 
 
 def test_every_repair_is_counted_on_a_hand_written_sample(tmp_path: Path) -> None:
