@@ -1,14 +1,4 @@
-"""Paired statistics for comparisons: McNemar, bootstrap intervals, clustering, Holm, MDE.
-
-Everything here is pure numpy/scipy over arrays of paired observations (candidate minus
-baseline). Distributions come from :mod:`scipy.stats`; only the resampling loop, the BCa
-correction and Holm's step-down are written out, because they are procedures, not
-distributions.
-
-Conventions: ``deltas[i] = candidate[i] - baseline[i]``; a positive delta favours the
-candidate. Every random draw uses :func:`numpy.random.default_rng` with an explicit seed,
-so a comparison is byte-stable.
-"""
+"""Paired bootstrap intervals of mean deltas: percentile and BCa, plain and clustered."""
 
 from __future__ import annotations
 
@@ -20,37 +10,12 @@ import numpy as np
 from scipy import stats as _st
 
 from mnemometer.errors import MnemometerError
+from mnemometer.stats._intervals import Interval, _as_deltas
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0x5EED
 # Resamples drawn per block: bounds memory at block * n indices (int64) per step.
 _BLOCK_CELLS = 4_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class McNemar:
-    """Exact McNemar test on paired binary outcomes."""
-
-    b: int
-    """Pairs where the baseline failed and the candidate succeeded."""
-    c: int
-    """Pairs where the baseline succeeded and the candidate failed."""
-    p_value: float
-    """Two-sided exact p (binomial test of b out of b + c at 0.5); 1 when b + c = 0."""
-
-
-@dataclass(frozen=True, slots=True)
-class Interval:
-    """A confidence interval for a mean paired delta."""
-
-    method: str
-    """``percentile``, ``bca``, ``cluster-percentile`` or ``cluster-robust``."""
-    low: float
-    """Lower bound."""
-    high: float
-    """Upper bound."""
-    confidence: float
-    """Nominal coverage, e.g. 0.95."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,44 +32,6 @@ class BootstrapResult:
     """Number of resamples."""
     seed: int
     """Seed of the generator."""
-
-
-def mcnemar_exact(
-    baseline: Sequence[bool] | np.ndarray, candidate: Sequence[bool] | np.ndarray
-) -> McNemar:
-    """Exact two-sided McNemar test over paired successes.
-
-    Args:
-        baseline: success of each pair on the baseline side.
-        candidate: success of the same pairs on the candidate side.
-
-    Raises:
-        MnemometerError: the two sides have different lengths.
-    """
-    a = np.asarray(baseline, dtype=bool)
-    c_ = np.asarray(candidate, dtype=bool)
-    if a.shape != c_.shape:
-        raise MnemometerError(f"McNemar needs paired outcomes: {a.size} vs {c_.size}")
-    b = int(np.sum(~a & c_))
-    c = int(np.sum(a & ~c_))
-    return McNemar(b, c, mcnemar_p(b, c))
-
-
-def mcnemar_p(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value from the discordant counts ``b`` and ``c``."""
-    n = b + c
-    if n == 0:
-        return 1.0
-    return float(_st.binomtest(b, n, 0.5, alternative="two-sided").pvalue)
-
-
-def _as_deltas(deltas: Sequence[float] | np.ndarray) -> np.ndarray:
-    d = np.asarray(deltas, dtype=float)
-    if d.ndim != 1:
-        raise MnemometerError("paired deltas must be a flat sequence")
-    if not np.all(np.isfinite(d)):
-        raise MnemometerError("paired deltas must be finite numbers")
-    return d
 
 
 def _weights(units: int, resamples: int, rng: np.random.Generator):
@@ -264,79 +191,3 @@ def paired_bootstrap(
     )
     assert result is not None
     return result
-
-
-def _cluster_sums(
-    d: np.ndarray, clusters: Sequence[str] | np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    labels = np.asarray(clusters)
-    if labels.shape != d.shape:
-        raise MnemometerError(f"one cluster label per delta: {labels.size} vs {d.size}")
-    _, inverse = np.unique(labels, return_inverse=True)
-    sums = np.bincount(inverse, weights=d)
-    counts = np.bincount(inverse).astype(float)
-    return sums, counts
-
-
-def cluster_robust_interval(
-    deltas: Sequence[float] | np.ndarray,
-    clusters: Sequence[str] | np.ndarray,
-    *,
-    confidence: float = 0.95,
-) -> Interval:
-    """Cluster-robust (CR1) interval for the mean delta, with a t reference on G - 1 df.
-
-    ``SE^2 = G/(G-1) * sum_g (sum_{i in g} (d_i - mean))^2 / n^2``. With one cluster the
-    standard error is undefined and the interval is infinite.
-    """
-    d = _as_deltas(deltas)
-    if d.size == 0:
-        raise MnemometerError("no paired deltas")
-    mean = float(d.mean())
-    sums, counts = _cluster_sums(d - mean, clusters)
-    g = sums.size
-    if g < 2:
-        return Interval("cluster-robust", -math.inf, math.inf, confidence)
-    se = math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / d.size
-    t = float(_st.t.ppf(1.0 - (1.0 - confidence) / 2.0, g - 1))
-    return Interval("cluster-robust", mean - t * se, mean + t * se, confidence)
-
-
-def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
-    """Holm step-down adjusted p-values (family-wise error), in the input order."""
-    p = np.asarray(p_values, dtype=float)
-    if p.size == 0:
-        return p
-    if np.any((p < 0) | (p > 1) | ~np.isfinite(p)):
-        raise MnemometerError("p-values must lie in [0, 1]")
-    m = p.size
-    order = np.argsort(p, kind="stable")
-    scaled = (m - np.arange(m)) * p[order]
-    adjusted = np.minimum(np.maximum.accumulate(scaled), 1.0)
-    out = np.empty(m)
-    out[order] = adjusted
-    return out
-
-
-def minimum_detectable_effect(
-    n: int, sd: float, *, alpha: float = 0.05, power: float = 0.8
-) -> float:
-    """Smallest true mean delta a two-sided paired test detects with ``power``.
-
-    ``MDE = (z_{1-alpha/2} + z_{power}) * sd / sqrt(n)`` (normal approximation; ``sd`` is
-    the standard deviation of the paired deltas). Infinite when ``n`` is 0.
-    """
-    if n <= 0:
-        return math.inf
-    z = _st.norm.ppf(1.0 - alpha / 2.0) + _st.norm.ppf(power)
-    return float(z * sd / math.sqrt(n))
-
-
-def paired_t_p(deltas: Sequence[float] | np.ndarray) -> float:
-    """Two-sided p of the paired t test on the mean delta; 1 when every delta is equal."""
-    d = _as_deltas(deltas)
-    if d.size < 2:
-        return 1.0
-    if float(np.ptp(d)) == 0.0:  # no spread: either no effect or an exact, constant one
-        return 1.0 if float(d[0]) == 0.0 else 0.0
-    return float(_st.ttest_1samp(d, 0.0).pvalue)
