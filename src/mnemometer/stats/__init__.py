@@ -1,27 +1,29 @@
-"""Paired statistics for comparisons: McNemar, bootstrap intervals, clustering, Holm, MDE.
+"""Paired statistics for comparisons: tests, intervals, clustering, repeats, Holm, MDE.
 
 Everything here is pure numpy/scipy over arrays of paired observations (candidate minus
-baseline). Distributions come from :mod:`scipy.stats`; only the resampling loop, the BCa
-correction and Holm's step-down are written out, because they are procedures, not
-distributions.
+baseline). Distributions come from :mod:`scipy.stats`; only the resampling loops, the BCa
+correction, the sign-flip enumeration and Holm's step-down are written out, because they
+are procedures, not distributions.
 
 Conventions: ``deltas[i] = candidate[i] - baseline[i]``; a positive delta favours the
 candidate. Every random draw uses :func:`numpy.random.default_rng` with an explicit seed,
-so a comparison is byte-stable.
+so a comparison is byte-stable. Everything is computed in float64, and every interval is
+clipped to the feasible range of what it estimates (see :func:`delta_bounds`).
 
 The package splits along what each part needs: closed-form intervals
-(:mod:`._intervals`), resampling (:mod:`._bootstrap`) and significance tests
-(:mod:`._significance`). Import from ``mnemometer.stats``.
+(:mod:`._intervals`), resampling intervals (:mod:`._bootstrap`) and significance tests
+(:mod:`._significance`). Import everything from ``mnemometer.stats``.
 """
 
-from mnemometer.stats._bootstrap import (
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    BootstrapResult,
-    bootstrap_columns,
-    paired_bootstrap,
+from mnemometer.stats._bootstrap import BootstrapResult, bootstrap_columns, paired_bootstrap
+from mnemometer.stats._common import DEFAULT_RESAMPLES, DEFAULT_SEED
+from mnemometer.stats._intervals import (
+    Bounds,
+    Interval,
+    clip,
+    cluster_robust_interval,
+    delta_bounds,
 )
-from mnemometer.stats._intervals import Interval, cluster_robust_interval
 from mnemometer.stats._significance import (
     McNemar,
     holm,
@@ -35,10 +37,13 @@ __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "BootstrapResult",
+    "Bounds",
     "Interval",
     "McNemar",
     "bootstrap_columns",
+    "clip",
     "cluster_robust_interval",
+    "delta_bounds",
     "holm",
     "mcnemar_exact",
     "mcnemar_p",

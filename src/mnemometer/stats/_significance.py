@@ -10,7 +10,7 @@ import numpy as np
 from scipy import stats as _st
 
 from mnemometer.errors import MnemometerError
-from mnemometer.stats._intervals import _as_deltas
+from mnemometer.stats._common import as_deltas
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +86,7 @@ def minimum_detectable_effect(
 
 def paired_t_p(deltas: Sequence[float] | np.ndarray) -> float:
     """Two-sided p of the paired t test on the mean delta; 1 when every delta is equal."""
-    d = _as_deltas(deltas)
+    d = as_deltas(deltas)
     if d.size < 2:
         return 1.0
     if float(np.ptp(d)) == 0.0:  # no spread: either no effect or an exact, constant one
