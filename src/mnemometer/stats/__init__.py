@@ -23,6 +23,9 @@ from mnemometer.stats._intervals import (
     clip,
     cluster_robust_interval,
     delta_bounds,
+    mean_interval,
+    newcombe,
+    wilson,
 )
 from mnemometer.stats._significance import (
     McNemar,
@@ -47,7 +50,10 @@ __all__ = [
     "holm",
     "mcnemar_exact",
     "mcnemar_p",
+    "mean_interval",
     "minimum_detectable_effect",
+    "newcombe",
     "paired_bootstrap",
     "paired_t_p",
+    "wilson",
 ]

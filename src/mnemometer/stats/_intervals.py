@@ -117,3 +117,83 @@ def cluster_robust_interval(
     se = math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / d.size
     t = float(_st.t.ppf(1.0 - (1.0 - confidence) / 2.0, g - 1))
     return clip(Interval("cluster-robust", mean - t * se, mean + t * se, confidence), bounds)
+
+
+def wilson(successes: int, n: int, *, confidence: float = 0.95) -> Interval:
+    """Wilson score interval of the proportion ``successes / n``.
+
+    ``(p + z²/2n ± z sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)``, ``z = Φ⁻¹(1 - α/2)``
+    (Wilson 1927; Newcombe 1998's method 3). With ``n = 0`` nothing is known: ``[0, 1]``.
+
+    Raises:
+        MnemometerError: counts out of range, or confidence outside (0, 1).
+    """
+    z = _check_confidence(confidence)
+    if n < 0 or not 0 <= successes <= n:
+        raise MnemometerError(f"need 0 <= successes <= n, got {successes} of {n}")
+    if n == 0:
+        return Interval("wilson", 0.0, 1.0, confidence)
+    p = successes / n
+    den = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4 * n * n)) / den
+    # At 0 and n one end is exactly 0 or 1 (rounding would leave ~1e-18 of dust).
+    low = 0.0 if successes == 0 else centre - half
+    high = 1.0 if successes == n else centre + half
+    return clip(Interval("wilson", low, high, confidence), (0.0, 1.0))
+
+
+def newcombe(s1: int, n1: int, s2: int, n2: int, *, confidence: float = 0.95) -> Interval:
+    """Newcombe's hybrid score interval for ``p1 - p2`` of two independent proportions.
+
+    Method 10 of Newcombe (1998, Statistics in Medicine 17:873-890): with Wilson limits
+    ``[l1, u1]`` and ``[l2, u2]`` and ``d = p1 - p2``, the interval is
+    ``[d - sqrt((p1 - l1)² + (u2 - p2)²), d + sqrt((u1 - p1)² + (p2 - l2)²)]``. It is for
+    independent groups; for paired outcomes use McNemar and the paired bootstrap.
+
+    Raises:
+        MnemometerError: an empty group, counts out of range, or a bad confidence.
+    """
+    if n1 <= 0 or n2 <= 0:
+        raise MnemometerError(f"Newcombe's interval needs two non-empty groups: {n1}, {n2}")
+    a, b = wilson(s1, n1, confidence=confidence), wilson(s2, n2, confidence=confidence)
+    p1, p2 = s1 / n1, s2 / n2
+    d = p1 - p2
+    low = d - math.sqrt((p1 - a.low) ** 2 + (b.high - p2) ** 2)
+    high = d + math.sqrt((a.high - p1) ** 2 + (p2 - b.low) ** 2)
+    return clip(Interval("newcombe", low, high, confidence), (-1.0, 1.0))
+
+
+def mean_interval(
+    values: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    bounds: Bounds | None = None,
+) -> Interval:
+    """Student-t interval of a mean: ``mean ± t_{n-1, 1-α/2} · sd / sqrt(n)``.
+
+    With one value the spread is unknown and the interval is the whole feasible range
+    (``bounds``, else infinite).
+
+    Args:
+        values: the observations (finite).
+        confidence: nominal coverage in (0, 1).
+        bounds: feasible range of the mean, e.g. ``(0, 1)`` for accuracies.
+
+    Raises:
+        MnemometerError: no values, non-finite values, or a bad confidence.
+    """
+    _check_confidence(confidence)
+    x = np.asarray(values, dtype=float).reshape(-1)
+    if x.size == 0:
+        raise MnemometerError("no values for a mean interval")
+    if not np.all(np.isfinite(x)):
+        raise MnemometerError("values must be finite numbers")
+    if x.size < 2:
+        return clip(Interval("t", -math.inf, math.inf, confidence), bounds)
+    if float(np.ptp(x)) == 0.0:  # no spread (float dust aside): the value itself
+        return clip(Interval("t", float(x[0]), float(x[0]), confidence), bounds)
+    mean = float(x.mean())
+    t = float(_st.t.ppf(1.0 - (1.0 - confidence) / 2.0, x.size - 1))
+    half = t * float(x.std(ddof=1)) / math.sqrt(x.size)
+    return clip(Interval("t", mean - half, mean + half, confidence), bounds)
