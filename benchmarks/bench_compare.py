@@ -188,6 +188,13 @@ def main() -> None:
         f"{after_cpu:.2f} s CPU; reference float32-deviations (before) {before:.2f} s wall "
         f"{before_cpu:.2f} s CPU -> now/before {after_cpu / before_cpu:.2f} in CPU"
     )
+    t0, c0 = time.perf_counter(), time.process_time()
+    stats.permutation_columns(cols, resamples=r, seed=7)
+    print(
+        f"metric test (sign-flip permutation, {r} random patterns) on the same "
+        f"{cols.shape[1]} columns: {time.perf_counter() - t0:.2f} s wall "
+        f"{time.process_time() - c0:.2f} s CPU (what compare adds when it switches from t)"
+    )
     sub = 3
     naive = naive_python(cols, sub, 4) * r / sub
     print(

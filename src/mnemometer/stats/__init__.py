@@ -28,21 +28,27 @@ from mnemometer.stats._intervals import (
     wilson,
 )
 from mnemometer.stats._significance import (
+    EXACT_MAX_PAIRS,
     McNemar,
+    PairedTest,
     holm,
     mcnemar_exact,
     mcnemar_p,
     minimum_detectable_effect,
+    paired_permutation_test,
     paired_t_p,
+    permutation_columns,
 )
 
 __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
+    "EXACT_MAX_PAIRS",
     "BootstrapResult",
     "Bounds",
     "Interval",
     "McNemar",
+    "PairedTest",
     "bootstrap_columns",
     "clip",
     "cluster_robust_interval",
@@ -54,6 +60,8 @@ __all__ = [
     "minimum_detectable_effect",
     "newcombe",
     "paired_bootstrap",
+    "paired_permutation_test",
     "paired_t_p",
+    "permutation_columns",
     "wilson",
 ]
