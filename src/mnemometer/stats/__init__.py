@@ -11,8 +11,9 @@ so a comparison is byte-stable. Everything is computed in float64, and every int
 clipped to the feasible range of what it estimates (see :func:`delta_bounds`).
 
 The package splits along what each part needs: closed-form intervals
-(:mod:`._intervals`), resampling intervals (:mod:`._bootstrap`) and significance tests
-(:mod:`._significance`). Import everything from ``mnemometer.stats``.
+(:mod:`._intervals`), resampling intervals (:mod:`._bootstrap`), significance tests
+(:mod:`._significance`) and repeats aggregated per item (:mod:`._items`). Import
+everything from ``mnemometer.stats``.
 """
 
 from mnemometer.stats._bootstrap import BootstrapResult, bootstrap_columns, paired_bootstrap
@@ -27,6 +28,7 @@ from mnemometer.stats._intervals import (
     newcombe,
     wilson,
 )
+from mnemometer.stats._items import PairedPerItem, PerItem, paired_per_item, per_item
 from mnemometer.stats._significance import (
     EXACT_MAX_PAIRS,
     McNemar,
@@ -48,7 +50,9 @@ __all__ = [
     "Bounds",
     "Interval",
     "McNemar",
+    "PairedPerItem",
     "PairedTest",
+    "PerItem",
     "bootstrap_columns",
     "clip",
     "cluster_robust_interval",
@@ -60,8 +64,10 @@ __all__ = [
     "minimum_detectable_effect",
     "newcombe",
     "paired_bootstrap",
+    "paired_per_item",
     "paired_permutation_test",
     "paired_t_p",
+    "per_item",
     "permutation_columns",
     "wilson",
 ]
