@@ -115,7 +115,9 @@ def paired_t_p(deltas: Sequence[float] | np.ndarray) -> float:
         return 1.0
     if float(np.ptp(d)) == 0.0:  # no spread: either no effect or a constant one
         return 1.0 if float(d[0]) == 0.0 else paired_permutation_test(d).p_value
-    return float(_st.ttest_1samp(d, 0.0).pvalue)
+    # t is scale-free; rescaling keeps squares of tiny (or huge) deltas from under- or
+    # overflowing into a zero (or infinite) variance and a p of 0.
+    return float(_st.ttest_1samp(d / np.max(np.abs(d)), 0.0).pvalue)
 
 
 # Up to this many non-zero deltas every sign pattern is enumerated (2^16 = 65,536).
