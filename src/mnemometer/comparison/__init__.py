@@ -1,11 +1,7 @@
 """Comparisons: pair runs item by item, compute paired statistics, gate the result."""
 
-from mnemometer.comparison._compare import (
-    PairingError,
-    compare,
-    condition_of,
-    expand_runs,
-)
+from mnemometer.comparison._compare import compare
+from mnemometer.comparison._pairs import PairingError, condition_of, expand_runs
 from mnemometer.comparison._gate import (
     GatePolicy,
     GateResult,
