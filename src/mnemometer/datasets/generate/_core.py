@@ -227,7 +227,7 @@ class Generator:
         # id nor its place in the file says where the generator made it.
         number = list(range(n))
         Random(f"mnemometer-generate/{o.seed}/ids").shuffle(number)
-        self.number = number
+        self.number = array("l", number)  # 8 bytes an id, not a list of int objects
         self.done = False
 
     def mid(self, i: int) -> str:
@@ -496,15 +496,15 @@ def _record(
 class _IdOrder:
     """Lines put in any order, read back in id order, through temporary files.
 
-    Ids are cut into at most 256 contiguous ranges of at least 16,384; each range has a
+    Ids are cut into at most 256 contiguous ranges of at least 4,096; each range has a
     temporary file that its lines are appended to (in batches), with their offsets in the
     range. A dataset that fits in one range is kept in memory. Reading loads one range at a time and puts it in order, so memory holds one
     range, not the dataset (a million memories are about 800 MB of JSON).
     """
 
-    min_span = 1 << 14
+    min_span = 1 << 12
     """Smallest id range per temporary file (a test lowers it to cover many files)."""
-    batch = 512
+    batch = 128
     """Lines held per range before they are appended to its file."""
 
     def __init__(self, n: int, tmpdir: str | None) -> None:
@@ -514,7 +514,7 @@ class _IdOrder:
         ranges = -(-n // self.span)
         self.files: list[Any] = [None] * ranges
         self.pending: list[list[str]] = [[] for _ in range(ranges)]
-        self.slots: list[array[int]] = [array("l") for _ in range(ranges)]
+        self.slots: list[array[int]] = [array("i") for _ in range(ranges)]
         self.count = 0
 
     def __enter__(self) -> _IdOrder:
@@ -567,7 +567,7 @@ class _IdOrder:
             if "" in out:
                 raise RuntimeError(f"id range {b}: an id was put twice, another never")
             self.pending[b] = []
-            self.slots[b] = array("l")
+            self.slots[b] = array("i")
             yield from out
 
 
