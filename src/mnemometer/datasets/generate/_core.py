@@ -10,8 +10,8 @@ Ids carry no information. Memories are generated in an order that has structure 
 hops follow one another; frequency labels run out after a cap), so a memory's id is not its
 generation position but a seeded random permutation of it, and memories are written in id
 order. Id and file position are therefore independent of every label the generator creates
-(chain position, time, cluster, frequency, deep bucket, person); ``tests/test_generate.py``
-checks it statistically.
+(chain position, time, cluster, frequency, deep bucket, person);
+``tests/test_label_independence.py`` checks it statistically.
 """
 
 from __future__ import annotations
@@ -497,9 +497,10 @@ class _IdOrder:
     """Lines put in any order, read back in id order, through temporary files.
 
     Ids are cut into at most 256 contiguous ranges of at least 4,096; each range has a
-    temporary file that its lines are appended to (in batches), with their offsets in the
-    range. A dataset that fits in one range is kept in memory. Reading loads one range at a time and puts it in order, so memory holds one
-    range, not the dataset (a million memories are about 800 MB of JSON).
+    temporary file that its lines are appended to (in batches), and the slot of each line
+    in its range is kept. Reading loads one range at a time and puts it in order, so memory
+    holds one range, not the dataset (a million memories are about 800 MB of JSON). A
+    dataset that fits in one range is kept in memory.
     """
 
     min_span = 1 << 12
