@@ -158,12 +158,17 @@ def test_identical_repeats_change_no_p_value_and_no_gate(tmp_path):
     # to 0.000277 and flipped a gate. Repeating must change nothing.
     outcomes_b = [False] * 7 + [True] * 5
     outcomes_c = [True] * 7 + [False] + [True] * 4
-    one = compare([make_run(tmp_path / "b", outcomes_b, condition="no-memory")],
-                  [make_run(tmp_path / "c", outcomes_c, condition="hybrid")], resamples=500)  # fmt: skip
-    base = [make_run(tmp_path / f"b{r}", outcomes_b, repeat=r, condition="no-memory")
-            for r in range(3)]  # fmt: skip
-    cand = [make_run(tmp_path / f"c{r}", outcomes_c, repeat=r, condition="hybrid")
-            for r in range(3)]  # fmt: skip
+    one = compare(
+        [make_run(tmp_path / "b", outcomes_b, condition="no-memory")],
+        [make_run(tmp_path / "c", outcomes_c, condition="hybrid")],
+        resamples=500,
+    )
+    base = [
+        make_run(tmp_path / f"b{r}", outcomes_b, repeat=r, condition="no-memory") for r in range(3)
+    ]
+    cand = [
+        make_run(tmp_path / f"c{r}", outcomes_c, repeat=r, condition="hybrid") for r in range(3)
+    ]
     three = compare(base, cand, resamples=500)
     assert one.success.p_value == pytest.approx(0.0703125)  # binomtest(7, 8)
     assert three.success.p_value == one.success.p_value

@@ -218,7 +218,7 @@ def test_insertion_order_store_gets_chance_chain_order(
     STORES.register("t-id-order", IdOrderStore)
     try:
         opts = {"storage_limit": 50, "cluster_probes": 50}
-        res = run("memtest", dataset=path, store=store, out="r", suite_options=opts)
+        res = run("memtest", store, dataset=path, out="r", suite_options=opts)
     finally:
         STORES.unregister("t-insertion-order")
         STORES.unregister("t-id-order")

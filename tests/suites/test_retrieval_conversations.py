@@ -36,7 +36,7 @@ def _twins() -> Dataset:
             text="What is the dog called?",
             conversation_id=cid,
             relevant_ids=[f"{cid}/t1"],
-        )  # fmt: skip
+        )
         for cid in ("a", "b")
     ]
     return Dataset(info=DatasetInfo(name="twins"), conversations=convs, queries=queries).with_hash()

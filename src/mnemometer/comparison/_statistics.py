@@ -65,9 +65,11 @@ def _aggregate(pairs: list[Pair], metric_keys: list[str]) -> tuple[list[_Unit], 
         b_ok = c_ok = math.nan
         if votes:
             agg = stats.paired_per_item(
-                [float(b) for b, _ in votes], [float(c) for _, c in votes], [0] * len(votes),
+                [float(b) for b, _ in votes],
+                [float(c) for _, c in votes],
+                [0] * len(votes),
                 how="majority",
-            )  # fmt: skip
+            )
             b_ok, c_ok, ties = float(agg.baseline[0]), float(agg.candidate[0]), ties + agg.ties
         units.append(
             _Unit(
