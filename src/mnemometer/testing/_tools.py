@@ -22,6 +22,9 @@ from mnemometer.testing._schema import Mode, instance
 Match = str | re.Pattern[str] | Callable[[dict[str, Any]], bool]
 Arguments = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
+#: Parameters that carry a model's inner monologue (Letta's MemGPT agents): never empty,
+#: as a model would write them (Letta's streaming parser loses an empty one's message).
+_INNER_THOUGHTS = frozenset({"thinking", "inner_thoughts"})
 #: JSON user messages that agent frameworks inject (Letta's heartbeats and logins); they
 #: are not what the user said.
 EVENT_TYPES = frozenset({"heartbeat", "login", "system_alert"})
@@ -33,7 +36,8 @@ class ToolCall:
 
     ``arguments`` is a dict, or a callable taking the request body and returning one.
     Required parameters it leaves out are generated from the tool's parameter schema
-    (``request_heartbeat`` is always ``true``, so agent loops continue to the reply).
+    (``request_heartbeat`` is always ``true``, so agent loops continue to the reply, and
+    an inner-monologue ``thinking`` is never empty).
     """
 
     name: str
@@ -145,19 +149,26 @@ def forced_tool(body: dict[str, Any]) -> str | None:
 def arguments_for(
     fn: dict[str, Any], given: dict[str, Any], mode: Mode, text: str
 ) -> dict[str, Any]:
-    """``given`` completed with every required parameter the function's schema names."""
+    """``given`` completed with every required parameter, in the schema's property order.
+
+    The order matters to clients that parse streamed arguments as they arrive (Letta reads
+    ``thinking`` before ``message``), as it would from a real model.
+    """
     params = fn.get("parameters") or {}
     props = params.get("properties") or {}
-    out = dict(given)
-    for name in params.get("required") or []:
-        if name in out:
-            continue
-        if name == "request_heartbeat":
+    required = set(params.get("required") or [])
+    out: dict[str, Any] = {}
+    for name in [*props, *sorted(required - set(props))]:
+        if name in given:
+            out[name] = given[name]
+        elif name == "request_heartbeat" and name in required:
             out[name] = True
-        else:
-            out[name] = instance(
-                {**props.get(name, {}), "$defs": params.get("$defs", {})}, mode, text
-            )
+        elif name in _INNER_THOUGHTS and name in required:
+            out[name] = "Thinking it over."
+        elif name in required:
+            sub = {**props.get(name, {}), "$defs": params.get("$defs", {})}
+            out[name] = instance(sub, mode, text)
+    out.update({k: v for k, v in given.items() if k not in out})
     return out
 
 
@@ -192,7 +203,10 @@ def tool_call_message(name: str, arguments: dict[str, Any], body: dict[str, Any]
             {
                 "id": f"call_{digest[:24]}",
                 "type": "function",
-                "function": {"name": name, "arguments": json.dumps(arguments)},
+                "function": {
+                    "name": name,
+                    "arguments": json.dumps(arguments, separators=(",", ":")),
+                },
             }
         ],
     }

