@@ -152,12 +152,13 @@ def _run(cmd: list[str], log_file: Path, what: str, **kw: object) -> None:
     if proc.returncode != 0:
         tail = log_file.read_text(errors="replace").splitlines()[-12:]
         text = "\n".join(tail)
+        errors = [ln for ln in tail if ln.startswith("ERROR:")]
+        reason = (errors[-1][6:].strip() if errors else tail[-1].strip() if tail else "")[:160]
         if _NETWORK.search(text):
             raise MnemometerError(
-                f"could not {what}: the package index is not reachable "
-                f"({_NETWORK.search(text).group(0)}). The first `mnemometer serve letta "  # type: ignore[union-attr]
-                "--prepare` needs access to PyPI (about 1.2 GB); afterwards Letta runs "
-                f"offline from {cache_root()}. Full log: {log_file}"
+                f"could not {what}: the package index is not reachable (pip: {reason}). "
+                "The first `mnemometer serve letta --prepare` needs access to PyPI (about "
+                f"1.2 GB); afterwards Letta runs offline from {cache_root()}. Log: {log_file}"
             )
         raise MnemometerError(f"could not {what} (exit {proc.returncode}); see {log_file}")
 
