@@ -1,4 +1,4 @@
-"""One Letta stack per test session, started by `mnemometer serve letta` (marked live).
+"""One Letta stack for these tests, started by `mnemometer serve letta` (marked live).
 
 The test LLM runs in this process, so each test scripts what Letta's model does (tool
 calls that edit memory blocks, replies); the stack itself is the real command in a
@@ -56,9 +56,10 @@ def llm(letta_llm):
     letta_llm.default = recall("human")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def letta(letta_llm, tmp_path_factory) -> Stack:
-    """`mnemometer serve letta --port 0` against the session's test LLM."""
+    """`mnemometer serve letta --port 0` against the session's test LLM (stopped after the
+    last test of this package, so it does not sit beside the other live groups)."""
     logs = tmp_path_factory.mktemp("letta-logs")
     t0 = time.monotonic()
     proc = subprocess.Popen(
@@ -83,7 +84,7 @@ def letta(letta_llm, tmp_path_factory) -> Stack:
     pids = [int(p) for p in re.findall(r"\(pid (\d+)\)", err)]
     t1 = time.monotonic()
     yield Stack(url.strip(), letta_llm, logs, pids)
-    TIMINGS["live tests (s)"] = time.monotonic() - t1
+    TIMINGS["stack in use by the tests (s)"] = time.monotonic() - t1
     t2 = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     code = proc.wait(90)

@@ -211,6 +211,9 @@ class LettaStack:
                     "pass --migrate to upgrade it"
                 )
             self.log(f"migrating the database in {data} to {head}")
+            if self.pg.psql("SELECT 1 FROM pg_database WHERE datname = 'letta'") != "1":
+                self.pg.psql("CREATE DATABASE letta")
+            self.pg.psql("CREATE EXTENSION IF NOT EXISTS vector", db="letta")
             _migrate(self.inst, self.pg, self.work / "home")
         self.log(f"postgres on 127.0.0.1:{self.pg.port} (pid {self.pg.proc.pid}), data {data}")  # type: ignore[union-attr]
 

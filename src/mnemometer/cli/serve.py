@@ -86,7 +86,13 @@ def serve_letta_cmd(
     from mnemometer.agents._letta_server import LettaStack, memory_llm
     from mnemometer.agents._letta_server import prepare as prepare_install
 
-    inst = prepare_install(letta_version, allow_untested=allow_untested, log=echo_err)
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # also stops (and kills) a running install
+        signal.signal(sig, _raise)
+    try:
+        inst = prepare_install(letta_version, allow_untested=allow_untested, log=echo_err)
+    except (KeyboardInterrupt, _Stopped):
+        echo_err("stopped before the install finished; the next run redoes it")
+        sys.exit(130)
     if prepare:
         echo_err(
             f"letta {inst.version} ready in {inst.root} ({size_mb(inst.venv):.0f} MB; "
@@ -94,8 +100,6 @@ def serve_letta_cmd(
             f"{size_mb(inst.template):.0f} MB)"
         )
         return
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _raise)
     llm = None
     stack = None
     try:
