@@ -181,3 +181,23 @@ def test_head_revision_follows_the_migration_chain(tmp_path):
     (versions / "d.py").write_text("revision = 'ddd'\ndown_revision = 'bbb'\n")
     with pytest.raises(MnemometerError, match="cannot tell letta's migration head"):
         head_revision(inst)
+
+
+def test_sweep_removes_only_work_directories_of_dead_processes(tmp_path):
+    import os
+    import subprocess
+
+    from mnemometer._postgres import sweep, workdir
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    mine, orphan, foreign = workdir(tmp_path), workdir(tmp_path), workdir(tmp_path)
+    (orphan / ".owner").write_text(str(dead.pid))
+    (foreign / ".owner").unlink()
+    (kept := workdir(tmp_path) / "data").mkdir()
+    (kept.parent / ".owner").write_text(str(dead.pid))  # dead, but holds a data directory
+    assert sweep(tmp_path, keep=kept) == [orphan]
+    assert mine.exists() and foreign.exists() and kept.exists() and not orphan.exists()
+    assert (mine / ".owner").read_text() == str(os.getpid()) and oct(mine.stat().st_mode)[
+        -3:
+    ] == "711"

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from mnemometer.errors import MnemometerError
 
+_PREFIX = "mnemometer-pg-"
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
@@ -194,7 +196,33 @@ def _link_or_copy(src: str, dst: str) -> object:
 
 
 def workdir(parent: Path | None = None) -> Path:
-    """A fresh temporary directory the Postgres user can traverse (mode 0711)."""
-    work = Path(tempfile.mkdtemp(prefix="mnemometer-pg-", dir=parent))
+    """A fresh temporary directory the Postgres user can traverse (mode 0711).
+
+    It records its owner's pid, so :func:`sweep` can remove it if that process is killed
+    before it cleans up (``kill -9``).
+    """
+    work = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=parent))
     work.chmod(0o711)  # the Postgres user must traverse it to reach its data directory
+    (work / ".owner").write_text(str(os.getpid()))
     return work
+
+
+def sweep(parent: Path | None = None, keep: Path | None = None) -> list[Path]:
+    """Remove work directories whose owner process is gone; return them.
+
+    A directory holding ``keep`` (a data directory about to be used) is never removed.
+    """
+    removed = []
+    keep = keep.resolve() if keep else None
+    for work in Path(parent or tempfile.gettempdir()).glob(f"{_PREFIX}*"):
+        if keep is not None and (keep == work.resolve() or work.resolve() in keep.parents):
+            continue
+        try:
+            pid = int((work / ".owner").read_text())
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(work, ignore_errors=True)
+            removed.append(work)
+        except (OSError, ValueError):
+            continue  # not ours to judge (no owner file, or another user's process)
+    return removed

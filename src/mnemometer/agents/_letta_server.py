@@ -24,7 +24,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from mnemometer._postgres import Postgres, free_port, pdeathsig, tail, workdir
+from mnemometer._postgres import Postgres, free_port, pdeathsig, sweep, tail, workdir
 from mnemometer.agents._letta_install import (
     DEFAULT_VERSION,
     LettaInstall,
@@ -180,6 +180,8 @@ class LettaStack:
                 "`mnemometer serve letta --prepare` once (it needs access to PyPI)"
             )
         t0 = time.monotonic()
+        for stale in sweep(keep=self.data_dir):
+            self.log(f"removed {stale}, left behind by a killed stack")
         try:
             self._start_postgres()
             self._start_letta()
