@@ -13,18 +13,17 @@ machine. ``mnemometer serve letta`` is the command over both.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from mnemometer._postgres import Postgres, free_port, pdeathsig, sweep, tail, workdir
+from mnemometer._registry import require
 from mnemometer.agents._letta_install import (
     DEFAULT_VERSION,
     LettaInstall,
@@ -235,6 +234,7 @@ class LettaStack:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=env,
+                cwd=self.work,  # it writes openapi_letta.json into its working directory
                 start_new_session=True,
             )
         deadline = time.monotonic() + self.timeout
@@ -281,15 +281,14 @@ class LettaStack:
 
 def health(url: str, timeout: float = 2.0) -> str | None:
     """The server version ``/v1/health/`` reports, or ``None`` when it does not answer."""
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
+    httpx = require("httpx", "letta", "mnemometer serve letta")
     try:
-        with opener.open(f"{url}/v1/health/", timeout=timeout) as r:
-            data: Any = json.loads(r.read())
-    except (OSError, ValueError):
+        r = httpx.get(f"{url}/v1/health/", timeout=timeout, trust_env=False)  # loopback
+        data: Any = r.json()
+    except (httpx.HTTPError, ValueError):
         return None
-    return (
-        str(data.get("version")) if isinstance(data, dict) and data.get("status") == "ok" else None
-    )
+    ok = r.status_code == 200 and isinstance(data, dict) and data.get("status") == "ok"
+    return str(data.get("version")) if ok else None
 
 
 def memory_llm(embeddings: str = "hash", **options: Any) -> Any:
