@@ -132,7 +132,7 @@ def test_serve_refuses_an_untested_version_before_installing(tmp_path, monkeypat
 
 
 def test_stack_without_an_install_says_how_to_prepare(tmp_path, monkeypatch):
-    from mnemometer.agents._letta_server import LettaStack
+    from mnemometer.services._letta_server import LettaStack
 
     monkeypatch.setenv("MNEMOMETER_CACHE", str(tmp_path))
     with pytest.raises(
@@ -167,7 +167,7 @@ def test_first_install_without_a_package_index(tmp_path, monkeypatch):
 
 
 def test_head_revision_follows_the_migration_chain(tmp_path):
-    from mnemometer.agents._letta_install import LettaInstall, head_revision
+    from mnemometer.services._letta_install import LettaInstall, head_revision
 
     inst = LettaInstall.at(cache=tmp_path)
     versions = inst.migrations / "alembic" / "versions"
@@ -187,7 +187,7 @@ def test_sweep_removes_only_work_directories_of_dead_processes(tmp_path):
     import os
     import subprocess
 
-    from mnemometer._postgres import sweep, workdir
+    from mnemometer.services._postgres import sweep, workdir
 
     dead = subprocess.Popen(["true"])
     dead.wait()

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemometer.agents._letta_server import memory_llm
-from mnemometer.testing import recall, remember
+from mnemometer.testing import memory_llm, recall, remember
 
 MNEMOMETER = str(Path(sys.executable).with_name("mnemometer"))
 TIMINGS: dict[str, float] = {}

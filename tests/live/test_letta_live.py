@@ -203,8 +203,8 @@ def test_retrieval_suite_on_demo_en_with_the_letta_store(letta, tmp_path):
 
 
 def test_unmigrated_database_is_refused_before_starting():
-    from mnemometer._postgres import Postgres, free_port, workdir
-    from mnemometer.agents._letta_install import LettaInstall
+    from mnemometer.services._letta_install import LettaInstall
+    from mnemometer.services._postgres import Postgres, free_port, workdir
 
     work = workdir()  # reachable by the Postgres user (pytest's tmp_path is not, as root)
     data = work / "data"

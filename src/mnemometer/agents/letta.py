@@ -19,16 +19,16 @@ import time
 import uuid
 from typing import Any
 
-from mnemometer.agents._letta_client import (
+from mnemometer.agents._protocol import Reply
+from mnemometer.errors import MnemometerError
+from mnemometer.llm import LLMSettings
+from mnemometer.services._letta_client import (
     connect,
     default_url,
     embedding_kwargs,
     llm_kwargs,
     text_of,
 )
-from mnemometer.agents._protocol import Reply
-from mnemometer.errors import MnemometerError
-from mnemometer.llm import LLMSettings
 
 HUMAN_BLOCK = "Name:\nLocation:\nPreferences:\nTasks:"
 PERSONA_BLOCK = "I am a helpful assistant with a long-term memory. I keep facts about the user."

@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from mnemometer.agents._letta_install import DEFAULT_VERSION, size_mb
 from mnemometer.cli._common import echo_err
+from mnemometer.services._letta_install import DEFAULT_VERSION, size_mb
 
 
 class _Stopped(Exception):
@@ -83,8 +83,9 @@ def serve_letta_cmd(
     URL on stdout once it is healthy, progress on stderr. Then:
     mnemometer run scenarios --agent letta --letta-url URL
     """
-    from mnemometer.agents._letta_server import LettaStack, memory_llm
-    from mnemometer.agents._letta_server import prepare as prepare_install
+    from mnemometer.services._letta_server import LettaStack
+    from mnemometer.services._letta_server import prepare as prepare_install
+    from mnemometer.testing._letta import memory_llm
 
     for sig in (signal.SIGTERM, signal.SIGHUP):  # also stops (and kills) a running install
         signal.signal(sig, _raise)

@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from mnemometer.agents._letta_client import connect, default_url, embedding_kwargs
 from mnemometer.errors import MnemometerError
+from mnemometer.services._letta_client import connect, default_url, embedding_kwargs
 from mnemometer.stores._protocol import Hit
 
 _TAG = "memory_id:"

@@ -7,6 +7,7 @@ block the way a Letta/MemGPT model does. See docs/testing.md.
 """
 
 from mnemometer.testing._conformance import Check, ConformanceReport, check_store
+from mnemometer.testing._letta import memory_llm
 from mnemometer.testing._memory import is_question, memory_block, recall, remember
 from mnemometer.testing._schema import instance
 from mnemometer.testing._tools import ToolCall, ToolRule
@@ -22,6 +23,7 @@ __all__ = [
     "instance",
     "is_question",
     "memory_block",
+    "memory_llm",
     "recall",
     "remember",
 ]

@@ -14,8 +14,8 @@ import warnings
 from typing import Any
 
 from mnemometer._registry import require
-from mnemometer.agents._letta_install import TESTED
 from mnemometer.errors import MnemometerError
+from mnemometer.services._letta_install import TESTED
 
 DEFAULT_URL = "http://127.0.0.1:8283"
 _START = "start one with `mnemometer serve letta`"

