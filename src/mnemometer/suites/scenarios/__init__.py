@@ -17,6 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, ClassVar
 
+from mnemometer import deadline
 from mnemometer.datasets._models import Dataset, DatasetInfo
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
@@ -214,6 +215,7 @@ class ScenarioSuite(BaseSuite):
         try:
             agent.start_session(persona)
             for idx, step in steps:
+                deadline.check()  # a scenario that timed out stops here, not at its end
                 if step.kind == "session":
                     session += 1
                     agent.start_session(persona)
