@@ -24,7 +24,7 @@ def _join_workers() -> None:
 
 
 def test_a_timed_out_scenario_sends_no_more_messages(tmp_path: Path):
-    # Every reply takes 0.2 s; the item may take 1 s; the scenario has 53 turns.
+    # Every reply takes 0.2 s; the scenario (53 turns) may take 53 x 0.02 s = 1.06 s.
     with FakeLLMServer(default="Noted.") as srv:
         srv.fail_next(100, kind="slow", delay=0.2)
         res = run(
@@ -32,7 +32,7 @@ def test_a_timed_out_scenario_sends_no_more_messages(tmp_path: Path):
             SystemSpec.agent("rag", store="bm25"),
             suite_options={"similarity": "none", "scenarios": ["memory_scalability"]},
             out=tmp_path / "r",
-            settings=RunSettings(timeout=1.0, llm=LLMSettings(srv.base_url, srv.model)),
+            settings=RunSettings(timeout=0.02, llm=LLMSettings(srv.base_url, srv.model)),
         )
         _join_workers()
         sent = len(srv.chat_requests())

@@ -146,7 +146,7 @@ def _with_suite_flags(fn: Any) -> Any:
     type=float,
     default=_DEFAULTS.timeout,
     show_default=True,
-    help="Seconds allowed per item call; 0 for no limit.",
+    help="Seconds allowed per call of the system under test (a scenario gets this per turn; 0 for no limit).",
 )
 @click.option(
     "--seed",

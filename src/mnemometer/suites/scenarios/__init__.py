@@ -187,6 +187,12 @@ class ScenarioSuite(BaseSuite):
         # started last would otherwise be the whole tail of a concurrent run.
         return sorted(items, key=lambda it: (-_user_turns(it.payload[0]), it.index))
 
+    def item_timeout(self, default: float | None) -> float | None:
+        """``default`` per agent call: a scenario makes one call per user turn."""
+        if default is None:
+            return None
+        return default * max((_user_turns(s) for s in self.scenarios), default=1)
+
     def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
         """Load the similarity model once."""
         del system, dataset, ctx
