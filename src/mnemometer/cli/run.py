@@ -155,6 +155,7 @@ def _with_suite_flags(fn: Any) -> Any:
     show_default=True,
     help="Seed for anything random in the run (recorded).",
 )
+@click.option("--limit", type=int, help="Run only the first N items (a quick run; recorded).")
 @click.option(
     "--resume",
     type=click.Path(path_type=Path),
@@ -221,6 +222,7 @@ def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
             suite_options=options,
             out=kw["out"],
             settings=settings,
+            limit=kw["limit"],
         )
         _single_out(result, kw)
 
@@ -311,7 +313,7 @@ def _experiment(
 
     systems = _conditions(kw, list(kw["conditions"])) if kw["conditions"] else [_system(kw)]
     dataset = str(kw["dataset"]) if kw["dataset"] is not None else None
-    exp = Experiment(name, systems, kw["repeat"] or 1, dataset, options)
+    exp = Experiment(name, systems, kw["repeat"] or 1, dataset, options, kw["limit"])
     return run_experiment(exp, kw["out"], settings=settings, on_run=_on_run(kw))
 
 
@@ -336,11 +338,16 @@ def _suite_dir(options: dict[str, Any], kw: dict[str, Any], settings: RunSetting
         suite_options=options,
         settings=settings,
         on_run=_on_run(kw),
+        limit=kw["limit"],
     )
 
 
 def _refuse_with_resume(kw: dict[str, Any]) -> None:
-    given = [f"--{k.replace('_', '-')}" for k in ("dataset", "store", "agent", "out") if kw.get(k)]
+    given = [
+        f"--{k.replace('_', '-')}"
+        for k in ("dataset", "store", "agent", "out", "limit")
+        if kw.get(k)
+    ]
     if kw["conditions"]:
         given.append("--condition")
     if given:

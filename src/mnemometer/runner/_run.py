@@ -100,6 +100,7 @@ def run(
     settings: RunSettings | None = None,
     run_group: str | None = None,
     repeat: int = 0,
+    limit: int | None = None,
 ) -> RunResult:
     """Run ``suite`` against ``system`` and write a run directory.
 
@@ -118,18 +119,21 @@ def run(
         settings: concurrency, timeouts, seed, LLM endpoint, executor, progress.
         run_group: group id shared by repeats (default: a new one).
         repeat: this run's index within its group.
+        limit: run only the first ``limit`` items of the plan (recorded; a quick run).
 
     Raises:
         MnemometerError: bad input (dataset, names, options, run directory).
     """
     settings = (settings or RunSettings()).checked()
     spec = SystemSpec.of(system)
+    if limit is not None and limit < 1:
+        raise MnemometerError(f"--limit must be at least 1, got {limit}")
     the_suite = suite if not isinstance(suite, str) else create_suite(suite, suite_options)
     _check_kind(the_suite, spec)
     ds, dataset_path = _dataset_for(the_suite, dataset)
     run_dir = _new_run_dir(out, the_suite.name, spec.label)
     live = spec.create(_workdir(run_dir, spec), lang=ds.info.language, llm=settings.llm)
-    items = the_suite.plan(ds)
+    items = _limited(the_suite.plan(ds), limit)
     header = new_header(
         the_suite,
         ds,
@@ -140,6 +144,7 @@ def run(
         repeat=repeat,
         item_count=len(items),
         notes=list(spec.notes),
+        limit=limit,
     )
     write_header(run_dir, header)
     prepared = _Prepared(run_dir, header, the_suite, spec, live, ds, items)
@@ -184,7 +189,8 @@ def resume(
         update={"status": "running", "resumes": header.resumes + 1, "executor": executor}
     )
     write_header(path, header)
-    prepared = _Prepared(path, header, the_suite, spec, live, ds, the_suite.plan(ds))
+    items = _limited(the_suite.plan(ds), header.limit)
+    prepared = _Prepared(path, header, the_suite, spec, live, ds, items)
     return _execute(prepared, done, settings)
 
 
@@ -279,6 +285,7 @@ def new_header(
     repeat: int,
     item_count: int,
     notes: list[str],
+    limit: int | None = None,
 ) -> RunHeader:
     """The header of a new run: what determines its numbers, plus the environment."""
     info = dataset.info
@@ -312,9 +319,17 @@ def new_header(
         git_revision=_env.git_revision(),
         created_at=datetime.now(UTC),
         item_count=item_count,
+        limit=limit,
         executor=(settings.executor or LocalExecutor()).name,
         notes=notes,
     )
+
+
+def _limited(items: list[Item], limit: int | None) -> list[Item]:
+    """The first ``limit`` items in plan order (the plan's index, not its run order)."""
+    if limit is None:
+        return items
+    return sorted(sorted(items, key=lambda it: it.index)[:limit], key=items.index)
 
 
 def _check_kind(suite: Suite, spec: SystemSpec) -> None:
