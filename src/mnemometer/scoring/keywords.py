@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from mnemometer.scoring.assertions import carries_negation, negated
 from mnemometer.scoring.tokens import (
@@ -83,11 +84,22 @@ class TurnGrade:
     """Competing values asserted (``competitor``) or extra candidates listed (``hedge``)."""
 
 
-def _alternatives(keyword: str) -> list[list[Token]]:
-    return [t for alt in keyword.split("|") if (t := tokenize(alt))]
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
-def _matches(needle: list[Token], toks: list[Token]) -> list[int]:
+@lru_cache(maxsize=4096)
+def _alternatives(keyword: str) -> tuple[tuple[Token, ...], ...]:
+    return tuple(tuple(t) for alt in keyword.split("|") if (t := tokenize(alt)))
+
+
+@lru_cache(maxsize=1024)
+def _known(sources: tuple[str, ...]) -> frozenset[str]:
+    """Stems of every word of ``sources`` (a turn's expected answer, conversation, ...)."""
+    return frozenset(_stem(t.text) for src in sources for t in tokenize(src.replace("|", " ")))
+
+
+def _matches(needle: Sequence[Token], toks: list[Token]) -> list[int]:
     n = len(needle)
     return [
         i for i in range(len(toks) - n + 1) if all(toks[i + j].matches(needle[j]) for j in range(n))
@@ -133,12 +145,23 @@ class _Reply:
     def __init__(self, reply: str) -> None:
         self.toks, self.text, self.segments = list_items(reply)
         self.segment_of = {i: n for n, seg in enumerate(self.segments) for i in seg}
+        self.at: dict[str, list[int]] = {}
+        for i, t in enumerate(self.toks):
+            for value in {t.text, *t.values}:
+                self.at.setdefault(value, []).append(i)
 
     def occurrences(self, keyword: str) -> list[tuple[int, int]]:
         """(start, length) of every occurrence of any alternative, in token positions."""
-        return sorted(
-            {(i, len(alt)) for alt in _alternatives(keyword) for i in _matches(alt, self.toks)}
-        )
+        found = set()
+        for alt in _alternatives(keyword):
+            starts = {i for v in {alt[0].text, *alt[0].values} for i in self.at.get(v, ())}
+            n = len(alt)
+            for i in starts:
+                if i + n <= len(self.toks) and all(
+                    self.toks[i + j].matches(alt[j]) for j in range(1, n)
+                ):
+                    found.add((i, n))
+        return sorted(found)
 
     def asserted(self, i: int, n: int) -> bool:
         """Whether the reply asserts the occurrence (not denied, not marked former)."""
@@ -170,10 +193,6 @@ class _Reply:
     def competing(self, keywords: Iterable[str]) -> list[str]:
         """The keywords the reply asserts somewhere."""
         return [k for k in keywords if any(self.asserted(i, n) for i, n in self.occurrences(k))]
-
-
-def _stem(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def _facts(
@@ -227,11 +246,7 @@ def _facts(
     if missing:
         return TurnGrade(0.0, "missing", words, missing=tuple(missing)), []
     if any(keyword_kind(k) == "word" for k in required):
-        known = {
-            _stem(t.text)
-            for src in (expected, context, *required, *allowed, *extra_words)
-            for t in tokenize(src.replace("|", " "))
-        }
+        known = _known((expected, context, *required, *allowed, *extra_words))
         extra = [
             r.toks[t].text
             for seg in r.segments
