@@ -1,6 +1,6 @@
 """Adversarial grading: negations, shotguns and near misses fail; right paraphrases pass.
 
-``tests/data/grading/adversarial.jsonl`` holds 111 replies over the 22 graded turns of the
+``tests/data/grading/adversarial.jsonl`` holds 118 replies over the 22 graded turns of the
 13 packaged scenarios, each with the score it must get, in five kinds: ``negation`` ("Not
 Amazon."), ``shotgun`` ("Amazon, Apple, Meta"), ``near-miss`` ("Monday at 3pm",
 "john@example.org"), ``paraphrase`` ("Nope", "Monday at 14:00", "Choice-branded hotels")

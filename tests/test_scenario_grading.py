@@ -341,6 +341,7 @@ def test_tokens(text, toks):
         ("Your former employer is Google.", "Google", False),
         ("Nothing with meat.", "meat", False),
         ("Amazon is wrong.", "Amazon", False),
+        ("I doubt it is Amazon.", "Amazon", False),
         ("No, not Amazon.", "Amazon", False),
         ("Black is no longer used.", "black", False),
         ("Avoid red banners, which the design review rejected.", "red banners", False),
@@ -381,6 +382,10 @@ def test_hedge_uses_the_conversation_and_is_stricter_without_it():
     assert SUITE.grade(reply, step.grade).reason == "hedge"  # no context: stricter
     got = SUITE.grade("Darrin, Phoenix, Denver", step.grade, step.context)
     assert (got.reason, got.competing) == ("hedge", ("denver",))
+    # a description of the answer is not another candidate, an alternative after "or" is
+    work = STEPS["temporal_conflict_resolution"][0]
+    assert SUITE.grade("Amazon, your employer", work.grade, work.context).score == 1.0
+    assert SUITE.grade("Amazon or the Apple one", work.grade, work.context).reason == "hedge"
     # yes/no answers are a closed kind: a reason beside them is not a hedge
     marriott = STEPS["conditional_memory_updates_marriott"][0]
     assert SUITE.grade("No, too short", marriott.grade, marriott.context).score == 1.0

@@ -41,7 +41,7 @@ _BEFORE = re.compile(
     r"can't|cannot|shouldn't|mustn't|isn't|aren't|wasn't|weren't|without|instead of|"
     r"rather than|except|nor|neither|stop|stopped|drop|dropped|replace|replaced|no longer|"
     r"formerly|former|previously|used to|before that|prior to that|deprecated|rejected|"
-    r"banned|forbid|forbids|forbidden|"
+    r"banned|forbid|forbids|forbidden|doubt|doubtful|unlikely|"
     r"(?:moved|switched|changed|upgraded|downgraded|transferred|relocated)\s+(?:away\s+)?from)"
     r"\b",
     re.I,
@@ -56,7 +56,7 @@ _AFTER = re.compile(
     r"^\W*(?:\w+\W+){0,4}?(is|are|was|were|has been|have been|got)?\s*"
     r"(not|never|no longer|deprecated|rejected|removed|banned|forbidden|retired|"
     r"abandoned|dropped|discouraged|obsolete|superseded|closed|shut down|turned off|"
-    r"declined|refused|turned down|vetoed|wrong|incorrect)\b",
+    r"declined|refused|turned down|vetoed|wrong|incorrect|unlikely|doubtful)\b",
     re.I,
 )
 # "Amazon, not Google" / "Amazon and not Google": the negation belongs to what follows.

@@ -31,6 +31,7 @@ from functools import lru_cache
 
 from mnemometer.scoring.assertions import carries_negation, negated
 from mnemometer.scoring.tokens import (
+    DESCRIPTIVE,
     EXACT_KINDS,
     FILLER,
     NEGATION_WORDS,
@@ -143,7 +144,7 @@ class _Reply:
     """One reply, tokenised and cut into list items (segments) once."""
 
     def __init__(self, reply: str) -> None:
-        self.toks, self.text, self.segments = list_items(reply)
+        self.toks, self.text, self.segments, self.offered = list_items(reply)
         self.segment_of = {i: n for n, seg in enumerate(self.segments) for i in seg}
         self.at: dict[str, list[int]] = {}
         for i, t in enumerate(self.toks):
@@ -228,8 +229,19 @@ def _facts(
     used: set[int] = set()
     missing: list[str] = []
     denied: list[str] = []
+    # "Amazon? No." denies the open answer before it: a bare no after a keyword.
+    denial = [
+        seg[0]
+        for seg in r.segments
+        if len(seg) == 1 and r.toks[seg[0]].text in NEGATION_WORDS and r.asserted(seg[0], 1)
+    ]
     for k in required:
         occ = r.occurrences(k)
+        if denial and keyword_kind(k) == "word":
+            occ_denied = [(i, n) for i, n in occ if any(d > i for d in denial)]
+            if occ_denied and len(occ_denied) == len(occ):
+                denied.append(k)
+                continue
         for i, n in occ:
             used.update(range(i, i + n))
         ok = [i for i, n in occ if r.counts(i, n, negative)]
@@ -249,13 +261,16 @@ def _facts(
         known = _known((expected, context, *required, *allowed, *extra_words))
         extra = [
             r.toks[t].text
-            for seg in r.segments
-            if len(seg) <= _BARE and not used.intersection(seg)
+            for n, seg in enumerate(r.segments)
+            if len(seg) <= _BARE
+            and not used.intersection(seg)
+            # "your current employer" describes the answer; "or the Hyatt" offers another
+            and (n in r.offered or not any(r.toks[t].text in DESCRIPTIVE for t in seg))
             for t in seg
             if r.toks[t].kind == "word"
             and r.toks[t].text not in FILLER
             and not carries_negation(r.toks[t].text)
-            and _stem(r.toks[t].text) not in known
+            and not known.intersection(_stem(part) for part in r.toks[t].text.split("-"))
             and r.asserted(t, 1)
         ]
         if extra:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from mnemometer.scoring.assertions import STOP_WORDS
 
 __all__ = [
+    "DESCRIPTIVE",
     "EXACT_KINDS",
     "FILLER",
     "NEGATION_WORDS",
@@ -52,6 +53,7 @@ FILLER = STOP_WORDS | frozenset(
     obviously clearly just only also too still now currently then think believe guess say
     sure ok okay well so um uh hmm please thanks thank answer actually either both else
     even though if than since because over under above below after before have has had
+    one ones
     being am i'm you're it's that's there's let so-called etc com inc ltd llc corp co org
     net dollars dollar usd bucks euros hey hi hello formerly previously former used
     earlier originally instead rather except without longer anymore upgraded downgraded
@@ -59,7 +61,16 @@ FILLER = STOP_WORDS | frozenset(
 )
 """Words that never make a list item a candidate value ("Amazon, I think")."""
 
+DESCRIPTIVE = frozenset(
+    """the a an your my his her their our its as since because which who whom whose that
+    thanks to for with at in on from by than under over about of per after before like
+    when where while so if via""".split()
+)
+"""Words that make a list item a description or a clause ("your current employer", "as
+it's cheaper"), not another candidate value."""
+
 _SEPARATOR_WORDS = frozenset("or and nor but plus vs versus either neither then".split())
+_ALTERNATIVE_WORDS = frozenset("or nor vs versus".split())
 _SEPARATOR_CHARS = re.compile(r"[,;:/|&()\[\]{}<>\n\u2022\u00b7!?.+\-\u2013\u2014]")
 
 _TOKEN = re.compile(
@@ -177,23 +188,31 @@ def tokenize(text: str) -> list[Token]:
     return [t for m in _TOKEN.finditer(folded) if (t := _token(m, folded)) is not None]
 
 
-def list_items(text: str) -> tuple[list[Token], str, list[list[int]]]:
-    """Tokens, the folded text, and the list items as lists of token positions.
+def list_items(text: str) -> tuple[list[Token], str, list[list[int]], set[int]]:
+    """Tokens, the folded text, the list items and which of them are alternatives.
 
-    Items are cut at punctuation and at separator words ("or", "and", "but", ...), which
-    belong to no item: "Amazon, Apple or Meta" is three items.
+    List items are lists of token positions; an item is offered as an alternative when
+    "or", "nor", "vs" or a slash introduces it. Items are cut at punctuation and at separator words ("or", "and", "but", ...), which
+    belong to no item: "Amazon, Apple or Meta" is three items, the third an alternative.
     """
     toks = tokenize(text)
     folded = fold(text)
     items: list[list[int]] = [[]]
+    offered: set[int] = set()
     for i, t in enumerate(toks):
-        if i and _SEPARATOR_CHARS.search(folded[toks[i - 1].end : t.start]):
+        gap = folded[toks[i - 1].end : t.start] if i else ""
+        if _SEPARATOR_CHARS.search(gap):
             items.append([])
+            if "/" in gap or "|" in gap:
+                offered.add(len(items) - 1)
         if t.text in _SEPARATOR_WORDS:
             items.append([])
+            if t.text in _ALTERNATIVE_WORDS:
+                offered.add(len(items) - 1)
             continue
         items[-1].append(i)
-    return toks, folded, [s for s in items if s]
+    keep = [n for n, s in enumerate(items) if s]
+    return toks, folded, [items[n] for n in keep], {k for k, n in enumerate(keep) if n in offered}
 
 
 def tokens(text: str) -> list[str]:
