@@ -39,8 +39,11 @@ from mnemometer.scoring.keywords import (
 )
 from mnemometer.scoring.tokens import Token, fold, tokenize, tokens
 
-normalise = fold
-"""Kept name: NFKC with straight quotes (tokens are lower-cased, the text is not)."""
+
+def normalise(text: str) -> str:
+    """NFKC, straight quotes, lower case (tokens carry offsets into ``fold(text)``)."""
+    return fold(text).lower()
+
 
 __all__ = [
     "PERSONA_MARKERS",
