@@ -22,8 +22,8 @@ from mnemometer.cli._common import (
     llm_options,
     llm_settings,
     parse_options,
-    stderr_progress,
 )
+from mnemometer.cli._progress import PhaseProgress
 from mnemometer.errors import MnemometerError
 from mnemometer.runner._run import RunSettings
 
@@ -191,10 +191,8 @@ def run_cmd(suite: str, **kw: Any) -> None:
       mnemometer run scenarios --agent rag --store bm25 --llm-base-url URL --llm-model M
       mnemometer run examples/suites/team-memory --condition no-memory --condition hybrid
     """
-    with stderr_progress(f"{suite}") as bar:
-        task = bar.add_task("items", total=None)
-        settings = _settings(kw, lambda done, total: bar.update(task, completed=done, total=total))
-        _run(suite, kw, settings)
+    with PhaseProgress(f"{suite}") as progress:
+        _run(suite, kw, _settings(kw, progress))
 
 
 def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:

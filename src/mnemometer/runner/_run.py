@@ -22,8 +22,9 @@ from mnemometer.suites import create_suite
 from mnemometer.suites._base import Item, RunContext, Suite
 from mnemometer.systems import SystemSpec, close
 
-ProgressFn = Callable[[int, int], None]
-"""Called with ``(finished, planned)`` after every item."""
+ProgressFn = Callable[[str, int, int | None], None]
+"""Called with ``(phase, done, total)``: ``index``/``ingest``/... while a suite sets up,
+then ``items`` after every item (``total`` ``None`` when unknown)."""
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class RunSettings:
         llm: :class:`~mnemometer.llm.LLMSettings` for agents and suites that ask a model
             (``None``: the environment's).
         executor: where items run (default: local threads).
-        progress: called with ``(finished, planned)`` after each item.
+        progress: called with ``(phase, done, total)`` as work advances (see
+            :data:`ProgressFn`).
     """
 
     concurrency: int = 1
@@ -218,7 +220,9 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
     timings = dict(p.header.timings)
     todo = [it for it in p.items if it.id not in done]
     writer = ItemWriter(p.run_dir, fsync=settings.fsync)
-    ctx = RunContext(p.run_dir, p.spec, p.header.repeat, p.header.seed, settings.llm)
+    ctx = RunContext(
+        p.run_dir, p.spec, p.header.repeat, p.header.seed, settings.llm, settings.progress
+    )
     executor = settings.executor or LocalExecutor()
     timeout = p.suite.item_timeout(settings.timeout)
     try:
@@ -234,7 +238,7 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
                 writer.write(result)
             finished[0] += 1
             if settings.progress is not None:
-                settings.progress(finished[0], total)
+                settings.progress("items", finished[0], total)
 
         run_item = p.suite.run_item
         executor.map(
