@@ -75,6 +75,12 @@ class RunResult:
     summary: Summary
     """Aggregated results (also in ``summary.json``)."""
 
+    def to_pandas(self) -> Any:
+        """One row per item result (needs ``pip install 'mnemometer[analysis]'``)."""
+        from mnemometer.log._reader import read_log
+
+        return read_log(self.path).to_pandas()
+
     @property
     def failed_items(self) -> int:
         """Items that errored or timed out."""
