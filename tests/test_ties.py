@@ -15,6 +15,7 @@ from conftest import seed_file
 from mnemometer import Dataset, Memory, Query, load_dataset, run
 from mnemometer._registry import STORES
 from mnemometer.datasets._models import DatasetInfo, MemoryVersion
+from mnemometer.errors import MnemometerError
 from mnemometer.log import read_items
 from mnemometer.scoring.retrieval import cutoff_tie, duplicate_count
 from mnemometer.stores import create_store
@@ -141,6 +142,8 @@ def test_a_different_tie_seed_draws_a_different_order(tmp_path: Path) -> None:
     assert len(orders) > 1
     s = create_store("bm25", {"tie_seed": 5})
     assert s.resolved_options() == {"tie_seed": 5}
+    with pytest.raises(MnemometerError, match="tie_seed must be an integer"):
+        create_store("keyword", {"tie_seed": "abc"})
 
 
 def test_the_run_log_records_the_tie_seed(tmp_path: Path) -> None:

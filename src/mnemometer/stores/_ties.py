@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
 
 #: The default ``tie_seed`` of every built-in store.
@@ -42,13 +43,18 @@ def tie_keys(memory_ids: Iterable[str], seed: int = DEFAULT_TIE_SEED) -> np.ndar
 
 
 def check_seed(seed: object) -> int:
-    """Validate a ``tie_seed`` option (any integer)."""
+    """Validate a ``tie_seed`` option (any integer, or a string of one).
+
+    Raises:
+        MnemometerError: anything else.
+    """
+    bad = MnemometerError(f"tie_seed must be an integer, got {seed!r}")
     if isinstance(seed, bool) or not isinstance(seed, int | str):
-        raise TypeError(f"tie_seed must be an integer, got {seed!r}")
+        raise bad
     try:
         return int(seed)
     except ValueError:
-        raise TypeError(f"tie_seed must be an integer, got {seed!r}") from None
+        raise bad from None
 
 
 def rank_rows(rows: Iterable[Row], top_k: int, seed: int = DEFAULT_TIE_SEED) -> list[Hit]:
