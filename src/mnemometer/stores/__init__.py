@@ -11,8 +11,10 @@ from mnemometer.stores._protocol import (
     Store,
     capabilities,
 )
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, tie_key
 
 __all__ = [
+    "DEFAULT_TIE_SEED",
     "BatchStore",
     "ClockAware",
     "DeletableStore",
@@ -23,4 +25,5 @@ __all__ = [
     "capabilities",
     "create_store",
     "store_names",
+    "tie_key",
 ]
