@@ -445,3 +445,11 @@ def _discordant(c: Comparison, pairs: list[Discordant], why: str) -> str:
         if len(chosen) > MAX_DISCORDANT:
             out.append(f'<p class="sub">{len(chosen) - MAX_DISCORDANT} more not shown.</p>')
     return "".join(out)
+
+
+@renderer("gate", "html")
+def gate_html(result: GateResult) -> str:
+    """The verdict and every check, as a page."""
+    return page(
+        "Gate — mnemometer", "<h1>Gate</h1>" + _gate(result, None), generator="mnemometer gate"
+    )
