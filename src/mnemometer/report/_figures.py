@@ -159,9 +159,17 @@ class GroupFigure:
     """``(value, estimate)`` for each value and charted metric."""
 
 
-def group_figures(items: Sequence[ItemResult], metrics: Sequence) -> list[GroupFigure]:
-    """Per group key with 2 to :data:`MAX_CHART_GROUPS` values, each metric's estimate."""
-    scores = [item_score(r) for r in items]
+Scores = Sequence[dict[tuple[str, int | None], float]]
+
+
+def group_figures(
+    items: Sequence[ItemResult], metrics: Sequence, scores: Scores | None = None
+) -> list[GroupFigure]:
+    """Per group key with 2 to :data:`MAX_CHART_GROUPS` values, each metric's estimate.
+
+    ``scores``: :func:`item_score` of each item, when the caller has them already.
+    """
+    scores = scores if scores is not None else [item_score(r) for r in items]
     hib = _directions(items)
     buckets: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     for i, r in enumerate(items):
@@ -183,9 +191,9 @@ def group_figures(items: Sequence[ItemResult], metrics: Sequence) -> list[GroupF
     return out
 
 
-def overall_estimates(items: Sequence[ItemResult]) -> list[Estimate]:
+def overall_estimates(items: Sequence[ItemResult], scores: Scores | None = None) -> list[Estimate]:
     """Every score metric over all items (success first), with intervals."""
-    scores = [item_score(r) for r in items]
+    scores = scores if scores is not None else [item_score(r) for r in items]
     hib = _directions(items)
     by: dict[tuple[str, int | None], list[float]] = defaultdict(list)
     for s in scores:

@@ -42,18 +42,19 @@ def run_html(v: RunView) -> str:
     """The run at a glance, metrics by group with 95% CIs, latency, tokens, every item."""
     charts.require()
     h, s = v.header, v.summary
-    items = read_items(v.path)
-    metrics = fig.chart_metrics(fig.item_score(r) for r in items)
-    groups = fig.group_figures(items, metrics)
+    items = v.items if v.items is not None else read_items(v.path)
+    scores = [fig.item_score(r) for r in items]
+    metrics = fig.chart_metrics(scores)
+    groups = fig.group_figures(items, metrics, scores)
     head = next((m for m in metrics if m[0] != "success"), metrics[0] if metrics else None)
     sections = [
         ("glance", "At a glance", _glance(h, s, items)),
-        ("metrics", "Metrics", _overall(s, items)),
+        ("metrics", "Metrics", _overall(s, items, scores)),
         ("groups", "By group", _groups(groups)),
         ("latency", "Latency", _latency(s, items)),
         ("tokens", "Tokens and cost", _tokens(s, items)),
         ("tables", "Suite tables", _suite_tables(s)),
-        ("items", "Items", _browser(items, head)),
+        ("items", "Items", _browser(items, head, scores)),
     ]
     sections = [x for x in sections if x[2]]
     toc = "".join(f'<a href="#{sid}">{esc(title)}</a>' for sid, title, _ in sections)
@@ -147,8 +148,8 @@ def _scored(r: ItemResult) -> bool:
     return r.success is not None or r.status != "ok"
 
 
-def _overall(s: Summary, items: list[ItemResult]) -> str:
-    computed = {e.label: e for e in fig.overall_estimates(items)}
+def _overall(s: Summary, items: list[ItemResult], scores: fig.Scores) -> str:
+    computed = {e.label: e for e in fig.overall_estimates(items, scores)}
     out: list[str] = []
     ranked = [e for e in computed.values() if "@" in e.label]
     by_name: dict[str, list[fig.Estimate]] = defaultdict(list)
@@ -344,13 +345,27 @@ def _turns(r: ItemResult) -> list[dict[str, Any]] | None:
     return None
 
 
-def _round(x: float | None, digits: int = 4) -> float | None:
-    if x is None or not math.isfinite(x):
-        return None
-    return round(x, digits)
+def _num(x: float | None, digits: int = 4) -> float | None:
+    """Rounded for the page; ``None`` for missing, NaN or infinite (JSON has neither)."""
+    return round(x, digits) if x is not None and -1e300 < x < 1e300 else None
 
 
-def _item_doc(r: ItemResult, head: tuple[str, int | None] | None) -> dict[str, Any]:
+class _Labels(dict):
+    """Metric labels by (name, k, percentile, unit), computed once each."""
+
+    def __missing__(self, key: tuple) -> str:
+        name, k, pct, unit = key
+        label = fig.label(name, k) + (f" p{pct:g}" if pct is not None else "")
+        self[key] = label = label + (f" ({unit})" if unit else "")
+        return label
+
+
+def _item_doc(
+    r: ItemResult,
+    head: tuple[str, int | None] | None,
+    score: dict[tuple[str, int | None], float],
+    labels: _Labels,
+) -> dict[str, Any]:
     """One item for the browser, with short keys and nothing empty (10k items add up)."""
     d: dict[str, Any] = {"i": r.index, "id": r.item_id}
     if r.step:
@@ -366,13 +381,13 @@ def _item_doc(r: ItemResult, head: tuple[str, int | None] | None) -> dict[str, A
     if r.expected:
         d["exp"] = r.expected
     if r.retrieved:
-        d["ret"] = [[hit.id, _round(hit.score)] for hit in r.retrieved]
+        d["ret"] = [[hit.id, _num(hit.score)] for hit in r.retrieved]
     if r.output is not None:
         d["out"] = r.output
     if r.metrics:
-        d["m"] = [[fig.metric_label(m), _round(m.value)] for m in r.metrics]
+        d["m"] = [[labels[(m.name, m.k, m.percentile, m.unit)], _num(m.value)] for m in r.metrics]
     if r.latency_ms is not None:
-        d["lat"] = _round(r.latency_ms, 3)
+        d["lat"] = _num(r.latency_ms, 3)
     if r.tokens:
         d["tok"] = r.tokens
     if r.error:
@@ -387,14 +402,14 @@ def _item_doc(r: ItemResult, head: tuple[str, int | None] | None) -> dict[str, A
         d["v"] = verdicts
     if extra:
         d["x"] = extra
-    if head is not None:
-        score = fig.item_score(r).get(head)
-        if score is not None:
-            d["h"] = _round(score)
+    if head is not None and head in score:
+        d["h"] = _num(score[head])
     return d
 
 
-def _browser(items: list[ItemResult], head: tuple[str, int | None] | None) -> str:
+def _browser(
+    items: list[ItemResult], head: tuple[str, int | None] | None, scores: fig.Scores
+) -> str:
     values: dict[str, set[str]] = defaultdict(set)
     for r in items:
         for k, x in r.groups.items():
@@ -434,6 +449,7 @@ def _browser(items: list[ItemResult], head: tuple[str, int | None] | None) -> st
         for c in cols
     )
     config = {"head": head_label, "total": len(items)}
+    labels = _Labels()
     return (
         '<div id="mm-browser">'
         '<div class="controls">'
@@ -449,5 +465,8 @@ def _browser(items: list[ItemResult], head: tuple[str, int | None] | None) -> st
         "<noscript>The item browser needs JavaScript; every item is also in items.jsonl."
         "</noscript></div>"
         + json_block("mm-config", config)
-        + embed("mm-items-data", [_item_doc(r, head) for r in items])
+        + embed(
+            "mm-items-data",
+            [_item_doc(r, head, sc, labels) for r, sc in zip(items, scores, strict=True)],
+        )
     )
