@@ -16,8 +16,8 @@ from report_helpers import synthetic_run
 
 from mnemometer import run
 from mnemometer.comparison import compare
-from mnemometer.report import formats, leaderboard, render, report
 from mnemometer.report import _figures as fig
+from mnemometer.report import formats, leaderboard, render, report
 
 
 def _embedded(page: str, element_id: str) -> object:

@@ -109,12 +109,10 @@ function hits(it) {
   return box;
 }
 
-function metricsTable(m) {
-  const t = el("table", {}, el("thead", {}, el("tr", {}, el("th", { text: "metric" }), el("th", { class: "n", text: "value" }))));
-  const b = el("tbody");
-  for (const [label, value] of m) b.append(el("tr", {}, el("td", { text: label }), el("td", { class: "n", text: fmt(value) })));
-  t.append(b);
-  return t;
+function metricsList(m) {
+  const box = el("div", { class: "hits" });
+  for (const [label, value] of m) box.append(el("span", { class: "chip metric" }, label + " ", el("b", { text: fmt(value) })));
+  return box;
 }
 
 function gradeText(g) {
@@ -171,7 +169,7 @@ function detail(it) {
     box.append(el("h3", { text: "Verdicts" }));
     for (const [k, v] of Object.entries(it.v)) box.append(el("div", { class: "text" }, el("b", { text: k + ": " }), typeof v === "object" ? JSON.stringify(v, null, 1) : String(v)));
   }
-  if (it.m && it.m.length) box.append(el("h3", { text: "Metrics" }), metricsTable(it.m));
+  if (it.m && it.m.length) box.append(el("h3", { text: "Metrics" }), metricsList(it.m));
   if (it.x) box.append(el("h3", { text: "Other detail" }), el("pre", { class: "text", text: JSON.stringify(it.x, null, 1) }));
   return box;
 }
