@@ -234,11 +234,16 @@ def _forests(c: Comparison) -> str:
     rows = [r for r in rows if r is not None]
     if rows:
         out.append(charts.forest(rows, title="success rate by group", x_title="delta (pp)"))
-    overall = [r for m in c.metrics if (r := _metric_row(m.key, m)) is not None]
+    ordered = sorted(c.metrics, key=lambda m: (m.name, m.k or 0))
+    overall = [r for m in ordered if (r := _metric_row(m.key, m)) is not None]
     if overall:
         out.append(charts.forest(overall, title="every metric, overall", x_title="mean delta"))
+    # By group: one plot per metric name, at its largest k (the tests table has every k).
+    largest: dict[str, MetricDelta] = {}
+    for m in ordered:
+        largest[m.name] = m
     per_metric = []
-    for m in c.metrics:
+    for m in largest.values():
         rows = [
             r
             for g in c.groups
@@ -255,8 +260,8 @@ def _forests(c: Comparison) -> str:
             )
     if per_metric:
         out.append(
-            f"<details><summary>Each metric by group ({len(per_metric)} plots)"
-            f"</summary>{''.join(per_metric)}</details>"
+            f"<details><summary>Each metric by group ({len(per_metric)} plots; every cut-off "
+            f"k is in the tests table)</summary>{''.join(per_metric)}</details>"
         )
     return "".join(out) or "<p>No paired deltas with an interval.</p>"
 
