@@ -116,6 +116,7 @@ def test_leaderboard_cli_links_every_cell_to_its_run_report(tmp_path: Path):
     out = tmp_path / "site" / "board.html"
     r = invoke_cli("leaderboard", tmp_path / "runs", "-o", out)
     assert r.exit_code == 0, r.output
+    assert "━" not in r.output and "runs" not in r.stdout  # no progress bar off a terminal
     page = out.read_text()
     _assert_self_contained(page)
     links = re.findall(r'href="([^"#]+)"', page)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mnemometer.cli._common import echo_err
+from mnemometer.cli._common import echo_err, stderr_progress
 
 
 @click.command("reproduce")
@@ -50,17 +50,23 @@ def reproduce_cmd(
     Example: mnemometer reproduce examples/suites/team-memory
     """
     from mnemometer.report import render
+    from mnemometer.runner import RunSettings
     from mnemometer.workflows._reproduce import reproduce
 
-    r = reproduce(
-        suite,
-        out=out,
-        policy=policy,
-        baseline=baseline,
-        candidate=candidate,
-        memories=memories,
-        resamples=resamples,
-    )
+    with stderr_progress(f"reproduce · {baseline} vs {candidate}") as bar:
+        task = bar.add_task("items", total=None)
+        r = reproduce(
+            suite,
+            out=out,
+            policy=policy,
+            baseline=baseline,
+            candidate=candidate,
+            memories=memories,
+            resamples=resamples,
+            settings=RunSettings(
+                progress=lambda done, total: bar.update(task, completed=done, total=total)
+            ),
+        )
     click.echo(render(r.comparison))
     echo_err(f"comparison: {r.comparison_path}")
     if r.verdict is None:
