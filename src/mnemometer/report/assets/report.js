@@ -21,6 +21,7 @@ function el(tag, attrs, ...children) {
 async function loadData(id) {
   const node = document.getElementById(id);
   if (!node) return null;
+  if (node.type === "application/json") return JSON.parse(node.textContent);
   const bin = atob(node.textContent.trim());
   const bytes = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
@@ -277,5 +278,6 @@ document.addEventListener("DOMContentLoaded", async () => {
     const items = await loadData("mm-items-data");
     itemBrowser(root, items, config);
   }
+  window.mmReadyAt = performance.now(); // what the benchmark reads: the first page is drawn
   document.body.setAttribute("data-ready", "1");
 });
