@@ -16,7 +16,7 @@ LLAMA_WHEEL = $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl)
 # Browser tests drive Debian's Chromium through playwright (never a downloaded browser).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test test-live test-all bench clean chromium
+.PHONY: demo test test-live test-all bench clean chromium screenshot
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,12 @@ test-live: $(VENV)/.test chromium
 	$(BIN)/python -m pytest -q -m "slow or live"
 
 test-all: test test-live
+
+# The README's screenshot: the demo's bm25 run as its HTML report, in headless Chromium.
+screenshot: $(VENV)/.test chromium
+	@bash scripts/demo.sh $(BIN) >/dev/null
+	$(BIN)/mnemometer report runs/demo/demo-en-bm25 -o runs/demo/demo-en-bm25.html
+	$(BIN)/python scripts/screenshot.py runs/demo/demo-en-bm25.html docs/images/report.png
 
 bench: $(VENV)/.test
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

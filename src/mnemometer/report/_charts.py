@@ -118,13 +118,14 @@ def at_k(rows: list[dict[str, Any]]) -> str:
     ks = sorted({r["k"] for r in rows})
     base = alt.Chart(alt.Data(values=rows)).encode(
         x=alt.X("k:O", title="k (cut-off)", sort=ks, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("metric:N"),  # side by side, so the intervals do not overlap
         color=alt.Color("metric:N", title=None),
     )
     line = base.mark_line(point=True).encode(
         y=alt.Y("value:Q", title=None, scale={"domain": [0, 1]}),
         tooltip=["metric:N", "k:O", alt.Tooltip("value:Q", format=".3f")],
     )
-    bars = base.mark_rule(opacity=0.6).encode(y="low:Q", y2="high:Q")
+    bars = base.mark_rule(opacity=0.6, strokeWidth=1.5).encode(y="low:Q", y2="high:Q")
     chart = alt.layer(bars, line).properties(width=420, height=200).configure(**_CONFIG)
     return svg(chart, "metrics at each cut-off k, 95% CI")
 

@@ -93,18 +93,12 @@ def _glance(h: RunHeader, s: Summary, items: list[ItemResult]) -> str:
                 big=True,
             )
         )
-    sysd = f"{h.system.kind} · {h.system.implementation}" + (
-        f" · v{h.system.version}" if h.system.version else ""
-    )
-    cards.append(
-        card(
-            "system",
-            h.system.name + (f" ({h.system.condition})" if h.system.condition else ""),
-            sysd,
-        )
-    )
-    opts = ", ".join(f"{k}={v}" for k, v in h.suite_options.items())
-    cards.append(card("suite", f"{h.suite} v{h.suite_version}", opts))
+    sysd = h.system.kind + (f" · v{h.system.version}" if h.system.version else "")
+    sysd += "".join(f" · {k}={v}" for k, v in h.system.options.items() if _short(v))
+    who = h.system.name + (f" ({h.system.condition})" if h.system.condition else "")
+    cards.append(card("system", who, sysd))
+    opts = ", ".join(f"{k}={v}" for k, v in h.suite_options.items() if _short(v))
+    cards.append(card("suite", f"{h.suite} v{h.suite_version}", opts[:160]))
     ds = h.dataset
     cards.append(
         card(
@@ -144,6 +138,11 @@ def _glance(h: RunHeader, s: Summary, items: list[ItemResult]) -> str:
     return "".join(out)
 
 
+def _short(v: Any) -> bool:
+    """Worth a card: scalars and short lists (the full header has everything)."""
+    return not isinstance(v, dict) and len(str(v)) <= 40
+
+
 def _scored(r: ItemResult) -> bool:
     return r.success is not None or r.status != "ok"
 
@@ -167,13 +166,13 @@ def _overall(s: Summary, items: list[ItemResult], scores: fig.Scores) -> str:
             for name, es in by_name.items()
             for e in es
         ]
-        out += ["<h3>At each cut-off k (95% CI)</h3>", charts.at_k(rows)]
+        out.append(f"<div><h3>At each cut-off k (95% CI)</h3>{charts.at_k(rows)}</div>")
     flat = [e for e in computed.values() if "@" not in e.label and e.value is not None]
     if flat:
         rows = [_row(e.label, "overall", e) for e in flat]
-        out += ["<h3>Overall (95% CI)</h3>", charts.dot_ci(rows, y_title="metric")]
-    out += ["<h3>Every metric</h3>", _metric_table(s.overall, computed)]
-    return "".join(out)
+        out.append(f"<div><h3>Overall (95% CI)</h3>{charts.dot_ci(rows, y_title='metric')}</div>")
+    table_ = _metric_table(s.overall, computed)
+    return f'<div class="row">{"".join(out)}</div><h3>Every metric</h3>{table_}'
 
 
 def _row(group: str, metric: str, e: fig.Estimate) -> dict[str, Any]:
