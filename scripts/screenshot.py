@@ -28,6 +28,7 @@ ARGS = [
 
 
 def main() -> None:
+    """Open the page, wait for its items, save the screenshot."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("page", type=Path)
     ap.add_argument("out", type=Path)

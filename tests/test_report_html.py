@@ -218,3 +218,16 @@ def test_a_large_run_embeds_compressed_items(tmp_path: Path, n: int):
     assert len(_embedded(page, "mm-items-data")) == n
     raw = (path / "items.jsonl").stat().st_size
     assert len(page) < raw / 2  # compressed: smaller than the run log it shows
+
+
+GOLDEN = Path(__file__).resolve().parent / "data" / "runlogs" / "v1"
+
+
+@pytest.mark.parametrize(
+    "run_dir",
+    sorted(str(h.parent.relative_to(GOLDEN)) for h in GOLDEN.rglob("header.json")),
+)
+def test_golden_v1_runs_render_as_pages(run_dir: str):
+    page = report(GOLDEN / run_dir, "html")
+    _assert_self_contained(page)
+    assert len(_embedded(page, "mm-items-data")) >= 1
