@@ -346,7 +346,9 @@ def _turns(r: ItemResult) -> list[dict[str, Any]] | None:
 
 def _num(x: float | None, digits: int = 4) -> float | None:
     """Rounded for the page; ``None`` for missing, NaN or infinite (JSON has neither)."""
-    return round(x, digits) if x is not None and -1e300 < x < 1e300 else None
+    if x is None or not -1e300 < x < 1e300:
+        return None
+    return x if x == 0.0 or x == 1.0 else round(x, digits)  # most scores are 0 or 1: no round
 
 
 class _Labels(dict):
