@@ -4,7 +4,8 @@ Makes a real run: ``mnemometer generate`` (21,500 memories, 10,049 queries) and 
 retrieval suite with bm25 (CLI end to end), then writes its HTML report and opens it in
 Debian's headless Chromium (playwright, no network), timing:
 
-  * write: ``mnemometer.report.report(run, "html")`` in this process (wall and CPU);
+  * write: ``mnemometer.report.report(run, "html")`` in this process (wall and CPU), after
+    starting the chart engine once (timed apart: about a second, once per process);
   * first render: navigation start to the first page of items drawn (``window.mmReadyAt``,
     set by the page once it has decoded every item), and first contentful paint;
   * filter: typing a search term until the count changes (includes the 120 ms debounce).
@@ -79,6 +80,19 @@ def make_run(root: Path, items: int) -> Path:
     return out
 
 
+def warm_up() -> None:
+    """Start vl-convert's engine, so neither page pays for it."""
+    import vl_convert
+
+    vl_convert.vegalite_to_svg(
+        {
+            "mark": "point",
+            "data": {"values": [{"x": 1}]},
+            "encoding": {"x": {"field": "x", "type": "quantitative"}},
+        }
+    )
+
+
 def write(run: Path, path: Path, plain: bool) -> tuple[float, float]:
     from mnemometer.report import _html, _html_run, report
 
@@ -143,6 +157,9 @@ def main() -> None:
             f"run: {n:,} items, items.jsonl {log / 1e6:.1f} MB (made in "
             f"{time.perf_counter() - t:.1f} s)"
         )
+        t = time.perf_counter()
+        warm_up()
+        print(f"  chart engine warm-up (once per process): {time.perf_counter() - t:.2f} s")
         pages = {
             "compressed (mnemometer)": root / "report.html",
             "plain JSON (reference)": root / "report-plain.html",
