@@ -122,7 +122,7 @@ def _glance(h: RunHeader, s: Summary, items: list[ItemResult]) -> str:
     if h.resumes:
         detail += f"; resumed {h.resumes}×"
     cards.append(card("how long", seconds(t.get("total")), detail))
-    done = len({(r.item_id, r.step) for r in items})
+    done = len({r.item_id for r in items})  # a multi-step item is one planned item
     bad = [f"{failed} failed"] + [
         f"{n} {w}" for n, w in ((errors, "errors"), (timeouts, "timeouts"))
     ]
