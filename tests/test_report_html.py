@@ -110,6 +110,14 @@ def test_the_leaderboard_never_puts_different_data_in_one_column(tmp_path: Path)
     assert "| bm25 |" in render(b, "md")
 
 
+def test_repeats_share_a_cell_with_items_as_the_unit(tmp_path: Path):
+    a = synthetic_run(tmp_path / "runs" / "a", 40, seed=1)
+    b = synthetic_run(tmp_path / "runs" / "b", 40, seed=2)
+    (cell,) = leaderboard([a, b], metric="success").rows[0].cells.values()
+    assert cell.n == 40 and len(cell.runs) == 2  # 40 items, not 80 results
+    assert "averaged over 2 runs" in cell.method
+
+
 def test_leaderboard_cli_links_every_cell_to_its_run_report(tmp_path: Path):
     for store in ("keyword", "bm25"):
         run("retrieval", store, dataset="demo-en", out=tmp_path / "runs" / store)

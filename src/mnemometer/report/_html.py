@@ -110,11 +110,13 @@ def table(
     numeric: Sequence[int] = (),
     sortable: bool = True,
     cls: str = "",
+    spans: Sequence[tuple[str, int]] = (),
 ) -> str:
     """An HTML table. A cell is text, or ``(text, sort_value)``, or ``(html, sort, True)``.
 
     Columns listed in ``numeric`` are right-aligned; sortable tables sort on click by each
-    cell's sort value (numbers) or text.
+    cell's sort value (numbers) or text. ``spans``: an upper heading row of
+    ``(label, columns spanned)``.
     """
     nums = set(numeric)
     classes = " ".join(c for c in ("sortable" if sortable else "", cls) if c)
@@ -136,8 +138,13 @@ def table(
                 shown = esc(cell)
             cells.append(f"<td{attrs}>{shown}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
+    upper = "".join(
+        f'<th colspan="{n}" class="span">{esc(label)}</th>' if n > 1 else f"<th>{esc(label)}</th>"
+        for label, n in spans
+    )
+    upper = f'<tr class="spans">{upper}</tr>' if spans else ""
     return (
-        f'<div class="scroll"><table class="{classes}"><thead><tr>{head}</tr></thead>'
+        f'<div class="scroll"><table class="{classes}"><thead>{upper}<tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 

@@ -21,8 +21,8 @@ def _cell(cell: BoardCell | None) -> tuple[str, float | None, bool]:
         first, rest = links[0], links[1:]
         text = f'<a href="{esc(first.report)}" title="{esc(first.path)}">{text}</a>'
         text += "".join(
-            f' <a class="ci" href="{esc(r.report)}" title="{esc(r.path)}">r{r.repeat}</a>'
-            for r in rest
+            f' <a class="ci" href="{esc(r.report)}" title="{esc(r.path)}">#{i}</a>'
+            for i, r in enumerate(rest, start=2)
         )
     elif cell.runs:
         text = f'<span title="{esc(", ".join(r.path for r in cell.runs))}">{text}</span>'
@@ -34,7 +34,15 @@ def page_html(b: Leaderboard) -> str:
     charts.require()
     head = ["system", "kind"]
     for c in b.columns:
-        head.append(f"{c.label} · {c.metric}")
+        head.append(f"{c.suite} · {c.metric}")
+    # Columns come grouped by dataset content hash; the upper row names each dataset.
+    spans: list[tuple[str, int]] = [("", 2)]
+    for c in b.columns:
+        label = f"{c.dataset} v{c.dataset_version} · sha256 {c.dataset_hash[:8]}"
+        if len(spans) > 1 and spans[-1][0] == label:
+            spans[-1] = (label, spans[-1][1] + 1)
+        else:
+            spans.append((label, 1))
     rows = [[r.system, r.kind, *(_cell(r.cells.get(c.key)) for c in b.columns)] for r in b.rows]
     legend = "".join(
         f"<tr><td>{esc(c.label)}</td><td>{esc(c.suite)} v{esc(c.suite_version)}</td>"
@@ -69,9 +77,10 @@ def page_html(b: Leaderboard) -> str:
         "a cell links to its run's report.</p>",
         notes(b.notes, "Notes"),
         '<section id="board"><h2>Systems × suites and datasets (95% CI)</h2>',
-        table(head, rows, numeric=range(2, len(head)), cls="board"),
-        '<p class="sub">Intervals: Wilson for rates, Student t for other means; repeats of '
-        "one system pool into one cell.</p></section>",
+        table(head, rows, numeric=range(2, len(head)), cls="board", spans=spans),
+        '<p class="sub">Intervals: Wilson for rates, Student t for other means. Runs of one '
+        "system on one column share a cell: each item is averaged over them first, so n counts "
+        "items; #2, #3 link the other runs.</p></section>",
         '<section id="columns"><h2>Columns</h2><div class="scroll"><table><thead><tr>'
         "<th>column</th><th>suite</th><th>dataset</th><th>dataset sha256</th><th>options</th>"
         f"<th>metric</th></tr></thead><tbody>{legend}</tbody></table></div></section>",

@@ -2,7 +2,8 @@
 
 Built from run directories alone. Runs over different data never share a column: a column
 is one suite (and version and options) on one dataset content hash. Repeats of one system
-in one column pool into one cell.
+in one column share one cell: each item is averaged over its repeats, so the interval's
+unit is the item.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class BoardCell(StrictModel):
     high: float | None = None
     """Upper bound."""
     n: int = 0
-    """Item results (or runs, for run-level metrics) it pools."""
+    """Items (each averaged over its repeats), or runs for run-level metrics."""
     method: str = ""
     """``wilson``, ``t``, or the suite's method."""
     runs: list[BoardRun] = Field(default_factory=list)
@@ -131,12 +132,18 @@ def _column_key(h: RunHeader) -> str:
 def _cell(runs: list[RunLog], metric: str) -> BoardCell:
     name, _, k = metric.partition("@")
     key = (name, int(k) if k.isdigit() else None)
-    values = [
-        v for r in runs for item in r.items if (v := fig.item_score(item).get(key)) is not None
-    ]
-    if values:
-        e = fig.estimate(metric, values)
-        return BoardCell(value=e.value, low=e.low, high=e.high, n=e.n, method=e.method)
+    # Repeats are not independent items: average each item over its repeats first, so the
+    # interval's unit is the item and n counts items.
+    per_item: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in runs:
+        for item in r.items:
+            v = fig.item_score(item).get(key)
+            if v is not None:
+                per_item[(item.item_id, item.step or "")].append(v)
+    if per_item:
+        e = fig.estimate(metric, [sum(v) / len(v) for v in per_item.values()])
+        method = e.method + (f", items averaged over {len(runs)} runs" if len(runs) > 1 else "")
+        return BoardCell(value=e.value, low=e.low, high=e.high, n=e.n, method=method)
     from mnemometer.scoring.aggregate import run_summary
 
     found = []
@@ -218,7 +225,9 @@ def leaderboard(
     columns: list[BoardColumn] = []
     cells: dict[str, dict[str, BoardCell]] = defaultdict(dict)
     notes: list[str] = []
-    for key, systems in sorted(by_col.items()):
+    # Columns grouped by dataset (name, then content hash), then suite and options.
+    order = sorted(by_col, key=lambda k: (_dataset_of(by_col[k]), k))
+    for key, systems in ((k, by_col[k]) for k in order):
         runs = [r for rs in systems.values() for r in rs]
         h = runs[0].header
         m = _auto_metric(runs) if metric == "auto" else metric
@@ -263,6 +272,11 @@ def leaderboard(
     return Leaderboard(
         created_at=datetime.now(UTC), metric=metric, columns=columns, rows=rows, notes=notes
     )
+
+
+def _dataset_of(systems: dict[str, list[RunLog]]) -> tuple[str, str]:
+    h = next(iter(systems.values()))[0].header
+    return h.dataset.name, h.dataset.content_hash
 
 
 def _disambiguate(columns: list[BoardColumn]) -> None:

@@ -37,7 +37,8 @@ function sortKey(td) {
 }
 
 function makeSortable(table) {
-  const heads = table.tHead ? Array.from(table.tHead.rows[0].cells) : [];
+  const rows = table.tHead ? table.tHead.rows : [];
+  const heads = rows.length ? Array.from(rows[rows.length - 1].cells) : []; // under any spans
   heads.forEach((th, col) => {
     th.addEventListener("click", () => {
       const asc = th.getAttribute("aria-sort") !== "ascending";
