@@ -11,10 +11,8 @@ def _cell(cell: BoardCell | None) -> tuple[str, float | None, bool]:
     if cell is None or cell.value is None:
         return "", None, True
     ci = interval(cell.low, cell.high)
-    text = (
-        f"<b>{num(cell.value)}</b>"
-        + (f' <span class="ci">{ci}</span>' if ci else "")
-        + f' <span class="ci">n={cell.n}</span>'
+    text = f'<b>{num(cell.value)}</b><br><span class="ci">{ci} n={cell.n}</span>'.replace(
+        "> n=", ">n="
     )
     links = [r for r in cell.runs if r.report]
     if links:
@@ -84,6 +82,8 @@ def page_html(b: Leaderboard) -> str:
         '<section id="columns"><h2>Columns</h2><div class="scroll"><table><thead><tr>'
         "<th>column</th><th>suite</th><th>dataset</th><th>dataset sha256</th><th>options</th>"
         f"<th>metric</th></tr></thead><tbody>{legend}</tbody></table></div></section>",
-        f'<section id="charts"><h2>By column</h2>{"".join(plots)}</section>' if plots else "",
+        f'<section id="charts"><h2>By column</h2><div class="row">{"".join(plots)}</div></section>'
+        if plots
+        else "",
     ]
     return page("Leaderboard — mnemometer", "".join(body), generator="mnemometer leaderboard")
