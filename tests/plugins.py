@@ -50,6 +50,28 @@ class NeedsExtra:
         require("surely_not_installed_sdk", "vector", "store 'needs-extra'")
 '''
 
+READER_MODULE = '''
+"""A dataset format plug-in: one "question<TAB>fact" pair a line, in a .qa.tsv file."""
+from mnemometer.datasets import Dataset, DatasetInfo, Memory, Query, Reader
+
+
+def sniff(path, head):
+    return path.name.endswith(".qa.tsv")
+
+
+def read(path):
+    memories, queries = [], []
+    for n, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+        question, fact = line.split("\\t")
+        memories.append(Memory(id=f"m{n}", text=fact))
+        queries.append(Query(id=f"q{n}", text=question, relevant_ids=[f"m{n}"]))
+    return Dataset(info=DatasetInfo(name=path.stem), memories=memories, queries=queries)
+
+
+READER = Reader(name="qa-tsv", description="question<TAB>fact pairs", sniff=sniff, read=read)
+NOT_A_READER = object()
+'''
+
 ENTRY_POINTS = """
 [mnemometer.stores]
 killer = mnemo_test_plugin:KillerStore
@@ -57,14 +79,26 @@ needs-extra = mnemo_test_plugin:NeedsExtra
 broken = mnemo_test_broken:Store
 """
 
+# Separate, so that only the tests about readers see broken ones while loading datasets.
+READER_ENTRY_POINTS = """
+[mnemometer.readers]
+qa-tsv = mnemo_test_reader:READER
+broken-reader = mnemo_test_broken:READER
+not-a-reader = mnemo_test_reader:NOT_A_READER
+"""
 
-def install(root: Path) -> Path:
-    """Write the plug-in package and its dist-info under ``root``; return ``root``."""
+
+def install(root: Path, *, readers: bool = False) -> Path:
+    """Write the plug-in package and its dist-info under ``root``; return ``root``.
+
+    ``readers=True`` also registers a dataset reader, a broken one and a non-reader.
+    """
     root.mkdir(parents=True, exist_ok=True)
     (root / "mnemo_test_plugin.py").write_text(textwrap.dedent(MODULE))
+    (root / "mnemo_test_reader.py").write_text(textwrap.dedent(READER_MODULE))
     (root / "mnemo_test_broken.py").write_text("raise RuntimeError('this plug-in is broken')\n")
     info = root / "mnemo_test_plugin-0.1.dist-info"
     info.mkdir(exist_ok=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mnemo-test-plugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    (info / "entry_points.txt").write_text(ENTRY_POINTS + (READER_ENTRY_POINTS if readers else ""))
     return root

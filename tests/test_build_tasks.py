@@ -446,7 +446,7 @@ def test_example_suite_runs_and_compares_by_step(tmp_path):
     assert all(f'id="{s}"' in html for s in ("hero", "features", "pricing"))
     assert json.loads((build / "summary.json").read_text())["steps_succeeded"] == 3
     r = cli("compare", tmp_path / "out", "--baseline", "no-memory", "--candidate", "lexical")
-    assert r.exit_code == 0 and "4 pairs" in r.output, r.output
+    assert r.exit_code == 0 and "4 items (4 paired observations)" in r.output, r.output
 
 
 def test_memory_layer_app_build_suites_load_validate_and_say_scripts_are_missing(tmp_path):

@@ -128,7 +128,7 @@ def test_holm_and_groups(tmp_path):
     assert ga.success.p_holm == 1.0
 
 
-def test_repeats_pair_by_run_group_and_repeat_and_cluster_by_item(tmp_path):
+def test_repeats_are_aggregated_per_item_before_any_test(tmp_path):
     base = [
         make_run(
             tmp_path / f"b{r}", [False, True, False, True, False], repeat=r, condition="no-memory"
@@ -140,20 +140,60 @@ def test_repeats_pair_by_run_group_and_repeat_and_cluster_by_item(tmp_path):
         for r in range(3)
     ]
     c = compare(base, cand, resamples=500)
-    assert c.pairs == 15
-    assert c.cluster_by == "item" and c.clusters == 5
-    methods = {iv.method for iv in c.success.intervals}
-    assert {"percentile", "bca", "cluster-percentile", "cluster-bca", "cluster-robust"} <= methods
-    assert c.success_by_item is not None and c.success_by_item.pairs == 5
-    assert c.success_by_item.candidate_rate == 1.0
-    # 15 pairs look significant; 5 items (3 discordant) do not: the gate can tell them apart
-    assert c.success.p_value < 0.05 < c.success_by_item.p_value
-    tmp = tmp_path / "p.toml"
-    tmp.write_text("max_mcnemar_p_value = 0.05\n")
-    assert gate(c, load_policy(tmp)).passed
-    tmp.write_text("max_item_mcnemar_p_value = 0.05\n")
-    verdict = gate(c, load_policy(tmp))
-    assert not verdict.passed and "over 5 items" in verdict.reasons[0]
+    assert c.pairs == 15 and c.items == 5 and c.success.pairs == 5
+    assert c.cluster_by is None  # repeats are aggregated, not clustered
+    assert c.success.candidate_rate == 1.0  # item 3: 2 of 3 repeats succeeded, a majority
+    assert (c.success.mcnemar_b, c.success.mcnemar_c) == (3, 0)
+    assert c.success.p_value == pytest.approx(0.25)  # binomtest(3, 3): 5 items, not 15 pairs
+    assert any("aggregated per item" in n for n in c.notes)
+    for key in ("max_mcnemar_p_value", "max_item_mcnemar_p_value"):
+        tmp = tmp_path / "p.toml"
+        tmp.write_text(f"{key} = 0.05\n")
+        verdict = gate(c, load_policy(tmp))
+        assert not verdict.passed and "over 5 items" in verdict.reasons[0]
+
+
+def test_identical_repeats_change_no_p_value_and_no_gate(tmp_path):
+    # The audit: three deterministic repeats of one comparison moved McNemar p from 0.0703
+    # to 0.000277 and flipped a gate. Repeating must change nothing.
+    outcomes_b = [False] * 7 + [True] * 5
+    outcomes_c = [True] * 7 + [False] + [True] * 4
+    one = compare(
+        [make_run(tmp_path / "b", outcomes_b, condition="no-memory")],
+        [make_run(tmp_path / "c", outcomes_c, condition="hybrid")],
+        resamples=500,
+    )
+    base = [
+        make_run(tmp_path / f"b{r}", outcomes_b, repeat=r, condition="no-memory") for r in range(3)
+    ]
+    cand = [
+        make_run(tmp_path / f"c{r}", outcomes_c, repeat=r, condition="hybrid") for r in range(3)
+    ]
+    three = compare(base, cand, resamples=500)
+    assert one.success.p_value == pytest.approx(0.0703125)  # binomtest(7, 8)
+    assert three.success.p_value == one.success.p_value
+    assert three.success.mde == one.success.mde and three.items == one.items == 12
+    policy = tmp_path / "p.toml"
+    policy.write_text("max_mcnemar_p_value = 0.05\nmin_paired_items = 20\n")
+    assert not gate(one, load_policy(policy)).passed
+    assert not gate(three, load_policy(policy)).passed
+
+
+def test_a_run_compared_with_itself_has_delta_zero_and_p_one(tmp_path):
+    a = make_run(tmp_path / "a", [True, False, True, True], recall=[1, 0, 0.5, 1])
+    c = compare([a], [a], resamples=200)
+    assert c.success.delta == 0.0 and c.success.p_value == 1.0
+    assert all(m.mean_delta == 0.0 and m.p_value == 1.0 for m in c.metrics)
+    r = _cli("compare", a, a)
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+
+
+def test_a_constant_metric_delta_gets_an_exact_p_not_zero(tmp_path):
+    a = make_run(tmp_path / "a", [True, True], recall=[0.0, 0.0])
+    b = make_run(tmp_path / "b", [True, True], recall=[1.0, 1.0], condition="hybrid")
+    (m,) = compare([a], [b], resamples=200).metrics
+    assert m.mean_delta == 1.0 and m.p_value == pytest.approx(0.5)  # 2 items, exact
+    assert m.test == "sign-flip-exact" and m.pairs == 2
 
 
 def test_conversation_clusters(tmp_path):

@@ -53,6 +53,21 @@ def test_same_bytes_across_processes_and_hash_seeds(tmp_path: Path) -> None:
     assert _sha(other) != _sha(outs[0])  # the seed matters
 
 
+def test_id_order_through_many_temporary_files_gives_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A million memories go through many temporary files (one per id range); small sets
+    # through one. Force many small ranges and odd batches: the bytes must not change.
+    from mnemometer.datasets.generate._core import _IdOrder
+
+    one = write_generated(tmp_path / "one.jsonl", 1500, "zh", seed=7)
+    monkeypatch.setattr(_IdOrder, "min_span", 64)
+    monkeypatch.setattr(_IdOrder, "batch", 7)
+    many = write_generated(tmp_path / "many.jsonl", 1500, "zh", seed=7)
+    assert many["sha256"] == one["sha256"]
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("mnemometer-")]
+
+
 def test_hand_built_json_is_json_dumps() -> None:
     from mnemometer.datasets.generate import generate_records
     from mnemometer.datasets.generate._core import dumps

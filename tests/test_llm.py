@@ -135,9 +135,29 @@ def test_settings_precedence(tmp_path, monkeypatch):
     assert s.redacted()["api_key"] == "***"
     bad = tmp_path / "bad.toml"
     bad.write_text("[llm]\nbase_ur = 'x'\n")
-    with pytest.raises(LLMError, match="unknown \\[llm\\] keys: base_ur"):
+    with pytest.raises(
+        LLMError, match=r"\[llm\] unknown key 'base_ur' \(did you mean 'base_url'\?\)"
+    ):
         resolve_settings(config_file=bad)
     monkeypatch.delenv("MNEMOMETER_LLM_MODEL")
     monkeypatch.delenv("MNEMOMETER_LLM_BASE_URL", raising=False)
     with pytest.raises(LLMError, match="--llm-base-url"):
         resolve_settings()
+
+
+def test_settings_numbers_are_kept_or_refused(tmp_path, monkeypatch):
+    s = resolve_settings("http://x/v1", "m", max_retries=0, timeout=2.5)
+    assert (s.max_retries, s.timeout) == (0, 2.5)  # 0 used to fall back to 3
+    cfg = tmp_path / "llm.toml"
+    cfg.write_text("[llm]\nmax_retries = 0\ntimeout = 5\n")
+    assert resolve_settings("http://x/v1", "m", config_file=cfg).max_retries == 0
+    with pytest.raises(LLMError, match="timeout must be a positive number, got 0"):
+        resolve_settings("http://x/v1", "m", timeout=0)
+    monkeypatch.setenv("MNEMOMETER_LLM_MAX_RETRIES", "lots")
+    with pytest.raises(LLMError, match="max_retries must be a whole number >= 0, got 'lots'"):
+        resolve_settings("http://x/v1", "m")
+    cfg.write_text("[llm]\ntimeout = -1\n")
+    with pytest.raises(
+        LLMError, match=r"llm.toml: \[llm\] timeout: Input should be greater than 0"
+    ):
+        resolve_settings("http://x/v1", "m", config_file=cfg)

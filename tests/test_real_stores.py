@@ -335,8 +335,9 @@ def test_http_store_runs_retrieval_from_the_cli(service: Path, tmp_path: Path) -
 @pytest.mark.parametrize(
     ("fault", "message"),
     [
-        ("500", "returned 500"),
-        ("malformed", "did not return JSON"),
+        # The server's own error message, unwrapped from its JSON body.
+        ("500", "/search: HTTP 500: index unavailable"),
+        ("malformed", "/search: malformed JSON reply (HTTP 200, application/json)"),
         ("shape", "does not match the mapping"),
     ],
 )

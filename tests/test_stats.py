@@ -15,25 +15,68 @@ from mnemometer.errors import MnemometerError
 
 outcomes = st.lists(st.booleans(), min_size=1, max_size=60)
 values = st.lists(st.floats(-5, 5, allow_nan=False), min_size=2, max_size=40)
+unit_values = st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=40)
+paired_outcomes = st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=60)
+counts = st.integers(1, 200).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
 
 
-@given(outcomes)
-def test_run_compared_with_itself_has_p_one_and_zero_delta(xs):
+def _items(n: int, per: int) -> list[str]:
+    """Item ids for n observations, ``per`` repeats of each item."""
+    return [f"i{k // per}" for k in range(n)]
+
+
+# -- A sample compared with itself: delta 0 and p = 1 for every test -------------------
+
+
+@settings(deadline=None)  # timing on a shared, loaded 2-core machine is no test
+@given(outcomes, st.integers(1, 4))
+def test_run_compared_with_itself_has_p_one_and_zero_delta(xs, per):
     m = stats.mcnemar_exact(xs, xs)
-    assert (m.b, m.c, m.p_value) == (0, 0, 1.0)
+    assert (m.b, m.c, m.p_value, m.n) == (0, 0, 1.0, len(xs))
+    items = stats.paired_per_item(xs, xs, _items(len(xs), per), how="majority")
+    assert np.all(items.deltas == 0.0)
+    assert stats.mcnemar_exact(items.baseline, items.candidate).p_value == 1.0
     r = stats.paired_bootstrap(np.zeros(len(xs)), resamples=200)
     assert r.mean == 0.0
     assert r.percentile.low == r.percentile.high == 0.0
     assert r.bca.low == r.bca.high == 0.0
 
 
-@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=60))
-def test_swapping_sides_swaps_counts_and_keeps_p(pairs):
+@settings(max_examples=60, deadline=None)
+@given(values, st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_metric_compared_with_itself_has_p_one_and_zero_delta(xs, per, seed):
+    x = np.asarray(xs)
+    items = stats.paired_per_item(x, x, _items(x.size, per))
+    for d in (x - x, items.deltas):
+        t = stats.paired_permutation_test(d, seed=seed)
+        assert (t.mean_delta, t.p_value, t.nonzero) == (0.0, 1.0, 0)
+        assert stats.paired_t_p(d) == 1.0
+        r = stats.paired_bootstrap(d, resamples=100, seed=seed)
+        assert r.bca.low == r.bca.high == r.percentile.low == r.percentile.high == 0.0
+    cr = stats.cluster_robust_interval(x - x, _items(x.size, per))
+    assert cr.low == cr.high == 0.0 or x.size <= per  # one cluster: undefined
+    assert list(stats.holm([1.0] * x.size)) == [1.0] * x.size
+
+
+# -- Swapping sides flips every sign and keeps every p ----------------------------------
+
+
+@settings(deadline=None)  # timing on a shared, loaded 2-core machine is no test
+@given(paired_outcomes, st.integers(1, 3))
+def test_swapping_sides_swaps_counts_and_keeps_p(pairs, per):
     a = [p[0] for p in pairs]
     b = [p[1] for p in pairs]
     fwd, back = stats.mcnemar_exact(a, b), stats.mcnemar_exact(b, a)
     assert (fwd.b, fwd.c) == (back.c, back.b)
     assert fwd.p_value == pytest.approx(back.p_value)
+    ids = _items(len(pairs), per)
+    i_fwd = stats.paired_per_item(a, b, ids, how="majority")
+    i_back = stats.paired_per_item(b, a, ids, how="majority")
+    np.testing.assert_array_equal(i_fwd.deltas, -i_back.deltas)
+    assert (
+        stats.mcnemar_exact(i_fwd.baseline, i_fwd.candidate).p_value
+        == stats.mcnemar_exact(i_back.baseline, i_back.candidate).p_value
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -43,9 +86,80 @@ def test_swapping_sides_flips_the_sign_of_every_interval(xs, seed):
     fwd = stats.paired_bootstrap(d, resamples=300, seed=seed)
     back = stats.paired_bootstrap(-d, resamples=300, seed=seed)
     assert back.mean == pytest.approx(-fwd.mean)
-    assert back.percentile.low == pytest.approx(-fwd.percentile.high, abs=1e-9)
-    assert back.percentile.high == pytest.approx(-fwd.percentile.low, abs=1e-9)
+    for f, b in ((fwd.percentile, back.percentile), (fwd.bca, back.bca)):
+        assert b.low == pytest.approx(-f.high, abs=1e-9)
+        assert b.high == pytest.approx(-f.low, abs=1e-9)
     assert fwd.percentile.low <= fwd.mean + 1e-12 <= fwd.percentile.high + 2e-12
+    labels = _items(d.size, 3)
+    cf = stats.cluster_robust_interval(d, labels)
+    cb = stats.cluster_robust_interval(-d, labels)
+    assert (cb.low, cb.high) == pytest.approx((-cf.high, -cf.low), abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.25, 1.0]), min_size=1, max_size=40)
+    | st.lists(st.floats(-5, 5, allow_nan=False), min_size=1, max_size=40),
+    st.integers(0, 2**32 - 1),
+)
+def test_swapping_sides_keeps_the_metric_test_p(xs, seed):
+    d = np.asarray(xs)
+    fwd = stats.paired_permutation_test(d, resamples=500, seed=seed)
+    back = stats.paired_permutation_test(-d, resamples=500, seed=seed)
+    assert back.p_value == fwd.p_value  # the same sign patterns, mirrored
+    assert back.mean_delta == pytest.approx(-fwd.mean_delta)
+    assert 0.0 < fwd.p_value <= 1.0 and fwd.n == d.size
+    assert stats.paired_t_p(-d) == pytest.approx(stats.paired_t_p(d))
+    assert stats.paired_t_p(d) > 0.0
+
+
+@settings(deadline=None)  # timing on a shared, loaded 2-core machine is no test
+@given(counts, counts)
+def test_swapping_groups_mirrors_newcombe(a, b):
+    fwd, back = stats.newcombe(*a, *b), stats.newcombe(*b, *a)
+    assert (back.low, back.high) == pytest.approx((-fwd.high, -fwd.low), abs=1e-12)
+
+
+# -- Intervals contain the estimate and stay in the feasible range ----------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(paired_outcomes, st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_success_delta_intervals_are_feasible_and_contain_the_delta(pairs, per, seed):
+    d = np.array([float(c) - float(b) for b, c in pairs])
+    ids = _items(d.size, per)
+    plain = stats.paired_bootstrap(d, resamples=200, seed=seed, bounds=(-1, 1))
+    clustered = stats.paired_bootstrap(d, resamples=200, seed=seed, bounds=(-1, 1), clusters=ids)
+    for r in (plain, clustered):
+        for iv in (r.percentile, r.bca):
+            assert -1.0 <= iv.low <= r.mean <= iv.high <= 1.0, (iv, r.mean)
+    cr = stats.cluster_robust_interval(d, ids, bounds=(-1, 1))
+    assert -1.0 <= cr.low <= d.mean() + 1e-12 and d.mean() - 1e-12 <= cr.high <= 1.0
+
+
+@settings(deadline=None)  # timing on a shared, loaded 2-core machine is no test
+@given(counts)
+def test_wilson_is_feasible_and_contains_the_proportion(c):
+    s, n = c
+    iv = stats.wilson(s, n)
+    assert 0.0 <= iv.low <= s / n <= iv.high <= 1.0
+
+
+@settings(deadline=None)  # timing on a shared, loaded 2-core machine is no test
+@given(counts, counts)
+def test_newcombe_is_feasible_and_contains_the_difference(a, b):
+    iv = stats.newcombe(*a, *b)
+    d = a[0] / a[1] - b[0] / b[1]
+    assert -1.0 <= iv.low <= d + 1e-12 and d - 1e-12 <= iv.high <= 1.0
+
+
+@settings(deadline=None)  # timing on a shared, loaded 2-core machine is no test
+@given(unit_values)
+def test_mean_interval_is_feasible_and_contains_the_mean(xs):
+    iv = stats.mean_interval(xs, bounds=(0.0, 1.0))
+    m = float(np.mean(xs))
+    # 1e-12: constant data are reported at their exact value, the mean may be 1 ulp off
+    assert 0.0 <= iv.low <= m + 1e-12 and m - 1e-12 <= iv.high <= 1.0
 
 
 def test_mcnemar_matches_scipy_binomtest_on_every_small_case():
@@ -135,6 +249,7 @@ def test_bootstrap_columns_skip_missing_values():
     assert none is None
 
 
+@settings(deadline=None)  # timing on a shared, loaded 2-core machine is no test
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=20))
 def test_holm_is_monotone_and_bounded(ps):
     adj = stats.holm(ps)

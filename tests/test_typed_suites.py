@@ -142,7 +142,7 @@ def test_negation_aware_assertions():
 
 
 def test_retrieval_scores():
-    from mnemometer.suites.items._suite import _rank
+    from mnemometer.suites.items._qa import _rank
 
     s = {m.name: m for m in _rank(["x", "a", "b"], ["a", "b"], 3)}
     assert s["recall"].value == 1.0 and s["mrr"].value == 0.5 and s["recall"].k == 3
@@ -175,7 +175,7 @@ def test_run_suite_conditions_repeats_and_artifacts(tmp_path):
     assert item.tokens == {"input": 0, "output": 0, "total": 0}
     # the same suite, compared: no-memory never retrieves, lexical finds most
     c = compare([logs[0].path, logs[2].path], [logs[1].path, logs[3].path], resamples=500)
-    assert c.pairs == 64 and c.cluster_by == "item" and c.clusters == 32
+    assert c.pairs == 64 and c.items == 32 and c.cluster_by is None
     assert c.group("eval_type:retrieval_qa").success.baseline_rate == 0.0
     assert c.success.candidate_rate > 0.8 > 0.2 > c.success.baseline_rate
     # refusal items pass without memory: the answer key never leaks into the baseline

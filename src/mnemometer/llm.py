@@ -1,8 +1,11 @@
 """OpenAI-compatible LLM client: retries, timeouts, a disk cache and token accounting.
 
 Works against any server that speaks the OpenAI REST shape (OpenAI, DeepSeek, Ollama, vLLM,
-llama.cpp's server, ``mnemometer serve-llm``, :mod:`mnemometer.testing.llm_server`). It uses
-only the standard library, so the core install stays light.
+llama.cpp's server, ``mnemometer serve-llm``, :mod:`mnemometer.testing.llm_server`).
+Requests go through :class:`mnemometer.http.HttpClient` (pooled httpx connections, retries
+with back-off from tenacity); this module adds what is particular to LLMs: the request
+shapes, a disk cache, token accounting, and errors that name the flag or command to fix
+them (a rejected key, an unknown model, no server running).
 
 Typical use::
 
@@ -16,9 +19,10 @@ Typical use::
     llm.usage                                                        # running totals
 
 Settings come from arguments, then the environment (``MNEMOMETER_LLM_BASE_URL``,
-``MNEMOMETER_LLM_MODEL``, ``MNEMOMETER_LLM_API_KEY``, ``MNEMOMETER_LLM_CACHE``), then a TOML
-config file with an ``[llm]`` table holding the same keys (``base_url``, ``model``,
-``api_key``, ``cache_dir``, ``timeout``, ``max_retries``).
+``MNEMOMETER_LLM_MODEL``, ``MNEMOMETER_LLM_API_KEY``, ``MNEMOMETER_LLM_CACHE``), then a
+config file (TOML; JSON when its name does not end in ``.toml``) with an ``[llm]`` table
+holding the same keys (``base_url``, ``model``, ``api_key``, ``cache_dir``, ``timeout``,
+``max_retries``), read through :func:`mnemometer.config.load_model`.
 
 The client is thread-safe: one instance can serve concurrent scenarios.
 """
@@ -26,24 +30,22 @@ The client is thread-safe: one instance can serve concurrent scenarios.
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
-import random
 import threading
 import time
-import tomllib
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
+from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError
+from mnemometer.http import HttpClient, HttpError
 
 ENV_PREFIX = "MNEMOMETER_LLM_"
-_RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
 class LLMError(MnemometerError):
@@ -115,6 +117,23 @@ class LLMSettings:
         }
 
 
+class LLMConfig(StrictModel):
+    """The ``[llm]`` table of an LLM config file; every key is optional."""
+
+    base_url: str | None = None
+    """Endpoint root including ``/v1``."""
+    model: str | None = None
+    """Model name sent with every request."""
+    api_key: str | None = None
+    """Bearer token, if the server wants one."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds allowed per HTTP attempt."""
+    max_retries: int | None = Field(default=None, ge=0)
+    """Extra attempts after a transient failure."""
+    cache_dir: str | None = None
+    """Directory of the disk cache."""
+
+
 def resolve_settings(
     base_url: str | None = None,
     model: str | None = None,
@@ -128,34 +147,34 @@ def resolve_settings(
     """Merge arguments, environment and config file (in that order of precedence).
 
     Raises:
-        LLMError: no base URL or model anywhere, or an unreadable config file.
+        LLMError: no base URL or model anywhere, or an unreadable or invalid config file.
     """
     file_cfg: dict[str, Any] = {}
     if config_file is not None:
-        path = Path(config_file)
         try:
-            doc = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as e:
-            raise LLMError(f"{path}: cannot read LLM config: {e.strerror}") from None
-        except tomllib.TOMLDecodeError as e:
-            raise LLMError(f"{path}: invalid TOML: {e}") from None
-        file_cfg = dict(doc.get("llm", doc))
-        unknown = set(file_cfg) - {
-            "base_url",
-            "model",
-            "api_key",
-            "timeout",
-            "max_retries",
-            "cache_dir",
-        }
-        if unknown:
-            raise LLMError(f"{path}: unknown [llm] keys: {', '.join(sorted(unknown))}")
+            cfg = load_model(config_file, LLMConfig, table="llm", what="LLM config")
+        except MnemometerError as e:
+            raise LLMError(str(e)) from None
+        file_cfg = cfg.model_dump(exclude_none=True)
 
     def pick(arg: Any, key: str) -> Any:
         if arg is not None:
             return arg
         env = os.environ.get(ENV_PREFIX + key.upper())
         return env if env not in (None, "") else file_cfg.get(key)
+
+    def number(arg: Any, key: str, kind: type[float] | type[int], default: float) -> Any:
+        value = pick(arg, key)
+        if value is None:
+            return kind(default)
+        try:
+            n = kind(value)
+        except (TypeError, ValueError):
+            n = None
+        if n is None or n < 0 or (n == 0 and key == "timeout"):
+            least = "a positive number" if key == "timeout" else "a whole number >= 0"
+            raise LLMError(f"LLM {key} must be {least}, got {value!r}")
+        return n
 
     url = pick(base_url, "base_url")
     name = pick(model, "model")
@@ -171,8 +190,8 @@ def resolve_settings(
         base_url=str(url).rstrip("/"),
         model=str(name),
         api_key=pick(api_key, "api_key") or None,
-        timeout=float(pick(timeout, "timeout") or 60.0),
-        max_retries=int(pick(max_retries, "max_retries") or 3),
+        timeout=number(timeout, "timeout", float, 60.0),
+        max_retries=number(max_retries, "max_retries", int, 3),
         cache_dir=Path(cache) if cache else None,
     )
 
@@ -180,12 +199,16 @@ def resolve_settings(
 class LLMClient:
     """A small, thread-safe client for OpenAI-compatible chat and embeddings endpoints.
 
+    One instance pools its connections; share it between threads, and :meth:`close` it (or
+    use it as a context manager) when done.
+
     Args:
         base_url: endpoint root including ``/v1`` (``http://127.0.0.1:8080/v1``).
         model: model name sent with every request.
         api_key: bearer token, if the server wants one.
         timeout: seconds allowed per HTTP attempt.
-        max_retries: extra attempts after a 429/5xx or a dropped connection.
+        max_retries: extra attempts after a transient failure (connection refused or
+            dropped, a timeout, 408/409/425/429/5xx, a reply that is not JSON).
         backoff: first back-off in seconds; doubles each retry (with jitter), and a
             ``Retry-After`` header wins when present.
         cache_dir: directory for the disk cache (off when ``None``). Entries are keyed on
@@ -221,6 +244,14 @@ class LLMClient:
         self.structured = structured
         self._lock = threading.Lock()
         self._usage = Usage()
+        auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = HttpClient(
+            self.settings.base_url,
+            headers=auth,
+            timeout=self.settings.timeout,
+            retries=self.settings.max_retries,
+            backoff=self.backoff,
+        )
 
     @classmethod
     def from_settings(cls, settings: LLMSettings | None = None, **kwargs: Any) -> LLMClient:
@@ -244,6 +275,16 @@ class LLMClient:
     def usage(self) -> Usage:
         """Running token totals over every call made through this client."""
         return self._usage
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self._http.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ---- public calls -------------------------------------------------------------------
 
@@ -400,57 +441,37 @@ class LLMClient:
         return data, seconds, False
 
     def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
-        url = self.settings.base_url + path
-        payload = None if body is None else json.dumps(body).encode()
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.settings.api_key:
-            headers["Authorization"] = f"Bearer {self.settings.api_key}"
-        attempts = self.settings.max_retries + 1
-        last = ""
-        for attempt in range(attempts):
-            req = urllib.request.Request(url, data=payload, headers=headers, method=method)
-            retry_after: float | None = None
-            try:
-                with urllib.request.urlopen(req, timeout=self.settings.timeout) as resp:
-                    raw = resp.read()
-            except urllib.error.HTTPError as e:
-                detail = _error_detail(e)
-                if e.code in (401, 403):
-                    raise LLMError(
-                        f"{url}: the API key was rejected (HTTP {e.code}: {detail}); "
-                        "set MNEMOMETER_LLM_API_KEY or pass --llm-api-key"
-                    ) from None
-                if e.code == 404 and _mentions_model(detail):
-                    raise LLMError(
-                        f"{url}: model {self.model!r} not found ({detail}); "
-                        "check --llm-model against the server's /models"
-                    ) from None
-                if e.code not in _RETRY_STATUS:
-                    raise LLMError(f"{url}: HTTP {e.code}: {detail}") from None
-                last = f"HTTP {e.code}: {detail}"
-                retry_after = _retry_after(e.headers.get("Retry-After"))
-            except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
-                reason = getattr(e, "reason", e)
-                last = f"{type(reason).__name__}: {reason}"
-                if attempt + 1 >= attempts and not isinstance(e, http.client.HTTPException):
-                    raise LLMError(
-                        f"cannot reach the LLM endpoint {self.settings.base_url} ({last}); "
-                        "is the server running? start one with `mnemometer serve-llm` or "
-                        "pass --llm-base-url"
-                    ) from None
-            else:
-                try:
-                    data = json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError):
-                    last = f"malformed JSON reply ({raw[:80]!r})"
-                else:
-                    if isinstance(data, dict):
-                        return data
-                    last = f"reply is not a JSON object ({raw[:80]!r})"
-            if attempt + 1 < attempts:
-                wait = self.backoff * (2**attempt) * (1 + random.random() * 0.25)
-                time.sleep(retry_after if retry_after is not None else wait)
-        raise LLMError(f"{url}: gave up after {attempts} attempts; last: {last}")
+        try:
+            data = self._http.request_json(method, path, json=body)
+        except HttpError as e:
+            raise self._explain(e) from None
+        if not isinstance(data, dict):
+            raise LLMError(
+                f"{self.settings.base_url}{path}: the reply is not a JSON object: "
+                f"{json.dumps(data)[:80]}"
+            )
+        return data
+
+    def _explain(self, e: HttpError) -> LLMError:
+        """The transport's error, with the flag or command that fixes it where we know one."""
+        if e.kind == "unreachable":
+            tries = f" after {e.attempts} attempts" if e.attempts > 1 else ""
+            return LLMError(
+                f"cannot reach the LLM endpoint {self.settings.base_url}{tries} ({e.reason}); "
+                "is the server running? start one with `mnemometer serve-llm` or pass "
+                "--llm-base-url"
+            )
+        if e.status in (401, 403):
+            return LLMError(
+                f"{e.url}: the API key was rejected (HTTP {e.status}: {e.detail}); "
+                "set MNEMOMETER_LLM_API_KEY or pass --llm-api-key"
+            )
+        if e.status == 404 and "model" in e.detail.lower():
+            return LLMError(
+                f"{e.url}: model {self.model!r} not found ({e.detail}); "
+                "check --llm-model against the server's /models"
+            )
+        return LLMError(str(e))
 
 
 def _usage(raw: Any, cached: bool) -> Usage:
@@ -459,30 +480,3 @@ def _usage(raw: Any, cached: bool) -> Usage:
     if not isinstance(raw, Mapping):
         return Usage(calls=1)
     return Usage(int(raw.get("prompt_tokens") or 0), int(raw.get("completion_tokens") or 0), 1)
-
-
-def _error_detail(e: urllib.error.HTTPError) -> str:
-    try:
-        body = e.read().decode("utf-8", "replace")
-    except Exception:
-        return str(e.reason)
-    try:
-        err = json.loads(body).get("error")
-        if isinstance(err, Mapping):
-            return str(err.get("message") or err)
-        if err:
-            return str(err)
-    except (json.JSONDecodeError, AttributeError):
-        pass
-    return body[:200] or str(e.reason)
-
-
-def _mentions_model(detail: str) -> bool:
-    return "model" in detail.lower()
-
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return min(float(value), 30.0) if value else None
-    except ValueError:
-        return None

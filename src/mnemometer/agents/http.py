@@ -10,20 +10,19 @@ Config file (TOML, ``--config FILE``)::
     session_field = "session_id"                      # where the new session id is in the reply
     reply_field = "reply"                             # where the answer is (dots for nesting)
     timeout = 60
+    retries = 0                                       # extra attempts after a transient failure
     headers = { Authorization = "Bearer ..." }
 
 A message reply may also carry ``usage`` (``prompt_tokens``, ``completion_tokens``),
 ``memory_ms`` and ``llm_ms``; they are recorded when present. Every scenario gets its own
-``user_id`` so the service keeps their memories apart.
+``user_id`` so the service keeps their memories apart. All scenarios share one
+:class:`mnemometer.http.HttpClient`, so connections are pooled across the run's threads.
 """
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from pydantic import Field, field_validator
 from mnemometer.agents._protocol import Reply
 from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError
+from mnemometer.http import HttpClient
 
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
@@ -53,6 +53,10 @@ class HttpAgentConfig(StrictModel):
     """Field of the message reply holding the answer text (``a.b`` for nesting)."""
     timeout: float = Field(default=60.0, gt=0)
     """Seconds allowed per HTTP call."""
+    retries: int = Field(default=0, ge=0)
+    """Extra attempts after a transient failure (refused or dropped connection, timeout,
+    408/409/425/429/5xx). Off by default: a message that timed out may have reached the
+    agent, and sending it again would put it in the conversation twice."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra headers (an API key, ...)."""
 
@@ -91,6 +95,7 @@ class HttpAgentFactory:
         if base_url:
             cfg = cfg.model_copy(update={"base_url": base_url})
         self.config = cfg
+        self._http = _client(cfg)
 
     def resolved_options(self) -> dict[str, Any]:
         """The endpoints (headers left out: they may hold keys)."""
@@ -98,42 +103,36 @@ class HttpAgentFactory:
 
     def create(self, namespace: str) -> HttpAgent:
         """An agent for one scenario under ``user_id = namespace``."""
-        return HttpAgent(self.config, namespace)
+        return HttpAgent(self.config, namespace, self._http)
 
     def close(self) -> None:
-        """Nothing shared."""
+        """Release the pooled connections."""
+        self._http.close()
 
 
 class HttpAgent:
-    """One conversation with the remote service."""
+    """One conversation with the remote service.
 
-    def __init__(self, config: HttpAgentConfig, user_id: str) -> None:
+    Args:
+        config: the service's endpoints.
+        user_id: this conversation's user (one per scenario).
+        http: the client to send through (default: a new one for ``config``).
+    """
+
+    def __init__(
+        self, config: HttpAgentConfig, user_id: str, http: HttpClient | None = None
+    ) -> None:
         self.c = config
         self.user_id = user_id
         self.session_id = ""
+        self._http = http or _client(config)
 
     def _call(self, route: str, body: dict[str, Any] | None) -> Any:
         method, _, path = route.partition(" ")
         values = {"user_id": self.user_id, "session_id": self.session_id}
-        url = self.c.base_url.rstrip("/") + path.format(
-            **{k: urllib.parse.quote(str(v), safe="") for k, v in values.items()}
-        )
-        data = None if body is None else json.dumps(body).encode()
-        headers = {"Content-Type": "application/json", **self.c.headers}
-        req = urllib.request.Request(url, data=data, headers=headers, method=method.upper())
-        try:
-            with urllib.request.urlopen(req, timeout=self.c.timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as e:
-            raise MnemometerError(f"{method} {url}: HTTP {e.code}: {e.read()[:200]!r}") from None
-        except (urllib.error.URLError, OSError) as e:
-            raise MnemometerError(f"{method} {url}: {getattr(e, 'reason', e)}") from None
-        if not raw.strip():
-            return {}
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            raise MnemometerError(f"{method} {url}: reply is not JSON: {raw[:120]!r}") from None
+        path = path.format(**{k: urllib.parse.quote(str(v), safe="") for k, v in values.items()})
+        out = self._http.request_json(method, path, json=body)
+        return {} if out is None else out
 
     def start_session(self, system: str | None = None) -> None:
         """Open a session on the service (or a client-side one)."""
@@ -179,6 +178,12 @@ class HttpAgent:
         """Ask the service to forget this user, when configured."""
         if self.c.close is not None:
             self._call(self.c.close, None)
+
+
+def _client(config: HttpAgentConfig) -> HttpClient:
+    return HttpClient(
+        config.base_url, headers=config.headers, timeout=config.timeout, retries=config.retries
+    )
 
 
 def _field(obj: Any, dotted: str) -> Any:

@@ -1,14 +1,16 @@
-"""``mnemometer list stores|suites|datasets``."""
+"""``mnemometer list stores|suites|agents|datasets|readers``."""
 
 from __future__ import annotations
+
+import warnings
 
 import click
 
 
 @click.command("list")
-@click.argument("what", type=click.Choice(["stores", "suites", "agents", "datasets"]))
+@click.argument("what", type=click.Choice(["stores", "suites", "agents", "datasets", "readers"]))
 def list_cmd(what: str) -> None:
-    """List registered stores or suites, or the built-in datasets."""
+    """List registered stores, suites, agents or dataset readers, or the built-in datasets."""
     from mnemometer._registry import STORES, SUITES
     from mnemometer.datasets import builtin_datasets
 
@@ -16,8 +18,29 @@ def list_cmd(what: str) -> None:
         for name in builtin_datasets():
             click.echo(name)
         return
+    if what == "readers":
+        _list_readers()
+        return
     reg = STORES if what == "stores" else SUITES
     if what == "agents":
         from mnemometer._registry import AGENTS as reg
     for name in reg.names():
         click.echo(f"{name:<12} {reg.describe(name)}")
+
+
+def _list_readers() -> None:
+    """Every dataset format, in the order sniffing tries them; a broken one is a warning."""
+    from mnemometer.datasets import READERS, get_reader
+    from mnemometer.errors import DatasetError
+
+    rows: list[tuple[tuple[float, str], str]] = []
+    for name in READERS.names():
+        try:
+            r = get_reader(name)
+        except DatasetError as e:
+            warnings.warn(str(e), stacklevel=2)
+            rows.append(((float("inf"), name), f"{name:<14} (broken: {e})"))
+            continue
+        rows.append(((r.order, name), f"{name:<14} {r.description}"))
+    for _, line in sorted(rows):
+        click.echo(line)

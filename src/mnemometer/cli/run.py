@@ -16,12 +16,18 @@ from typing import Any
 
 import click
 
-from mnemometer.cli._common import echo_err, parse_options, stderr_progress
+from mnemometer.cli._common import (
+    LLM_KEYS,
+    echo_err,
+    llm_options,
+    llm_settings,
+    parse_options,
+    stderr_progress,
+)
 from mnemometer.errors import MnemometerError
 from mnemometer.runner._run import RunSettings
 
 _DEFAULTS = RunSettings()
-_LLM_FLAGS = ("llm_base_url", "llm_model", "llm_api_key", "llm_config", "llm_cache")
 
 
 @cache
@@ -120,21 +126,7 @@ def _with_suite_flags(fn: Any) -> Any:
     metavar="KEY=VALUE",
     help="Option for the suite; repeatable.",
 )
-@click.option("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1.")
-@click.option("--llm-model", help="Model name at that endpoint.")
-@click.option(
-    "--llm-api-key", help="API key, if the endpoint wants one (never written to the log)."
-)
-@click.option(
-    "--llm-config",
-    type=click.Path(path_type=Path),
-    help="TOML file with an [llm] table (base_url, model, api_key, ...).",
-)
-@click.option(
-    "--llm-cache",
-    type=click.Path(path_type=Path),
-    help="Directory for the LLM disk cache (keyed on the full request).",
-)
+@llm_options
 @click.option(
     "--out",
     "-o",
@@ -246,17 +238,9 @@ def _settings(kw: dict[str, Any], progress: Any) -> RunSettings:
 
 def _llm(kw: dict[str, Any]) -> Any:
     """LLM settings when a flag names one or an agent needs one (``None``: leave it)."""
-    if not any(kw.get(k) for k in _LLM_FLAGS) and kw.get("agent") not in ("rag", "mem0"):
+    if not any(kw.get(k) for k in LLM_KEYS) and kw.get("agent") not in ("rag", "mem0"):
         return None
-    from mnemometer.llm import resolve_settings
-
-    return resolve_settings(
-        kw.get("llm_base_url"),
-        kw.get("llm_model"),
-        kw.get("llm_api_key"),
-        config_file=kw.get("llm_config"),
-        cache_dir=kw.get("llm_cache"),
-    )
+    return llm_settings(kw)
 
 
 def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -1,11 +1,6 @@
 """Comparisons: pair runs item by item, compute paired statistics, gate the result."""
 
-from mnemometer.comparison._compare import (
-    PairingError,
-    compare,
-    condition_of,
-    expand_runs,
-)
+from mnemometer.comparison._compare import compare
 from mnemometer.comparison._gate import (
     GatePolicy,
     GateResult,
@@ -14,6 +9,7 @@ from mnemometer.comparison._gate import (
     load_policy,
 )
 from mnemometer.comparison._model import Comparison
+from mnemometer.comparison._pairs import PairingError, condition_of, expand_runs
 from mnemometer.comparison._sides import split_sides
 
 __all__ = [

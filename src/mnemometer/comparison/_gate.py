@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pydantic import Field, ValidationError
 
-from mnemometer.comparison._model import Comparison
+from mnemometer.comparison._model import COMPARISON_SCHEMA_VERSION, Comparison
 from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError, did_you_mean
 
@@ -15,7 +16,7 @@ class GatePolicy(StrictModel):
     """A gate policy. Every key is optional; Memory Layer's gate files load as they are."""
 
     min_paired_items: int = 0
-    """Fail with fewer paired observations."""
+    """Fail with fewer paired items (repeats of an item count once)."""
     min_success_rate_delta: float = 0.0
     """Fail when the success delta is below this (so by default a regression fails)."""
     max_mcnemar_p_value: float | None = None
@@ -23,8 +24,8 @@ class GatePolicy(StrictModel):
     max_holm_p_value: float | None = None
     """Fail when the Holm-adjusted success p is above this."""
     max_item_mcnemar_p_value: float | None = None
-    """Fail when the McNemar p over per-item majority votes is above this (the honest test
-    when repeats are not independent; equals the pair-level p without repeats)."""
+    """Memory Layer's spelling of ``max_mcnemar_p_value``: every test is over items (repeats
+    aggregated per item), so both keys check the same p."""
     max_token_delta: int | None = None
     """Fail when the candidate spent more than this many extra tokens."""
     max_latency_delta_ms: float | None = None
@@ -88,7 +89,15 @@ def load_comparison(path: str | Path) -> Comparison:
     """
     p = Path(path)
     try:
-        return Comparison.model_validate_json(p.read_bytes())
+        raw = p.read_bytes()
+        version = json.loads(raw).get("schema_version") if raw.strip().startswith(b"{") else None
+        if isinstance(version, int) and version < COMPARISON_SCHEMA_VERSION:
+            raise MnemometerError(
+                f"{p}: a comparison of schema {version}, written by an older mnemometer whose "
+                "tests counted repeats as separate observations; run `mnemometer compare` "
+                "again"
+            )
+        return Comparison.model_validate_json(raw)
     except FileNotFoundError:
         raise MnemometerError(f"{p}: no such comparison file") from None
     except ValidationError as e:
@@ -117,8 +126,9 @@ def gate(comparison: Comparison | str | Path, policy: GatePolicy | str | Path) -
         )
     check(
         "min_paired_items",
-        c.pairs >= pol.min_paired_items,
-        f"paired observations {c.pairs} (minimum {pol.min_paired_items})",
+        c.items >= pol.min_paired_items,
+        f"paired items {c.items} (minimum {pol.min_paired_items}; {c.pairs} observations "
+        "with repeats)",
     )
     s = c.success
     if s.delta is None:
@@ -133,7 +143,7 @@ def gate(comparison: Comparison | str | Path, policy: GatePolicy | str | Path) -
         check(
             "max_mcnemar_p_value",
             s.p_value <= pol.max_mcnemar_p_value,
-            f"McNemar p {s.p_value:.4g} (maximum {pol.max_mcnemar_p_value:g})",
+            f"McNemar p over {s.pairs} items {s.p_value:.4g} (maximum {pol.max_mcnemar_p_value:g})",
         )
     if pol.max_holm_p_value is not None:
         ph = s.p_holm if s.p_holm is not None else s.p_value
@@ -143,12 +153,11 @@ def gate(comparison: Comparison | str | Path, policy: GatePolicy | str | Path) -
             f"Holm-adjusted success p {ph:.4g} (maximum {pol.max_holm_p_value:g})",
         )
     if pol.max_item_mcnemar_p_value is not None:
-        by_item = c.success_by_item or s
         check(
             "max_item_mcnemar_p_value",
-            by_item.p_value <= pol.max_item_mcnemar_p_value,
-            f"McNemar p over {by_item.pairs} items (majority over repeats) "
-            f"{by_item.p_value:.4g} (maximum {pol.max_item_mcnemar_p_value:g})",
+            s.p_value <= pol.max_item_mcnemar_p_value,
+            f"McNemar p over {s.pairs} items (majority over repeats) "
+            f"{s.p_value:.4g} (maximum {pol.max_item_mcnemar_p_value:g})",
         )
     if pol.max_token_delta is not None:
         check(

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from mnemometer.config import StrictModel
 
-COMPARISON_SCHEMA_VERSION = 1
+COMPARISON_SCHEMA_VERSION = 2
 
 
 class IntervalOut(StrictModel):
@@ -29,7 +29,7 @@ class SuccessStats(StrictModel):
     """Paired success: rates, delta, exact McNemar and intervals."""
 
     pairs: int
-    """Pairs where both sides have a success value."""
+    """Items (the statistical unit, repeats aggregated) where both sides have a success."""
     baseline_rate: float | None
     """Baseline successes / pairs."""
     candidate_rate: float | None
@@ -62,7 +62,7 @@ class MetricDelta(StrictModel):
     higher_is_better: bool = True
     """Direction of improvement."""
     pairs: int
-    """Pairs where both sides have a value."""
+    """Items (repeats aggregated) where both sides have a value."""
     baseline_mean: float | None
     """Mean over the baseline's values."""
     candidate_mean: float | None
@@ -70,7 +70,10 @@ class MetricDelta(StrictModel):
     mean_delta: float | None
     """Mean of the paired deltas (candidate minus baseline)."""
     p_value: float = 1.0
-    """Two-sided paired t-test p (1 when every delta is 0)."""
+    """Two-sided p of the paired test named in ``test`` (1 when every delta is 0)."""
+    test: str | None = None
+    """The paired test behind ``p_value`` (an exact or Monte Carlo sign-flip permutation
+    test of the mean delta over items)."""
     p_holm: float | None = None
     """Holm-adjusted p over every test in the comparison."""
     intervals: list[IntervalOut] = Field(default_factory=list)
@@ -143,6 +146,8 @@ class Comparison(StrictModel):
     """True when runs that do not match were paired anyway with ``--force``."""
     mismatches: list[str] = Field(default_factory=list)
     """Why the runs would not pair without ``--force``."""
+    aggregation: str = ""
+    """How repeats were aggregated per item before the tests."""
     success_definition: str
     """How item success was decided."""
     resamples: int
@@ -156,7 +161,9 @@ class Comparison(StrictModel):
     candidate: SideInfo
     """The candidate runs."""
     pairs: int
-    """Paired observations (item × repeat × step)."""
+    """Paired observations (item × repeat × step), before aggregation."""
+    items: int = 0
+    """Statistical units: items (and build steps) with their repeats aggregated."""
     unpaired: int = 0
     """Item results present on one side only (listed in notes, never dropped silently)."""
     cluster_by: str | None = None
@@ -165,8 +172,6 @@ class Comparison(StrictModel):
     """Number of clusters, when clustering applies."""
     success: SuccessStats
     """Paired success over every pair."""
-    success_by_item: SuccessStats | None = None
-    """McNemar on per-item majority votes across repeats (when there are repeats)."""
     metrics: list[MetricDelta] = Field(default_factory=list)
     """Per-metric paired deltas."""
     cost: CostStats

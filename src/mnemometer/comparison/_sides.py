@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from mnemometer.comparison._compare import condition_of, expand_runs
+from mnemometer.comparison._pairs import condition_of, expand_runs
 from mnemometer.errors import MnemometerError, did_you_mean
 from mnemometer.log._schema import HEADER_FILE
 
@@ -33,10 +33,10 @@ def split_sides(
         if not base or not cand:
             raise MnemometerError("give run directories on both sides of 'vs'")
         return base, cand
-    runs = expand_runs(args)
     explicit = len(args) == 2 and all((Path(a) / HEADER_FILE).is_file() for a in args)
     if explicit and baseline_condition is None and candidate_condition is None:
-        return [runs[0]], [runs[1]]
+        return [Path(args[0])], [Path(args[1])]  # the same run twice: a self-comparison
+    runs = expand_runs(args)
     from mnemometer.log._reader import read_header
 
     by_cond: dict[str, list[Path]] = defaultdict(list)

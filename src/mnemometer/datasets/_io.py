@@ -1,17 +1,26 @@
-"""Reading and writing datasets: native JSON / JSONL, MemTest JSON, built-in names."""
+"""Loading and saving datasets: the reader registry, native JSON / JSONL, built-in names."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from mnemometer._jsonl import json_objects
-from mnemometer.datasets._models import Dataset, DatasetInfo, Memory, Query
+from mnemometer.datasets._check import check_dataset
+from mnemometer.datasets._models import Conversation, Dataset, DatasetInfo, Memory, Query
+from mnemometer.datasets._readers import (
+    Reader,
+    detect_reader,
+    get_reader,
+    head_keys,
+    head_starts_with,
+    iter_jsonl,
+    read_head,
+    read_json,
+    readers,
+    validate_record,
+)
 from mnemometer.errors import DatasetError, did_you_mean
 
 BUILTIN = {
@@ -26,30 +35,44 @@ def builtin_datasets() -> list[str]:
     return sorted(BUILTIN)
 
 
-def load_dataset(path_or_name: str | Path) -> Dataset:
-    """Load a dataset from a file (any supported format) or a built-in name.
+def load_dataset(path_or_name: str | Path, format: str | None = None) -> Dataset:
+    """Load a dataset from a file (any registered format) or a built-in name.
 
-    The reader is chosen from the content: native JSON (``info`` + ``memories`` +
-    ``queries``), native JSONL (one record per line with a ``kind``), or MemTest JSON (every
-    variant the MemTest seed shipped). The content hash is computed on load.
+    The reader is the one named by ``format``, or else the first whose sniff accepts the
+    file (``mnemometer list readers`` shows them: native JSON and JSONL, MemTest JSON,
+    LoCoMo, LongMemEval, and any plug-in's). The dataset is then checked for consistency
+    (unique ids, nothing dangling) and its content hash is computed.
+
+    Args:
+        path_or_name: a dataset file or a built-in dataset name.
+        format: a registered format name (``native-json``, ``locomo``, ...); None sniffs.
 
     Raises:
-        DatasetError: the file is missing, malformed or violates the schema; the message
-            names the file and the line/column or the field path.
+        DatasetError: the file is missing, in no known format, malformed or inconsistent;
+            the message names the file and the line/column or the field path.
     """
     path = _resolve(path_or_name)
-    if path.suffix == ".jsonl":
-        return _check(_load_jsonl(path), path).with_hash()
-    raw = _read_json(path)
-    if isinstance(raw, dict) and "info" in raw and "memories" in raw:
-        return _check(_validate(Dataset, raw, path), path).with_hash()
-    if isinstance(raw, dict) and isinstance(raw.get("memories"), list):
-        from mnemometer.datasets._memtest import from_memtest
+    if format is None and str(path_or_name) in BUILTIN:
+        format = NATIVE_JSON.name
+    reader = get_reader(format) if format is not None else detect_reader(path)
+    if reader is None:
+        raise _unrecognised(path)
+    ds = reader.read(path)
+    if not isinstance(ds, Dataset):
+        raise DatasetError(
+            f"{path}: dataset format {reader.name!r} returned {type(ds).__name__}, not a Dataset"
+        )
+    return check_dataset(ds, path).with_hash()
 
-        return from_memtest(raw, path).with_hash()
-    raise DatasetError(
-        f"{path}: not a dataset: expected a JSON object with 'info' and 'memories' "
-        "(native) or 'memories' and 'queries' (MemTest)"
+
+def _unrecognised(path: Path) -> DatasetError:
+    head = read_head(path)
+    if path.suffix == ".json" or head_starts_with(head, "{") or head_starts_with(head, "["):
+        read_json(path)  # a malformed JSON file gets its line and column
+    known = ", ".join(r.name for r in readers())
+    return DatasetError(
+        f"{path}: not a dataset in any known format (known: {known}); if it is one of "
+        "them, name it explicitly (format=NAME)"
     )
 
 
@@ -58,9 +81,12 @@ def save_dataset(dataset: Dataset, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".jsonl":
-        write_jsonl(path, dataset.info, dataset.memories, dataset.queries)
+        write_jsonl(path, dataset.info, dataset.memories, dataset.queries, dataset.conversations)
     else:
-        path.write_text(dataset.model_dump_json(indent=1, exclude_none=True) + "\n", "utf-8")
+        # A dataset without conversations is written exactly as before they existed.
+        skip = None if dataset.conversations else {"conversations"}
+        text = dataset.model_dump_json(indent=1, exclude_none=True, exclude=skip)
+        path.write_text(text + "\n", "utf-8")
     return path
 
 
@@ -69,14 +95,21 @@ def write_jsonl(
     info: DatasetInfo,
     memories: Iterable[Memory | str],
     queries: Iterable[Query | str],
+    conversations: Iterable[Conversation | str] = (),
 ) -> None:
-    """Stream a dataset to JSONL: an info line, then memories, then queries.
+    """Stream a dataset to JSONL: an info line, then memories, conversations and queries.
 
-    Memories and queries may be models or already-serialised JSON objects (``str``), so
-    a generator can stream millions of records without building pydantic objects.
+    Records may be models or already-serialised JSON objects (``str``), so a generator can
+    stream millions of records without building pydantic objects. A conversation is one
+    line (its sessions and turns inside).
     """
     with open(path, "w", encoding="utf-8") as f:
-        for kind, items in (("info", [info]), ("memory", memories), ("query", queries)):
+        for kind, items in (
+            ("info", [info]),
+            ("memory", memories),
+            ("conversation", conversations),
+            ("query", queries),
+        ):
             for item in items:
                 body = _body(item)
                 f.write(f'{{"kind":"{kind}",{body[1:]}\n')
@@ -87,11 +120,19 @@ def write_json_stream(
     info: DatasetInfo,
     memories: Iterable[Memory | str],
     queries: Iterable[Query | str],
+    conversations: Iterable[Conversation | str] | None = None,
 ) -> None:
-    """Stream a dataset to native JSON (``info``, ``memories``, ``queries``), one record a line."""
+    """Stream a dataset to native JSON, one record a line.
+
+    Keys: ``info``, ``memories``, ``conversations`` (only when given), ``queries``.
+    """
+    sections: list[tuple[str, Iterable[Any]]] = [("memories", memories)]
+    if conversations is not None:
+        sections.append(("conversations", conversations))
+    sections.append(("queries", queries))
     with open(path, "w", encoding="utf-8") as f:
         f.write('{"info":' + _body(info))
-        for key, items in (("memories", memories), ("queries", queries)):
+        for key, items in sections:
             f.write(f',\n"{key}":[')
             sep = "\n"
             for item in items:
@@ -110,26 +151,6 @@ def dataset_json_schema() -> dict[str, Any]:
     return Dataset.model_json_schema()
 
 
-def _check(ds: Dataset, path: Path) -> Dataset:
-    """Native datasets must be internally consistent: ids unique, no dangling ids."""
-    ids: set[str] = set()
-    for i, m in enumerate(ds.memories):
-        if m.id in ids:
-            raise DatasetError(f"{path}: memories.{i}.id: repeated memory id {m.id!r}")
-        ids.add(m.id)
-    qids: set[str] = set()
-    for i, q in enumerate(ds.queries):
-        if q.id in qids:
-            raise DatasetError(f"{path}: queries.{i}.id: repeated query id {q.id!r}")
-        qids.add(q.id)
-        missing = [x for x in q.relevant_ids if x not in ids]
-        if missing:
-            raise DatasetError(
-                f"{path}: queries.{i}.relevant_ids: {missing[0]!r} is not a memory id"
-            )
-    return ds
-
-
 def _resolve(path_or_name: str | Path) -> Path:
     name = str(path_or_name)
     if name in BUILTIN:
@@ -146,60 +167,76 @@ def _resolve(path_or_name: str | Path) -> Path:
     return path
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise DatasetError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+# --- the native formats ------------------------------------------------------------
 
 
-def _validate(model: type, raw: Any, path: Path, line: int | None = None) -> Any:
-    try:
-        return model.model_validate(raw)
-    except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "<root>"
-        where = f"{path}:{line}" if line else str(path)
-        more = f" (and {len(e.errors()) - 1} more)" if len(e.errors()) > 1 else ""
-        raise DatasetError(f"{where}: {loc}: {err['msg']}{more}") from None
+def _sniff_native_json(path: Path, head: bytes) -> bool:
+    # A JSONL file also starts with "{" and may hold an "info" key deeper down.
+    return path.suffix != ".jsonl" and head_starts_with(head, "{") and "info" in head_keys(head)
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise DatasetError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
-    yield from json_objects(text, path, DatasetError, what="a record")
+def _read_native_json(path: Path) -> Dataset:
+    raw = read_json(path)
+    if not isinstance(raw, dict) or "info" not in raw:
+        raise DatasetError(
+            f"{path}: not a dataset: expected a JSON object with 'info' and 'memories' "
+            "and/or 'conversations' (native)"
+        )
+    return validate_record(Dataset, raw, path)
 
 
-def _load_jsonl(path: Path) -> Dataset:
+def _sniff_native_jsonl(path: Path, head: bytes) -> bool:
+    if path.suffix == ".jsonl":
+        return True
+    first = head.removeprefix(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0]
+    return first.startswith(b"{") and "kind" in head_keys(first)
+
+
+_JSONL_KINDS: dict[str, tuple[type, str]] = {
+    "info": (DatasetInfo, ""),
+    "memory": (Memory, "memories"),
+    "conversation": (Conversation, "conversations"),
+    "query": (Query, "queries"),
+}
+
+
+def _read_native_jsonl(path: Path) -> Dataset:
     info: DatasetInfo | None = None
-    memories: list[Memory] = []
-    queries: list[Query] = []
-    models = {"info": DatasetInfo, "memory": Memory, "query": Query}
-    for lineno, rec in _iter_jsonl(path):
+    lists: dict[str, list[Any]] = {"memories": [], "conversations": [], "queries": []}
+    lines: dict[tuple[str, int], int] = {}
+    for lineno, rec in iter_jsonl(path):
         kind = rec.pop("kind", None)
-        if kind not in models:
+        if kind not in _JSONL_KINDS:
             raise DatasetError(
-                f"{path}:{lineno}: kind: expected one of 'info', 'memory', 'query', got {kind!r}"
+                f"{path}:{lineno}: kind: expected one of "
+                f"{', '.join(repr(k) for k in _JSONL_KINDS)}, got {kind!r}"
             )
-        obj = _validate(models[kind], rec, path, lineno)
+        model, key = _JSONL_KINDS[kind]
+        obj = validate_record(model, rec, path, lineno)
         if kind == "info":
             if info is not None:
                 raise DatasetError(f"{path}:{lineno}: a second 'info' record")
             info = obj
-        elif kind == "memory":
-            memories.append(obj)
-        else:
-            queries.append(obj)
+            continue
+        lines[(key, len(lists[key]))] = lineno
+        lists[key].append(obj)
     if info is None:
         raise DatasetError(f"{path}: no 'info' record (the first line should have kind 'info')")
-    return Dataset(info=info, memories=memories, queries=queries)
+    ds = Dataset(info=info, **lists)
+    return check_dataset(ds, path, lines)  # here, so errors name the line
+
+
+NATIVE_JSON = Reader(
+    name="native-json",
+    description="mnemometer's own JSON: info, memories, conversations, queries",
+    sniff=_sniff_native_json,
+    read=_read_native_json,
+    order=10,
+)
+NATIVE_JSONL = Reader(
+    name="native-jsonl",
+    description="mnemometer's own JSONL: one record a line, each with a 'kind'",
+    sniff=_sniff_native_jsonl,
+    read=_read_native_jsonl,
+    order=10,
+)

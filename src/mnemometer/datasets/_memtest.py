@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer.datasets._models import Dataset, DatasetInfo, Memory, MemoryVersion, Query
+from mnemometer.datasets._readers import Reader, head_keys, head_starts_with, read_json
 from mnemometer.errors import DatasetError
 from mnemometer.text import detect_language
 
@@ -51,6 +52,39 @@ _QUERY_OWN_KEYS = {
     "difficulty",
     "is_negative",
 }
+
+
+def _sniff(path: Path, head: bytes) -> bool:
+    keys = head_keys(head)
+    return (
+        head_starts_with(head, "{")
+        and bool({"memory_id", "memories"} & keys)
+        and "info" not in keys
+    )
+
+
+def _read(path: Path) -> Dataset:
+    raw = read_json(path)
+    if not isinstance(raw, dict) or not isinstance(raw.get("memories"), list):
+        raise DatasetError(
+            f"{path}: not a dataset: expected a JSON object with 'info' and 'memories' "
+            "(native) or 'memories' and 'queries' (MemTest)"
+        )
+    if "info" in raw:
+        raise DatasetError(
+            f"{path}: has 'info' and 'memories': a native dataset whose 'info' is not near "
+            "the start; load it with format='native-json'"
+        )
+    return from_memtest(raw, path)
+
+
+MEMTEST = Reader(
+    name="memtest",
+    description="MemTest JSON (every variant its seed shipped: procedural, novels, 天龙八部)",
+    sniff=_sniff,
+    read=_read,
+    order=20,
+)
 
 
 def from_memtest(raw: dict[str, Any], path: Path) -> Dataset:

@@ -1,4 +1,11 @@
-"""Dataset schema: memories, queries and dataset info (the native on-disk format)."""
+"""Dataset schema: memories, conversations, queries and dataset info (the native format).
+
+A dataset holds memories (standalone stored units), conversations (speakers talking in dated
+sessions of turns, as in LoCoMo and LongMemEval) or both, plus queries with ground truth.
+A query about a conversation names it (``conversation_id``) and its ``relevant_ids`` are
+turn ids of that conversation (the benchmark's evidence); any other query's ``relevant_ids``
+are memory ids.
+"""
 
 from __future__ import annotations
 
@@ -44,6 +51,76 @@ class Memory(StrictModel):
         return [("text", self.text)]
 
 
+class Turn(StrictModel):
+    """One utterance in a session."""
+
+    id: str = Field(min_length=1)
+    """Turn id, unique in the whole dataset (it becomes a memory id); evidence names it."""
+    speaker: str
+    """Who speaks (a name, or a role such as ``user`` / ``assistant``)."""
+    text: str
+    """What was said."""
+    caption: str | None = None
+    """Description of an image shared with the turn (LoCoMo's BLIP caption), if any."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Other source fields (image URLs, the image search query, ...). Never shown to a store."""
+
+    def memory_text(self) -> str:
+        """The turn as one memory: ``Speaker: text``, plus ``[shares caption]`` for an image.
+
+        The image convention is LoCoMo's own (its evaluation code renders a shared image
+        as ``[shares <caption>]``).
+        """
+        text = f"{self.speaker}: {self.text}"
+        return f"{text} [shares {self.caption}]" if self.caption else text
+
+
+class Session(StrictModel):
+    """One sitting of a conversation: turns in the order they were said."""
+
+    id: str = Field(min_length=1)
+    """Session id, unique within its conversation."""
+    date: datetime | None = None
+    """When the session took place, if known (every turn in it gets this timestamp)."""
+    turns: list[Turn] = Field(default_factory=list)
+    """The turns, in order; the order is part of the content."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Other source fields (a date string that could not be parsed, ...)."""
+
+
+class Conversation(StrictModel):
+    """Speakers talking over dated sessions; questions about it name its id."""
+
+    id: str = Field(min_length=1)
+    """Conversation id, unique in the dataset."""
+    speakers: list[str] = Field(default_factory=list)
+    """Everyone who speaks; when given, every turn's speaker must be one of them."""
+    sessions: list[Session] = Field(default_factory=list)
+    """The sessions, in the order a system is given them."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Other source fields. Never shown to a store."""
+
+    def turns(self) -> list[tuple[Session, Turn]]:
+        """Every turn with its session, in order."""
+        return [(s, t) for s in self.sessions for t in s.turns]
+
+    def memories(self) -> list[Memory]:
+        """One memory per turn: id = turn id, text = ``Speaker: text``, time = session date.
+
+        Each memory's metadata records ``conversation`` and ``session`` so a runner can
+        give every conversation its own store.
+        """
+        return [
+            Memory(
+                id=t.id,
+                text=t.memory_text(),
+                timestamp=s.date,
+                metadata={"conversation": self.id, "session": s.id},
+            )
+            for s, t in self.turns()
+        ]
+
+
 class Query(StrictModel):
     """A query with its complete ground truth."""
 
@@ -52,11 +129,24 @@ class Query(StrictModel):
     text: str
     """The query as a user would ask it."""
     type: str = "unspecified"
-    """Query type (person, location, event, time, composite, negative, chain, cluster, ...)."""
+    """Query type (person, location, event, time, composite, negative, chain, cluster, ...).
+
+    For a benchmark question it is the benchmark's category as a word (LoCoMo ``multi-hop``,
+    ``temporal``, ``open-domain``, ``single-hop``, ``adversarial``; LongMemEval's
+    ``question_type``); the source's own code stays in ``metadata``."""
+    conversation_id: str | None = None
+    """The conversation this question is about; None for a query over ``memories``."""
     relevant_ids: list[str] = Field(default_factory=list)
-    """Every memory id relevant to this query; empty for a negative query."""
+    """Every memory id relevant to this query; empty for a negative query.
+
+    For a question about a conversation: the ids of the turns that hold the answer (the
+    benchmark's evidence)."""
     answer: str | None = None
     """Optional expected answer text."""
+    adversarial_answer: str | None = None
+    """A tempting wrong answer the question is built to elicit (LoCoMo category 5)."""
+    asked_at: datetime | None = None
+    """When the question is asked (its "now"); None means the dataset's reference time."""
     difficulty: str | None = None
     """Optional difficulty label (easy, medium, hard)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -86,32 +176,105 @@ class DatasetInfo(StrictModel):
     licence: str | None = None
     """Licence of the content."""
     content_hash: str | None = None
-    """SHA-256 of the canonical memories and queries; computed on load."""
+    """SHA-256 of the canonical memories, queries and conversations; computed on load."""
     notes: list[str] = Field(default_factory=list)
     """What a reader changed on the way in (dropped queries, dangling ids, ...)."""
 
 
 class Dataset(StrictModel):
-    """Memories plus queries with ground truth."""
+    """Memories and/or conversations, plus queries with ground truth."""
 
     info: DatasetInfo
     """Name, language, reference time, provenance."""
     memories: list[Memory] = Field(default_factory=list)
     """The memories to store."""
+    conversations: list[Conversation] = Field(default_factory=list)
+    """Conversations (sessions of turns) that questions are asked about."""
     queries: list[Query] = Field(default_factory=list)
     """The queries to ask, with complete relevant sets."""
 
     def compute_hash(self) -> str:
-        """Return the SHA-256 of the canonical JSON of memories and queries."""
+        """Return the SHA-256 of the canonical JSON of memories, queries and conversations.
+
+        Order is part of the content where it is meaningful: memories (the order a store is
+        given them), sessions within a conversation and turns within a session, and
+        questions within one conversation. It is not where it is not: conversations are
+        hashed sorted by id and queries grouped (stably) by conversation, because each
+        conversation is an independent unit. A dataset without conversations hashes exactly
+        as it did before conversations existed.
+        """
         h = hashlib.sha256()
         for m in self.memories:
             h.update(_canonical(m).encode())
             h.update(b"\n")
         h.update(b"--queries--\n")
-        for q in self.queries:
-            h.update(_canonical(q).encode())
+        for q in sorted(
+            self.queries, key=lambda q: (q.conversation_id is not None, q.conversation_id or "")
+        ):
+            h.update(_canonical(q, _QUERY_ADDED).encode())
             h.update(b"\n")
+        if self.conversations:
+            h.update(b"--conversations--\n")
+            for c in sorted(self.conversations, key=lambda c: c.id):
+                h.update(_canonical(c).encode())
+                h.update(b"\n")
         return h.hexdigest()
+
+    def conversation(self, conversation_id: str) -> Conversation:
+        """The conversation with this id.
+
+        Raises:
+            KeyError: no such conversation.
+        """
+        for c in self.conversations:
+            if c.id == conversation_id:
+                return c
+        raise KeyError(conversation_id)
+
+    def with_turn_memories(self, conversation_id: str | None = None) -> Dataset:
+        """This dataset with one memory per conversation turn, for retrieval suites.
+
+        Each turn becomes a memory (id = turn id, text = ``Speaker: text`` plus any image
+        caption, timestamp = session date); question evidence already names turn ids, so
+        ``relevant_ids`` score as they are. Memories and queries record ``conversation`` in
+        their metadata so a runner can give each conversation its own store.
+
+        Args:
+            conversation_id: keep only this conversation, its turns and its questions.
+
+        Returns:
+            A new dataset (existing memories first, then the turns) whose ``info`` is the
+            source's, content hash included (computed if missing): the memories are derived
+            from the source, so runs over the view record the source's identity.
+
+        Raises:
+            KeyError: no such conversation.
+        """
+        convs = (
+            [self.conversation(conversation_id)]
+            if conversation_id is not None
+            else self.conversations
+        )
+        keep = {c.id for c in convs}
+        memories = [] if conversation_id is not None else [m.model_copy() for m in self.memories]
+        for c in convs:
+            memories.extend(c.memories())
+        queries = []
+        for q in self.queries:
+            if conversation_id is not None and q.conversation_id not in keep:
+                continue
+            q = q.model_copy(deep=True)
+            if q.conversation_id is not None:
+                q.metadata["conversation"] = q.conversation_id
+            queries.append(q)
+        info = self.info.model_copy(deep=True)
+        info.content_hash = self.info.content_hash or self.compute_hash()
+        return Dataset(
+            info=info,
+            memories=memories,
+            conversations=[c.model_copy(deep=True) for c in convs],
+            queries=queries,
+        )
 
     def with_hash(self) -> Dataset:
         """Return this dataset with ``info.content_hash`` filled in."""
@@ -119,5 +282,14 @@ class Dataset(StrictModel):
         return self
 
 
-def _canonical(model: BaseModel) -> str:
-    return json.dumps(model.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+_QUERY_ADDED = frozenset({"conversation_id", "adversarial_answer", "asked_at"})
+"""Query fields added after the first release: left out of the hash while unset, so the
+hashes of existing datasets (and the run logs that record them) stay valid."""
+
+
+def _canonical(model: BaseModel, omit_unset: frozenset[str] = frozenset()) -> str:
+    data = model.model_dump(mode="json")
+    for key in omit_unset:
+        if data.get(key) is None:
+            data.pop(key, None)
+    return json.dumps(data, sort_keys=True, ensure_ascii=False)

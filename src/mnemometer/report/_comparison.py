@@ -88,16 +88,10 @@ def comparison_text(c: Comparison) -> str:
     b, k = c.baseline, c.candidate
     lines = [
         f"{c.suite} (v{c.suite_version}): {', '.join(k.conditions)} vs {', '.join(b.conditions)}"
-        f" — {c.pairs} pairs from {b.repeats}+{k.repeats} runs"
+        f" — {c.items} items ({c.pairs} paired observations) from {b.repeats}+{k.repeats} runs"
         + (f", {c.clusters} clusters by {c.cluster_by}" if c.cluster_by else ""),
         _success_line(c.success),
     ]
-    if c.success_by_item is not None:
-        s = c.success_by_item
-        lines.append(
-            f"by item (majority over repeats): {_pct(s.baseline_rate)} -> "
-            f"{_pct(s.candidate_rate)}, McNemar p={_p(s.p_value)} over {s.pairs} items"
-        )
     lines.append(
         f"tokens: {b.total_tokens} -> {k.total_tokens} ({c.cost.token_delta:+d}); "
         f"latency: {_plain(b.mean_latency_ms)} -> {_plain(k.mean_latency_ms)} ms "
@@ -129,7 +123,8 @@ def comparison_markdown(c: Comparison) -> str:
     out = [
         f"# {c.suite}: {', '.join(k.conditions)} vs {', '.join(b.conditions)}",
         "",
-        f"{c.pairs} paired observations from {b.repeats} baseline and {k.repeats} candidate "
+        f"{c.items} items ({c.pairs} paired observations) from {b.repeats} baseline and "
+        f"{k.repeats} candidate "
         f"runs; {c.resamples} bootstrap resamples (seed {c.seed})"
         + (f"; {c.clusters} clusters by {c.cluster_by}." if c.cluster_by else "."),
         "",

@@ -1,8 +1,9 @@
 """The numbers report pages chart: means with 95% intervals, overall and by group.
 
 A suite's summary carries ``Metric.interval`` where the suite computed one; everywhere else
-the page computes intervals from the item results: Wilson for rates (every value 0 or 1),
-Student t for other means. Both come from the run directory alone.
+the page computes intervals from the item results with :mod:`mnemometer.stats`: Wilson for
+rates (every value 0 or 1), Student t for other means. Both come from the run directory
+alone.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from mnemometer import stats
 from mnemometer.log._schema import ItemResult, Metric
 
-_Z95 = 1.959963984540054
 HEADLINE = ("success", "accuracy", "hit", "recall", "mrr", "ndcg", "precision")
 """Metric names charted first, in this order."""
 MAX_CHART_GROUPS = 40
@@ -41,35 +42,24 @@ class Estimate:
     """Direction of improvement."""
 
 
-# TODO: switch to mnemometer.stats.wilson once the stats branch lands on main.
 def wilson(successes: int, n: int) -> tuple[float, float]:
     """Wilson score 95% interval of ``successes / n`` (``[0, 1]`` for ``n = 0``)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    z2 = _Z95 * _Z95
-    den = 1.0 + z2 / n
-    centre = (p + z2 / (2 * n)) / den
-    half = _Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / den
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == n else min(1.0, centre + half)
-    return low, high
+    iv = stats.wilson(successes, n)
+    return iv.low, iv.high
 
 
-# TODO: switch to mnemometer.stats.mean_interval once the stats branch lands on main.
-def t_interval(values: Sequence[float]) -> tuple[float | None, float | None]:
-    """Student-t 95% interval of a mean (undefined for fewer than two values)."""
-    n = len(values)
-    if n < 2:
+def t_interval(
+    values: Sequence[float], bounds: tuple[float, float] | None = None
+) -> tuple[float | None, float | None]:
+    """Student-t 95% interval of a mean; undefined (``None``) for fewer than two values.
+
+    ``mnemometer.stats.mean_interval`` gives one value the whole feasible range; a report
+    shows no interval there rather than one that says nothing.
+    """
+    if len(values) < 2:
         return None, None
-    mean = sum(values) / n
-    var = sum((v - mean) ** 2 for v in values) / (n - 1)
-    if var <= 0.0:
-        return mean, mean
-    from scipy.stats import t
-
-    half = float(t.ppf(0.975, n - 1)) * math.sqrt(var / n)
-    return mean - half, mean + half
+    iv = stats.mean_interval(values, bounds=bounds)
+    return iv.low, iv.high
 
 
 def estimate(label: str, values: Sequence[float], higher_is_better: bool = True) -> Estimate:
@@ -81,9 +71,8 @@ def estimate(label: str, values: Sequence[float], higher_is_better: bool = True)
     if all(v in (0.0, 1.0) for v in values):
         low, high = wilson(int(sum(values)), n)
         return Estimate(label, mean, low, high, n, "wilson", higher_is_better)
-    low, high = t_interval(values)
-    if low is not None and high is not None and min(values) >= 0.0 and max(values) <= 1.0:
-        low, high = max(0.0, low), min(1.0, high)  # a mean of scores in [0, 1] stays there
+    unit = min(values) >= 0.0 and max(values) <= 1.0  # a mean of scores in [0, 1] stays there
+    low, high = t_interval(values, (0.0, 1.0) if unit else None)
     return Estimate(label, mean, low, high, n, "t", higher_is_better)
 
 

@@ -68,7 +68,7 @@ class Discordant:
 
 def discordant_pairs(c: Comparison) -> tuple[list[Discordant], str]:
     """The pairs whose success differs, from the compared runs; and why none, if so."""
-    from mnemometer.comparison._compare import _match_runs
+    from mnemometer.comparison._pairs import match_runs
     from mnemometer.log._reader import read_log
 
     paths = [*c.baseline.runs, *c.candidate.runs]
@@ -82,7 +82,7 @@ def discordant_pairs(c: Comparison) -> tuple[list[Discordant], str]:
     base = [read_log(p) for p in c.baseline.runs]
     cand = [read_log(p) for p in c.candidate.runs]
     out: list[Discordant] = []
-    for b_run, c_run in _match_runs(base, cand):
+    for b_run, c_run in match_runs(base, cand):
         c_items = {(r.item_id, r.step or ""): r for r in c_run.items}
         for b in b_run.items:
             k = c_items.get((b.item_id, b.step or ""))
@@ -115,8 +115,10 @@ def comparison_html(
     pairs, why = discordant_pairs(c)
     body = [
         f"<h1>{esc(title)}</h1>",
-        f'<p class="sub">{c.pairs} paired observations from {b.repeats} baseline and '
-        f"{k.repeats} candidate runs · dataset sha256 <code>{esc(c.dataset_hash[:12])}</code> · "
+        f'<p class="sub">{c.items} items ({c.pairs} paired observations) from {b.repeats} '
+        f"baseline and {k.repeats} candidate runs"
+        + (f" · repeats aggregated per item: {esc(c.aggregation)}" if c.aggregation else "")
+        + f" · dataset sha256 <code>{esc(c.dataset_hash[:12])}</code> · "
         f"{c.resamples} bootstrap resamples (seed {c.seed})"
         + (f" · {c.clusters} clusters by {esc(c.cluster_by)}" if c.cluster_by else "")
         + f" · {esc(when(c.created_at))}</p>",
@@ -181,15 +183,6 @@ def _glance(c: Comparison, g: GateResult) -> str:
             "" if c.cost.latency_delta_ms is None else f"{c.cost.latency_delta_ms:+.2f} ms",
         ),
     ]
-    if c.success_by_item is not None:
-        si = c.success_by_item
-        cards.append(
-            card(
-                "by item (majority over repeats)",
-                f"{_pct(si.baseline_rate)} → {_pct(si.candidate_rate)}",
-                f"McNemar p = {_p(si.p_value)} over {si.pairs} items",
-            )
-        )
     if s.mde is not None and s.delta is not None and abs(s.delta) < s.mde:
         cards.append(
             card(
@@ -306,7 +299,7 @@ def _tests(c: Comparison) -> str:
                     m.mean_delta,
                 ),
                 _ci_text(m.intervals),
-                (f"{_p(m.p_value)} t", m.p_value),
+                (f"{_p(m.p_value)} {m.test or 't'}", m.p_value),
                 (_p(m.p_holm), m.p_holm),
                 (num(m.mde), m.mde),
                 (str(m.pairs), m.pairs),
@@ -345,7 +338,8 @@ def _tests(c: Comparison) -> str:
             + "</details>"
         )
     return out + (
-        '<p class="sub">p: exact McNemar for success, paired t for metrics; Holm adjusts '
+        '<p class="sub">p: exact McNemar for success, the paired sign-flip permutation test for '
+        "metrics (each test over items, repeats aggregated); Holm adjusts "
         f"over all {len(overall) + len(rows)} tests. Success: {esc(c.success_definition)}.</p>"
     )
 
@@ -425,7 +419,10 @@ def _discordant(c: Comparison, pairs: list[Discordant], why: str) -> str:
         count = s.mcnemar_b if fixed else s.mcnemar_c
         out.append(f"<h3>{esc(title)}: {len(chosen)}</h3>")
         if len(chosen) != count:
-            out.append(f'<p class="sub">McNemar counts {count} over the paired observations.</p>')
+            out.append(
+                f'<p class="sub">McNemar counts {count} over items, repeats aggregated; this '
+                "list has every discordant pair of runs.</p>"
+            )
         rows = []
         for p in chosen[:MAX_DISCORDANT]:
             item = p.base.item_id + (f" · {p.base.step}" if p.base.step else "")

@@ -241,6 +241,7 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
         timings["items"] = timings.get("items", 0.0) + time.perf_counter() - t_items
     finally:
         writer.close()
+        p.suite.teardown()
     timings["total"] = timings.get("total", 0.0) + time.perf_counter() - t_start
     header = p.header.model_copy(update={"status": "finished", "timings": timings})
     write_header(p.run_dir, header)

@@ -4,6 +4,7 @@ Example (``memsvc.toml``)::
 
     base_url = "http://127.0.0.1:8000"
     timeout = 10                      # seconds per request
+    retries = 0                       # extra attempts after a transient failure (optional)
     auth_env = "MEMSVC_TOKEN"         # bearer token read from this variable (optional)
 
     [reset]
@@ -27,9 +28,10 @@ Example (``memsvc.toml``)::
 A string that is exactly ``"{name}"`` is replaced by the value itself (so ``{top_k}`` stays a
 number); other strings have each ``{name}`` substituted. Names: ``text``, ``memory_id``,
 ``timestamp`` (store), ``query``, ``top_k`` (search). ``GET`` requests send the body's
-fields as query parameters. Every request has a timeout; an HTTP error, a timeout or a
-reply that is not the JSON the mapping describes raises an error naming the endpoint,
-which the runner records against the item.
+fields as query parameters. Requests go through :class:`mnemometer.http.HttpClient`
+(one pool of connections shared by the run's threads). Every request has a timeout; an HTTP
+error, a timeout or a reply that is not the JSON the mapping describes raises an error
+naming the endpoint, which the runner records against the item.
 """
 
 from __future__ import annotations
@@ -37,9 +39,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -47,6 +47,7 @@ from pydantic import Field
 
 from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError
+from mnemometer.http import HttpClient
 from mnemometer.stores._protocol import Hit
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -83,6 +84,10 @@ class HttpConfig(StrictModel):
     """Service root, e.g. ``http://127.0.0.1:8000``."""
     timeout: float = Field(10.0, gt=0)
     """Seconds allowed per request."""
+    retries: int = Field(0, ge=0)
+    """Extra attempts after a transient failure (refused or dropped connection, timeout,
+    408/409/425/429/5xx). Off by default: a store call that timed out may have been applied,
+    and sending it again could store a memory twice."""
     auth_env: str | None = None
     """Environment variable holding a bearer token (never written to the run log)."""
     auth_header: str = "Authorization"
@@ -151,53 +156,25 @@ class HttpStore:
         self.config_path = str(config)
         self.cfg = load_config(config)
         self._ids: dict[str, None] = {}
-        self._token: str | None = None
+        headers = dict(self.cfg.headers)
         if self.cfg.auth_env:
-            self._token = os.environ.get(self.cfg.auth_env)
-            if not self._token:
+            token = os.environ.get(self.cfg.auth_env)
+            if not token:
                 raise MnemometerError(
                     f"{config}: auth_env names {self.cfg.auth_env}, which is not set"
                 )
+            scheme = f"{self.cfg.auth_scheme} " if self.cfg.auth_scheme else ""
+            headers[self.cfg.auth_header] = scheme + token
+        self._http = HttpClient(
+            self.cfg.base_url, headers=headers, timeout=self.cfg.timeout, retries=self.cfg.retries
+        )
 
     def _call(self, ep: Endpoint, values: dict[str, Any]) -> Any:
-        url = self.cfg.base_url.rstrip("/") + fill(
-            ep.path, {k: urllib.parse.quote(str(v)) for k, v in values.items()}
-        )
+        path = fill(ep.path, {k: urllib.parse.quote(str(v)) for k, v in values.items()})
         body = fill(ep.body, values) if ep.body is not None else None
-        data = None
-        if body is not None and ep.method == "GET":
-            url += "?" + urllib.parse.urlencode(body)
-        elif body is not None:
-            data = json.dumps(body).encode()
-        headers = {"Accept": "application/json", **self.cfg.headers}
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        if self._token:
-            scheme = f"{self.cfg.auth_scheme} " if self.cfg.auth_scheme else ""
-            headers[self.cfg.auth_header] = scheme + self._token
-        req = urllib.request.Request(url, data=data, headers=headers, method=ep.method)
-        where = f"{ep.method} {url}"
-        try:
-            with urllib.request.urlopen(req, timeout=self.cfg.timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as e:
-            detail = e.read()[:200].decode("utf-8", "replace")
-            raise MnemometerError(f"http store: {where} returned {e.code}: {detail}") from None
-        except TimeoutError:
-            raise MnemometerError(
-                f"http store: {where} timed out after {self.cfg.timeout:g} s"
-            ) from None
-        except (urllib.error.URLError, OSError) as e:
-            reason = getattr(e, "reason", e)
-            raise MnemometerError(f"http store: {where} failed: {reason}") from None
-        if not raw.strip():
-            return None
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            raise MnemometerError(
-                f"http store: {where} did not return JSON: {raw[:120]!r}"
-            ) from None
+        if ep.method == "GET":
+            return self._http.request_json("GET", path, params=_query(body))
+        return self._http.request_json(ep.method, path, json=body)
 
     def reset(self) -> None:
         """Call the reset endpoint (when configured)."""
@@ -222,6 +199,10 @@ class HttpStore:
     def list_ids(self) -> list[str]:
         """Ids of every memory sent to the service."""
         return list(self._ids)
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self._http.close()
 
     def search(self, query: str, top_k: int) -> list[Hit]:
         """Call the search endpoint and map its reply to hits (at most ``top_k``)."""
@@ -252,3 +233,12 @@ class HttpStore:
                 ) from None
             hits.append(Hit(str(mid), score, text))
         return hits
+
+
+def _query(body: dict[str, Any] | None) -> dict[str, str] | None:
+    """A GET body as query parameters: scalars as text, anything nested as JSON."""
+    if body is None:
+        return None
+    return {
+        k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for k, v in body.items()
+    }

@@ -156,6 +156,10 @@ class Suite(Protocol):
         """Write extra files beside the run log (e.g. a CSV), after the summary."""
         ...
 
+    def teardown(self) -> None:
+        """Release what ``setup`` made (isolated systems); called after the items, always."""
+        ...
+
 
 class BaseSuite:
     """Defaults for the optional parts of :class:`Suite`.
@@ -182,3 +186,6 @@ class BaseSuite:
     def write_outputs(self, run_dir: Path, header: RunHeader, summary: Summary) -> None:
         """Nothing beyond the run log."""
         del run_dir, header, summary
+
+    def teardown(self) -> None:
+        """Nothing to release."""

@@ -14,6 +14,7 @@ from mnemometer.scoring.aggregate import latency_metrics, mean_metrics
 from mnemometer.scoring.retrieval import dedupe, failed_metrics, rank_values
 from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, Hit
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.systems import close
 
 DEFAULT_KS = (1, 5, 10, 20)
 
@@ -89,6 +90,7 @@ class RetrievalSuite(BaseSuite):
         self.top_k = int(top_k) if top_k is not None else ks[-1]
         self.versions = versions
         self._abstains = False
+        self._stores: dict[str, Any] = {}  # conversation id -> its own store
 
     def options(self) -> dict[str, Any]:
         """Resolved options."""
@@ -99,15 +101,32 @@ class RetrievalSuite(BaseSuite):
         return [Item(q.id, i, q) for i, q in enumerate(dataset.queries)]
 
     def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
-        """Store every memory."""
-        del ctx
+        """Store every memory; each conversation's turns go to a store of its own.
+
+        A conversation dataset (LoCoMo, LongMemEval) asks each question against its own
+        conversation only: one isolated store per conversation, built from the run's system
+        spec, so no conversation's turns can answer another's questions.
+        """
         self._abstains = bool(getattr(system, "abstains", False))
-        return store_dataset(system, dataset, self.versions)
+        timings = store_dataset(system, dataset, self.versions)
+        for conv in dataset.conversations:
+            store = ctx.isolated(_namespace(conv.id), lang=dataset.info.language)
+            self._stores[conv.id] = store
+            turns = dataset.with_turn_memories(conv.id)
+            timings["index"] += store_dataset(store, turns, self.versions)["index"]
+        return timings
+
+    def teardown(self) -> None:
+        """Close the per-conversation stores."""
+        stores, self._stores = list(self._stores.values()), {}
+        for store in stores:
+            close(store)
 
     def run_item(self, system: Any, item: Item) -> dict[str, Any]:
         """Search once and score the ranking (plain data shaped like an ItemResult)."""
         q: Query = item.payload
-        hits, ms = timed_search(system, q.text, self.top_k)
+        store = self._stores.get(q.conversation_id, system) if q.conversation_id else system
+        hits, ms = timed_search(store, q.text, self.top_k)
         ranked = dedupe(h.memory_id for h in hits)
         if q.relevant_ids:
             metrics: list[dict[str, Any]] = rank_values(ranked, q.relevant_ids, self.ks)
@@ -190,4 +209,15 @@ def _groups(q: Query) -> dict[str, str]:
     g = {"type": q.type}
     if q.difficulty:
         g["difficulty"] = q.difficulty
+    if q.conversation_id:  # a comparison clusters the questions of one conversation
+        g["conversation"] = q.conversation_id
     return g
+
+
+def _namespace(conversation_id: str) -> str:
+    """A directory-safe, collision-free name for a conversation's store."""
+    import hashlib
+    import re
+
+    digest = hashlib.sha1(conversation_id.encode()).hexdigest()[:8]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", conversation_id)[:40] + "-" + digest

@@ -61,7 +61,9 @@ def generate_records(
     """The dataset as plain records: info, a memory iterator, then a query iterator.
 
     Consume the memories before the queries (the queries come from indexes the memories
-    fill). Records are plain dicts in the native schema.
+    fill). Records are plain dicts in the native schema; memories come in id order, and ids
+    are a seeded permutation of the generation order, so neither says anything about a
+    memory's labels.
 
     Raises:
         MnemometerError: an argument is out of range or the language is unknown.
@@ -112,16 +114,23 @@ def write_generated(
     path = Path(path)
     if path.suffix not in (".json", ".jsonl"):
         raise MnemometerError(f"{path}: output must end in .json or .jsonl")
-    info, mems, queries = generate_records(size, lang, seed, reference_time)
+    o = Options.check(size, lang, seed, reference_time)
+    g = Generator(o)
     from mnemometer.datasets._io import write_json_stream, write_jsonl
 
     acc = Stats() if stats else _Count()
-    mem_lines = (acc.memory(m) or dumps(m) for m in mems)
-    query_lines = (acc.query(q) or dumps(q) for q in queries)
+
+    def query_lines() -> Iterator[str]:
+        for q in QueryMaker(g).queries():
+            acc.query(q)
+            yield dumps(q)
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        # Memories are put in id order through temporary files beside the output.
+        mem_lines = g.memory_lines(observe=acc.memory, tmpdir=str(path.parent))
         writer = write_jsonl if path.suffix == ".jsonl" else write_json_stream
-        writer(path, info, mem_lines, query_lines)
+        writer(path, _info(o), mem_lines, query_lines())
     except OSError as e:
         raise MnemometerError(f"{path}: cannot write: {e.strerror}") from None
     out = acc.result()

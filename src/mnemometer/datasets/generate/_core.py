@@ -5,12 +5,21 @@ across processes and machines; no hash-seed dependence), every iteration is over
 insertion-ordered dicts, and "now" is the ``reference_time`` argument, never the wall clock.
 Memories are produced one at a time so a million of them stream to disk; the indexes that
 give every query its complete relevant set hold only integers.
+
+Ids carry no information. Memories are generated in an order that has structure (a chain's
+hops follow one another; frequency labels run out after a cap), so a memory's id is not its
+generation position but a seeded random permutation of it, and memories are written in id
+order. Id and file position are therefore independent of every label the generator creates
+(chain position, time, cluster, frequency, deep bucket, person);
+``tests/test_label_independence.py`` checks it statistically.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import tempfile
+from array import array
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from random import Random
@@ -19,7 +28,8 @@ from typing import Any
 from mnemometer.datasets.generate import _vocab as V
 from mnemometer.errors import MnemometerError
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
+"""2: ids and file order are a seeded permutation of the generation order."""
 DEFAULT_REFERENCE_TIME = datetime(2026, 6, 1, 9, 0, 0)
 MIN_SIZE = 50
 MAX_SIZE = 5_000_000
@@ -66,9 +76,9 @@ class Options:
         return cls(size, lang, seed, ref.replace(microsecond=0))
 
 
-def mid(i: int) -> str:
-    """Memory id of the i-th memory (0-based)."""
-    return f"M{i + 1:07d}"
+def mid(j: int) -> str:
+    """Memory id number ``j`` (0-based): ``M0000001`` for 0."""
+    return f"M{j + 1:07d}"
 
 
 class World:
@@ -213,11 +223,44 @@ class Generator:
         self.chains: list[tuple[int, int, list[int]]] = []  # (script, slot, positions)
         self._chain_meta: dict[int, tuple[int, list[int], int]] = {}  # person, ages, minute
         self._cue: tuple[str, str, str] = ("", "", "")  # the last single memory's probe cue
+        # Generation position -> id number: a seeded permutation, so that neither a memory's
+        # id nor its place in the file says where the generator made it.
+        number = list(range(n))
+        Random(f"mnemometer-generate/{o.seed}/ids").shuffle(number)
+        self.number = array("l", number)  # 8 bytes an id, not a list of int objects
         self.done = False
+
+    def mid(self, i: int) -> str:
+        """Memory id of the memory generated at position ``i``."""
+        return mid(self.number[i])
 
     # ----------------------------------------------------------------- memories
     def memories(self) -> Iterator[dict[str, Any]]:
-        """Yield every memory record, in id order, filling the indexes on the way."""
+        """Yield every memory record in id order (the file order), as plain dicts."""
+        for line in self.memory_lines():
+            yield json.loads(line)
+
+    def memory_lines(
+        self,
+        observe: Callable[[dict[str, Any]], Any] | None = None,
+        tmpdir: str | None = None,
+    ) -> Iterator[str]:
+        """Yield every memory record as compact JSON (:func:`dumps`), in id order.
+
+        All memories are generated (filling the indexes, calling ``observe`` on each record
+        in generation order) before the first line is yielded: they are put in id order
+        through temporary files in ``tmpdir`` (default: the system's), so memory stays flat.
+        """
+        with _IdOrder(len(self.number), tmpdir) as reorder:
+            put, number = reorder.put, self.number
+            for i, rec in enumerate(self._generate()):
+                if observe is not None:
+                    observe(rec)
+                put(number[i], dumps(rec))
+            yield from reorder.lines()
+
+    def _generate(self) -> Iterator[dict[str, Any]]:
+        """Yield every memory record in generation order, filling the indexes on the way."""
         o = self.o
         rng = Random(f"mnemometer-generate/{o.seed}/memories")
         scheduled: dict[int, tuple[int, int]] = {}  # position -> (chain, step)
@@ -309,7 +352,7 @@ class Generator:
             "chain_length": len(positions),
             "chain_relation": relation,
         }
-        return _record(i, terse, detailed, colloquial, iso, minute, meta)
+        return _record(self.number[i], terse, detailed, colloquial, iso, minute, meta)
 
     def _single(self, rng: Random, i: int) -> dict[str, Any]:
         # Hot path (a million calls): index with random() instead of choice()/randrange().
@@ -409,7 +452,7 @@ class Generator:
         )
         if paid:
             meta["price"] = price
-        return _record(i, terse, detailed, colloquial, iso, minute, meta)
+        return _record(self.number[i], terse, detailed, colloquial, iso, minute, meta)
 
     def _add_frequency(self, rng: Random, rec: dict[str, Any]) -> None:
         r = rng.random()
@@ -435,10 +478,10 @@ def _a(noun: str) -> str:
 
 
 def _record(
-    i: int, terse: str, detailed: str, colloquial: str, iso: str, minute: int, meta: dict[str, Any]
+    j: int, terse: str, detailed: str, colloquial: str, iso: str, minute: int, meta: dict[str, Any]
 ) -> dict[str, Any]:
     return {
-        "id": mid(i),
+        "id": mid(j),
         "text": terse,
         "versions": [
             {"style": "terse", "text": terse},
@@ -448,6 +491,85 @@ def _record(
         "timestamp": f"{iso}T{minute // 60:02d}:{minute % 60:02d}:00",
         "metadata": meta,
     }
+
+
+class _IdOrder:
+    """Lines put in any order, read back in id order, through temporary files.
+
+    Ids are cut into at most 256 contiguous ranges of at least 4,096; each range has a
+    temporary file that its lines are appended to (in batches), and the slot of each line
+    in its range is kept. Reading loads one range at a time and puts it in order, so memory
+    holds one range, not the dataset (a million memories are about 800 MB of JSON). A
+    dataset that fits in one range is kept in memory.
+    """
+
+    min_span = 1 << 12
+    """Smallest id range per temporary file (a test lowers it to cover many files)."""
+    batch = 128
+    """Lines held per range before they are appended to its file."""
+
+    def __init__(self, n: int, tmpdir: str | None) -> None:
+        self.span = max(self.min_span, -(-n // 256))
+        self.n = n
+        self.tmpdir = tmpdir
+        ranges = -(-n // self.span)
+        self.files: list[Any] = [None] * ranges
+        self.pending: list[list[str]] = [[] for _ in range(ranges)]
+        self.slots: list[array[int]] = [array("i") for _ in range(ranges)]
+        self.count = 0
+
+    def __enter__(self) -> _IdOrder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for f in self.files:
+            if f is not None:
+                f.close()
+
+    def put(self, j: int, line: str) -> None:
+        """Add the line of the memory with id number ``j`` (0-based)."""
+        b, slot = divmod(j, self.span)
+        self.slots[b].append(slot)
+        pending = self.pending[b]
+        pending.append(line)
+        if len(pending) >= self.batch and len(self.files) > 1:
+            self._flush(b)  # one range (up to min_span ids) stays in memory
+        self.count += 1
+
+    def _flush(self, b: int) -> None:
+        if not self.pending[b]:
+            return
+        f = self.files[b]
+        if f is None:
+            f = self.files[b] = tempfile.TemporaryFile(
+                "w+", encoding="utf-8", newline="\n", dir=self.tmpdir, prefix="mnemometer-"
+            )
+        f.write("\n".join(self.pending[b]))
+        f.write("\n")
+        self.pending[b] = []
+
+    def lines(self) -> Iterator[str]:
+        """Every line put, in id order (each id must have been put exactly once)."""
+        if self.count != self.n:
+            raise RuntimeError(f"{self.count} lines for {self.n} ids")
+        for b, f in enumerate(self.files):
+            if f is None:
+                got = self.pending[b]
+            else:
+                self._flush(b)
+                f.seek(0)
+                got = f.read().split("\n")
+                got.pop()  # after the last newline
+                f.close()
+                self.files[b] = None
+            out: list[str] = [""] * len(got)
+            for slot, line in zip(self.slots[b], got, strict=True):
+                out[slot] = line
+            if "" in out:
+                raise RuntimeError(f"id range {b}: an id was put twice, another never")
+            self.pending[b] = []
+            self.slots[b] = array("i")
+            yield from out
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))

@@ -94,12 +94,13 @@ class QueryMaker:
         **meta: Any,
     ) -> dict[str, Any]:
         self.n += 1
+        number = self.g.number
         m = {"constraints": constraints, **meta}
         return {
             "id": f"Q{self.n:06d}",
             "text": text,
             "type": qtype,
-            "relevant_ids": [mid(i) for i in sorted(set(rel))],
+            "relevant_ids": [mid(j) for j in sorted(map(number.__getitem__, set(rel)))],
             "difficulty": difficulty or _DIFFICULTY[qtype],
             "metadata": m,
         }
@@ -259,7 +260,7 @@ class QueryMaker:
                 text = f"{first}之后，依次发生了什么？"
             else:
                 text = f"After {first}, what happened next, in order?"
-            order = [mid(i) for i in positions[1:]]
+            order = [g.mid(i) for i in positions[1:]]
             cons = {"chain": f"C{c:05d}", "after_position": 1}
             yield self._q(
                 "chain",
@@ -268,7 +269,7 @@ class QueryMaker:
                 cons,
                 chain=f"C{c:05d}",
                 order=order,
-                first_hop=mid(positions[0]),
+                first_hop=g.mid(positions[0]),
                 relation=relation,
             )
 

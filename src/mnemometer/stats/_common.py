@@ -1,0 +1,28 @@
+"""Settings and input checks shared by every part of :mod:`mnemometer.stats`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from mnemometer.errors import MnemometerError
+
+DEFAULT_RESAMPLES = 10_000
+DEFAULT_SEED = 0x5EED
+# Resamples drawn per block: bounds memory at block * n draws per step.
+BLOCK_CELLS = 4_000_000
+# Two float64 results within this fraction of the data's scale are the same number:
+# rounding of a sum is ~1e-16 of the scale per term (< 1e-11 for 10^5 terms), while two
+# genuinely different means or sums of data on any practical grid differ by far more.
+TIE_RTOL = 1e-10
+
+
+def as_deltas(deltas: Sequence[float] | np.ndarray) -> np.ndarray:
+    """``deltas`` as a flat float64 array of finite numbers (else a clear error)."""
+    d = np.asarray(deltas, dtype=float)
+    if d.ndim != 1:
+        raise MnemometerError("paired deltas must be a flat sequence")
+    if not np.all(np.isfinite(d)):
+        raise MnemometerError("paired deltas must be finite numbers")
+    return d
