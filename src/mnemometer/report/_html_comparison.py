@@ -117,7 +117,7 @@ def comparison_html(
         f"<h1>{esc(title)}</h1>",
         f'<p class="sub">{c.items} items ({c.pairs} paired observations) from {b.repeats} '
         f"baseline and {k.repeats} candidate runs"
-        + (f" · repeats aggregated per item: {esc(c.aggregation)}" if c.aggregation else "")
+        + (" · repeats aggregated per item (see the notes)" if c.pairs > c.items else "")
         + f" · dataset sha256 <code>{esc(c.dataset_hash[:12])}</code> · "
         f"{c.resamples} bootstrap resamples (seed {c.seed})"
         + (f" · {c.clusters} clusters by {esc(c.cluster_by)}" if c.cluster_by else "")
@@ -299,7 +299,7 @@ def _tests(c: Comparison) -> str:
                     m.mean_delta,
                 ),
                 _ci_text(m.intervals),
-                (f"{_p(m.p_value)} {m.test or 't'}", m.p_value),
+                (f"{_p(m.p_value)} {m.test or ''}", m.p_value) if m.pairs else ("n/a", None),
                 (_p(m.p_holm), m.p_holm),
                 (num(m.mde), m.mde),
                 (str(m.pairs), m.pairs),
