@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mnemometer import RunSettings, SystemSpec
 from mnemometer.agents import create_agent_factory
 from mnemometer.log import read_header, read_items
 from mnemometer.runner import run
@@ -147,15 +148,13 @@ def test_scenarios_through_the_python_api_memgpt(letta, llm, tmp_path):
     keyed_fact(llm, r"favorite hotel brand is", "Hotel brand", "what brand do i prefer")
     result = run(
         "scenarios",
-        agent="letta",
-        agent_options={"base_url": letta.url, "agent_type": "memgpt_v2_agent"},
+        SystemSpec.agent("letta", **{"base_url": letta.url, "agent_type": "memgpt_v2_agent"}),
         out=tmp_path / "api",
-        concurrency=2,
-        timeout=300,
         suite_options={
             "similarity": "none",
             "scenarios": ["cross_session_recall", "memory_editing_governance"],
         },
+        settings=RunSettings(concurrency=2, timeout=300),
     )
     items = {i.item_id: i for i in read_items(tmp_path / "api")}
     assert all(i.status == "ok" for i in items.values()), [i.error for i in items.values()]

@@ -26,7 +26,7 @@ from mnemometer.report._html import (
     when,
 )
 from mnemometer.report._registry import renderer
-from mnemometer.report._run import RunView
+from mnemometer.report._run import RunView, failure_banner
 
 MAX_FILTER_VALUES = 200
 """Group keys with more values than this are searchable (``key:value``), not a menu."""
@@ -47,15 +47,22 @@ def run_html(v: RunView) -> str:
     metrics = fig.chart_metrics(scores)
     groups = fig.group_figures(items, metrics, scores)
     head = next((m for m in metrics if m[0] != "success"), metrics[0] if metrics else None)
-    sections = [
-        ("glance", "At a glance", _glance(h, s, items)),
-        ("metrics", "Metrics", _overall(s, items, scores)),
-        ("groups", "By group", _groups(groups)),
-        ("latency", "Latency", _latency(s, items)),
-        ("tokens", "Tokens and cost", _tokens(s, items)),
-        ("tables", "Suite tables", _suite_tables(s)),
-        ("items", "Items", _browser(items, head, scores)),
-    ]
+    banner = failure_banner(v)
+    if banner:  # most items failed: the failures, never numbers that read like a result
+        sections = [
+            ("glance", "At a glance", _no_result(banner) + _glance(h, s, items, headline=False)),
+            ("items", "Items", _browser(items, head, scores)),
+        ]
+    else:
+        sections = [
+            ("glance", "At a glance", _glance(h, s, items)),
+            ("metrics", "Metrics", _overall(s, items, scores)),
+            ("groups", "By group", _groups(groups)),
+            ("latency", "Latency", _latency(s, items)),
+            ("tokens", "Tokens and cost", _tokens(s, items)),
+            ("tables", "Suite tables", _suite_tables(s)),
+            ("items", "Items", _browser(items, head, scores)),
+        ]
     sections = [x for x in sections if x[2]]
     toc = "".join(f'<a href="#{sid}">{esc(title)}</a>' for sid, title, _ in sections)
     body = [
@@ -76,14 +83,23 @@ def _title(h: RunHeader) -> str:
     return f"{h.suite} · {who} · {h.dataset.name}"
 
 
-def _glance(h: RunHeader, s: Summary, items: list[ItemResult]) -> str:
+def _no_result(banner: list[str]) -> str:
+    errors = "".join(f"<li><code>{esc(b.strip())}</code></li>" for b in banner[2:])
+    return (
+        f'<div class="notes failed"><strong>{esc(banner[0])}</strong>'
+        f"<p>{esc(banner[1])}</p><ul>{errors}</ul><p>Every item is below, with its error; "
+        "filter on errors and timeouts.</p></div>"
+    )
+
+
+def _glance(h: RunHeader, s: Summary, items: list[ItemResult], headline: bool = True) -> str:
     ok = [r for r in items if r.status == "ok"]
     errors = sum(r.status == "error" for r in items)
     timeouts = sum(r.status == "timeout" for r in items)
     failed = sum(r.status == "ok" and r.success is False for r in items)
     cards = []
     succ = [1.0 if (r.status == "ok" and r.success) else 0.0 for r in items if _scored(r)]
-    if succ:
+    if succ and headline:
         e = fig.estimate("success", succ)
         cards.append(
             card(

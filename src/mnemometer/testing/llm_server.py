@@ -167,7 +167,7 @@ class FakeLLMServer:
         if embeddings == "hash":
             return lambda texts: [hash_embedding(t, self.embedding_dim) for t in texts]
         if embeddings == "minilm":
-            from mnemometer.stores._embed import load_embedder
+            from mnemometer.embeddings import load_embedder
 
             model = load_embedder()  # raises naming the [embeddings] extra when missing
             self.embedding_dim = model.dim
