@@ -15,9 +15,7 @@ def test_runs_and_comparisons_become_dataframes(tmp_path: Path):
     assert {"success", "hit@20", "mrr@10", "group.type", "latency_ms"} <= set(df.columns)
     assert (df["condition"] == "keyword").all()
     hits = df.dropna(subset=["hit@20"])
-    assert hits["hit@20"].mean() == next(
-        m.value for m in a.summary.overall if m.key == "hit@20"
-    )
+    assert hits["hit@20"].mean() == next(m.value for m in a.summary.overall if m.key == "hit@20")
     cmp = compare([a.path], [b.path], resamples=200)
     c = cmp.to_pandas()
     overall = c[(c["group"] == "") & (c["metric"] == "success")].iloc[0]
