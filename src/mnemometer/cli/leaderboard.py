@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from mnemometer.cli._common import FormatChoice, format_of, stderr_progress, write_output
+from mnemometer.cli._common import FormatChoice, format_of, write_output
+from mnemometer.cli._progress import PhaseProgress
 
 
 @click.command("leaderboard")
@@ -63,20 +64,19 @@ def leaderboard_cmd(
         links[path] = target
         return Path(os.path.relpath(target, out.parent)).as_posix()
 
-    with stderr_progress("leaderboard") as bar:
-        task = bar.add_task("runs", total=None)
+    with PhaseProgress("leaderboard") as progress:
         board = leaderboard(
             runs,
             metric=metric,
             report_link=link,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
+            progress=lambda done, total: progress("runs", done, total),
         )
+        for i, (path, target) in enumerate(links.items()):
+            progress("run reports", i, len(links))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(report(path, "html"), "utf-8")
         if links:
-            write = bar.add_task("run reports", total=len(links))
-            for path, target in links.items():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(report(path, "html"), "utf-8")
-                bar.advance(write)
+            progress("run reports", len(links), len(links))
     text = render(board, fmt)
     if out is None:
         click.echo(text)

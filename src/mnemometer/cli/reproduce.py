@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from mnemometer import stats
-from mnemometer.cli._common import echo_err, stderr_progress
+from mnemometer.cli._common import echo_err
+from mnemometer.cli._progress import PhaseProgress
 
 
 @click.command("reproduce")
@@ -58,8 +59,7 @@ def reproduce_cmd(
     from mnemometer.runner import RunSettings
     from mnemometer.workflows._reproduce import reproduce
 
-    with stderr_progress(f"reproduce · {baseline} vs {candidate}") as bar:
-        task = bar.add_task("items", total=None)
+    with PhaseProgress(f"reproduce · {baseline} vs {candidate}") as progress:
         r = reproduce(
             suite,
             out=out,
@@ -68,9 +68,7 @@ def reproduce_cmd(
             candidate=candidate,
             memories=memories,
             resamples=resamples,
-            settings=RunSettings(
-                progress=lambda done, total: bar.update(task, completed=done, total=total)
-            ),
+            settings=RunSettings(progress=progress),
         )
     click.echo(render(r.comparison))
     echo_err(f"comparison: {r.comparison_path}")
