@@ -1,4 +1,5 @@
-"""Reports need the run directory only: no suite, no suite directory, no optional extra."""
+"""Reports need the run directory only: no suite, no suite directory, no optional extra
+(the HTML page: no extra but ``[report]``, its chart libraries)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ sys.meta_path.insert(0, Blocker())
 from mnemometer.report import report
 for fmt in ("text", "md", "json"):
     print(report(sys.argv[1], fmt))
+page = report(sys.argv[1], "html")  # the page needs the [report] extra, nothing more
+assert page.startswith("<!doctype html>") and "mm-items-data" in page
 print("OK-REPORTED")
 """
 
@@ -101,10 +104,10 @@ def test_one_registry_renders_every_kind_in_every_format(tmp_path: Path):
     b = run("retrieval", "bm25", dataset="demo-en", out=tmp_path / "b")
     c = compare([a.path], [b.path], resamples=100)
     for kind, obj in (("comparison", c), ("gate", gate(c, _policy(tmp_path)))):
-        assert set(formats(kind)) >= {"text", "json"}
+        assert set(formats(kind)) >= {"text", "json", "html"}
         for fmt in formats(kind):
             assert render(obj, fmt).strip()
-    assert set(formats("run")) >= {"text", "md", "json"}
+    assert set(formats("run")) >= {"text", "md", "json", "html"}
     with pytest.raises(Exception, match="no 'pdf' format for a comparison"):
         render(c, "pdf")
 
@@ -144,6 +147,9 @@ def test_a_run_where_most_items_failed_shows_no_headline_number(tmp_path: Path):
     assert "accuracy" not in text.split("NO RESULT")[1]
     assert "NO RESULT" in report(res.path, "md")
     assert "no_result" in json.loads(report(res.path, "json"))
+    page = report(res.path, "html")
+    assert "NO RESULT: 1 of 1 items failed" in page and "cannot reach" in page
+    assert "success rate" not in page and "<svg" not in page  # no chart, no headline
 
 
 def test_limit_runs_the_first_items_and_is_recorded(tmp_path: Path):

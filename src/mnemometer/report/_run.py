@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mnemometer.log._schema import Metric, RunHeader, Summary
+from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
 from mnemometer.report._registry import register_kind, renderer
 
 _HEADLINE = ("hit", "recall", "mrr", "ndcg", "precision")
@@ -22,6 +22,8 @@ class RunView:
     path: Path
     header: RunHeader
     summary: Summary
+    items: list[ItemResult] | None = None
+    """The item results, when the caller read them already (else read when needed)."""
 
 
 register_kind(RunView, "run")
