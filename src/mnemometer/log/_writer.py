@@ -55,11 +55,15 @@ class ItemWriter:
         Plain data skips building a model per item, the largest part of the harness's
         per-item cost; every line is validated when the log is read.
         """
-        if isinstance(item, dict):
-            line = to_json(item)
-        else:
-            line = item.model_dump_json(exclude_defaults=True).encode()
-        self._f.write(line + b"\n")
+        self.write_many([item])
+
+    def write_many(self, items: list[ItemResult | dict[str, Any]]) -> None:
+        """Append the results of one item (a multi-step item's steps) in one write."""
+        data = b"".join(_line(item) + b"\n" for item in items)
+        view = memoryview(data)
+        while view:  # an unbuffered write may be short; finish it
+            n = self._f.write(view)
+            view = view[n or 0 :]
         if self._fsync:
             os.fsync(self._f.fileno())
 
@@ -69,6 +73,12 @@ class ItemWriter:
             os.fsync(self._f.fileno())
         finally:
             self._f.close()
+
+
+def _line(item: ItemResult | dict[str, Any]) -> bytes:
+    if isinstance(item, dict):
+        return to_json(item)
+    return item.model_dump_json(exclude_defaults=True).encode()
 
 
 def _drop_partial_tail(path: Path) -> None:

@@ -9,6 +9,7 @@ unfinished runs resume, missing ones start, finished ones stay as they are.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import uuid
 from collections.abc import Callable, Sequence
@@ -21,8 +22,9 @@ from pydantic import Field
 
 from mnemometer.config import StrictModel, validate
 from mnemometer.errors import MnemometerError, RunLogError
+from mnemometer.log._lock import LOCK_FILE, DirectoryLocked, DirLock, holder
 from mnemometer.log._reader import read_header
-from mnemometer.log._schema import HEADER_FILE
+from mnemometer.log._schema import HEADER_FILE, SUMMARY_FILE
 from mnemometer.runner._conditions import load_conditions, resolve, system_for
 from mnemometer.runner._run import RunResult, RunSettings, resume, run
 from mnemometer.scoring.aggregate import run_summary
@@ -142,12 +144,31 @@ def run_experiment(
         out = Path("runs") / f"{exp.suite}-{stamp}-{uuid.uuid4().hex[:4]}"
     out = Path(out)
     if out.exists() and any(out.iterdir()):
-        raise MnemometerError(
-            f"{out}: already exists and is not empty; choose another --out, "
-            "or continue it with --resume"
-        )
+        if (who := holder(out)) is not None:
+            raise DirectoryLocked(f"{out}: is being written by {who}; choose another --out")
+        if {p.name for p in out.iterdir()} - {LOCK_FILE, EXPERIMENT_FILE + ".tmp"}:
+            raise MnemometerError(
+                f"{out}: already exists and is not empty; choose another --out, "
+                "or continue it with --resume"
+            )
     out.mkdir(parents=True, exist_ok=True)
-    plan = ExperimentFile(
+    with DirLock(out):
+        if (out / EXPERIMENT_FILE).exists():  # another writer started it meanwhile
+            raise MnemometerError(f"{out}: already holds an experiment; continue it with --resume")
+        plan = _plan(exp)
+        _write_plan(out, plan)
+        return _complete(out, plan, settings, on_run)
+
+
+def _write_plan(out: Path, plan: ExperimentFile) -> None:
+    """Write ``experiment.json`` atomically: a kill leaves it whole or absent."""
+    tmp = out / (EXPERIMENT_FILE + ".tmp")
+    tmp.write_text(plan.model_dump_json(indent=1) + "\n", "utf-8")
+    os.replace(tmp, out / EXPERIMENT_FILE)
+
+
+def _plan(exp: Experiment) -> ExperimentFile:
+    return ExperimentFile(
         run_group=uuid.uuid4().hex[:12],
         suite=exp.suite,
         suite_options=dict(exp.suite_options),
@@ -166,8 +187,6 @@ def run_experiment(
         limit=exp.limit,
         created_at=datetime.now(UTC),
     )
-    (out / EXPERIMENT_FILE).write_text(plan.model_dump_json(indent=1) + "\n", "utf-8")
-    return _complete(out, plan, settings, on_run)
 
 
 def resume_experiment(
@@ -179,7 +198,9 @@ def resume_experiment(
         RunLogError: not an experiment directory.
     """
     out = Path(out)
-    return _complete(out, read_experiment(out), settings, on_run)
+    read_experiment(out)  # not an experiment directory: say so before anything is written
+    with DirLock(out):
+        return _complete(out, read_experiment(out), settings, on_run)
 
 
 def is_experiment(path: str | Path) -> bool:
@@ -218,9 +239,9 @@ def _complete(
             run_dir = out / f"{spec.label}-r{r}"
             if (run_dir / HEADER_FILE).is_file():
                 header = read_header(run_dir)
-                if header.status == "finished":
+                if header.status == "finished" and (run_dir / SUMMARY_FILE).is_file():
                     result = RunResult(run_dir, header, run_summary(run_dir))
-                else:
+                else:  # unfinished, or killed while its summary was written
                     result = resume(run_dir, settings=settings)
             else:
                 if run_dir.exists():  # created, then killed before its header was written
