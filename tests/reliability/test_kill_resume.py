@@ -5,8 +5,8 @@ random point (no sleeps: it polls the files the run writes), SIGKILLs it, resume
 ``mnemometer run --resume DIR``, and so on; then it compares the item results with a run
 that was never interrupted, and checks that no resume ran an item that had already
 finished (the lines a resume appends name none of the items finished before it). The fast
-group kills each kind once; the slow group (``-m slow``) kills each kind three times,
-once before the first item.
+group kills a retrieval run once; the slow group (``-m slow``) kills every kind once and
+three times (the first time before its first item).
 """
 
 from __future__ import annotations
@@ -166,6 +166,8 @@ KILLS = [
     pytest.param(1, False, id="one-kill"),
     pytest.param(3, True, id="three-kills", marks=pytest.mark.slow),
 ]
+SLOW_KILLS = [pytest.param(*p.values, id=p.id, marks=pytest.mark.slow) for p in KILLS]
+"""Kinds other than retrieval start several subprocesses a kill: the slow group only."""
 
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
@@ -215,7 +217,7 @@ def test_retrieval_survives_sigkill(tmp_path: Path, kills: int, before_first: bo
     _single(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=1)
 
 
-@pytest.mark.parametrize(("kills", "before_first"), KILLS)
+@pytest.mark.parametrize(("kills", "before_first"), SLOW_KILLS)
 def test_memtest_survives_sigkill(tmp_path: Path, kills: int, before_first: bool) -> None:
     from mnemometer.datasets.generate import write_generated
 
@@ -236,7 +238,7 @@ def slow_llm():
         yield srv
 
 
-@pytest.mark.parametrize(("kills", "before_first"), KILLS)
+@pytest.mark.parametrize(("kills", "before_first"), SLOW_KILLS)
 def test_scenarios_survive_sigkill(
     tmp_path: Path, slow_llm, kills: int, before_first: bool
 ) -> None:
@@ -277,7 +279,7 @@ def _experiment(
     assert not (out / ".mnemometer.lock").exists()
 
 
-@pytest.mark.parametrize(("kills", "before_first"), KILLS)
+@pytest.mark.parametrize(("kills", "before_first"), SLOW_KILLS)
 def test_an_experiment_directory_survives_sigkill(
     tmp_path: Path, kills: int, before_first: bool
 ) -> None:
@@ -297,7 +299,7 @@ def test_an_experiment_directory_survives_sigkill(
     _experiment(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=4)
 
 
-@pytest.mark.parametrize(("kills", "before_first"), KILLS)
+@pytest.mark.parametrize(("kills", "before_first"), SLOW_KILLS)
 def test_build_tasks_survive_sigkill(tmp_path: Path, kills: int, before_first: bool) -> None:
     cmd = [MNEMOMETER, "run", str(EXAMPLES / "suites" / "build-site"), "--allow-shell"]
     cmd += ["--format", "none"]
