@@ -268,8 +268,27 @@ def _summarize(path: Path, header: RunHeader, suite: Suite, results: list[ItemRe
     summary = suite.summarize(header, results).model_copy(
         update={"run_id": header.run_id, "results": len(results), "source": "suite"}
     )
+    if note := failure_note(results):
+        summary = summary.model_copy(update={"notes": [note, *summary.notes]})
     write_summary(path, summary)
     return summary
+
+
+def failure_note(results: list[ItemResult]) -> str | None:
+    """``N of M items failed (x%): ...`` when any item errored or timed out, else ``None``."""
+    status: dict[str, set[str]] = {}
+    for r in results:
+        status.setdefault(r.item_id, set()).add(r.status)
+    timeouts = sum("timeout" in s for s in status.values())
+    errors = sum("error" in s and "timeout" not in s for s in status.values())
+    if not errors and not timeouts:
+        return None
+    n = len(status)
+    return (
+        f"{errors + timeouts} of {n} items failed ({100 * (errors + timeouts) / n:.1f}%): "
+        f"{errors} errors, {timeouts} timed out; each is in the log with its error and "
+        "scores as a failure"
+    )
 
 
 def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
