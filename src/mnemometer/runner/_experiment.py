@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from mnemometer import _env
 from mnemometer.config import StrictModel, validate
 from mnemometer.errors import MnemometerError, RunLogError
 from mnemometer.log._lock import LOCK_FILE, DirectoryLocked, DirLock, holder
@@ -29,7 +30,7 @@ from mnemometer.runner._conditions import load_conditions, resolve, system_for
 from mnemometer.runner._run import RunResult, RunSettings, resume, run
 from mnemometer.scoring.aggregate import run_summary
 from mnemometer.suites import create_suite
-from mnemometer.systems import SystemSpec
+from mnemometer.systems import SystemSpec, without_redacted
 
 EXPERIMENT_FILE = "experiment.json"
 
@@ -157,7 +158,8 @@ def run_experiment(
             raise MnemometerError(f"{out}: already holds an experiment; continue it with --resume")
         plan = _plan(exp)
         _write_plan(out, plan)
-        return _complete(out, plan, settings, on_run)
+        given = {s.label: dict(s.options) for s in exp.systems}  # secrets included
+        return _complete(out, plan, settings, on_run, given)
 
 
 def _write_plan(out: Path, plan: ExperimentFile) -> None:
@@ -177,7 +179,7 @@ def _plan(exp: Experiment) -> ExperimentFile:
             _SystemEntry(
                 kind=s.kind,
                 name=s.name,
-                options=dict(s.options),
+                options=_env.redact(dict(s.options)),  # keys come from the environment
                 condition=s.condition,
                 notes=list(s.notes),
             )
@@ -228,14 +230,25 @@ def read_experiment(out: str | Path) -> ExperimentFile:
 
 
 def _complete(
-    out: Path, plan: ExperimentFile, settings: RunSettings | None, on_run: OnRun | None
+    out: Path,
+    plan: ExperimentFile,
+    settings: RunSettings | None,
+    on_run: OnRun | None,
+    spec_options: dict[str, dict[str, Any]] | None = None,
 ) -> ExperimentResult:
+    """Run what is missing.
+
+    ``spec_options`` are the options as given (secrets included), by label; a resume has
+    only the plan's, whose secrets come from the environment.
+    """
+    spec_options = spec_options or {}
     results: list[RunResult] = []
     for r in range(plan.repeats):
         for entry in plan.systems:
-            spec = SystemSpec(
-                entry.kind, entry.name, dict(entry.options), entry.condition, tuple(entry.notes)
+            options = spec_options.get(entry.condition or entry.name) or without_redacted(
+                entry.options
             )
+            spec = SystemSpec(entry.kind, entry.name, options, entry.condition, tuple(entry.notes))
             run_dir = out / f"{spec.label}-r{r}"
             if (run_dir / HEADER_FILE).is_file():
                 header = read_header(run_dir)
