@@ -16,7 +16,13 @@ from typing import Any
 
 import click
 
-from mnemometer.cli._common import echo_err, parse_options, stderr_progress
+from mnemometer.cli._common import (
+    echo_err,
+    executor_options,
+    make_executor,
+    parse_options,
+    stderr_progress,
+)
 from mnemometer.errors import MnemometerError
 from mnemometer.runner._run import RunSettings
 
@@ -181,6 +187,7 @@ def _with_suite_flags(fn: Any) -> Any:
     show_default=True,
     help="Report printed when the run ends: text, md, json or none.",
 )
+@executor_options
 @_with_suite_flags
 def run_cmd(suite: str, **kw: Any) -> None:
     r"""Run SUITE (default: retrieval) and write a run directory.
@@ -197,11 +204,16 @@ def run_cmd(suite: str, **kw: Any) -> None:
       mnemometer run retrieval --dataset demo-en --store bm25 --out runs/demo
       mnemometer run scenarios --agent rag --store bm25 --llm-base-url URL --llm-model M
       mnemometer run examples/suites/team-memory --condition no-memory --condition hybrid
+      mnemometer run retrieval -d demo-en -s bm25 --executor ray --ray-address 127.0.0.1:6379
     """
     with stderr_progress(f"{suite}") as bar:
         task = bar.add_task("items", total=None)
         settings = _settings(kw, lambda done, total: bar.update(task, completed=done, total=total))
-        _run(suite, kw, settings)
+        try:
+            _run(suite, kw, settings)
+        finally:
+            if settings.executor is not None:
+                settings.executor.close()
 
 
 def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
@@ -240,6 +252,7 @@ def _settings(kw: dict[str, Any], progress: Any) -> RunSettings:
         seed=kw["seed"],
         fsync=kw["fsync"],
         llm=_llm(kw),
+        executor=make_executor(kw),
         progress=progress,
     )
 

@@ -1,7 +1,7 @@
 """The runner: runs and experiments (conditions x repeats), executors, timeouts, resume."""
 
 from mnemometer.runner._conditions import DEFAULT_CONDITIONS, Condition, load_conditions
-from mnemometer.runner._executor import Executor, LocalExecutor
+from mnemometer.runner._executor import Executor, LocalExecutor, WorkerFn
 from mnemometer.runner._experiment import (
     Experiment,
     ExperimentResult,
@@ -11,6 +11,7 @@ from mnemometer.runner._experiment import (
     run_experiment,
     run_suite,
 )
+from mnemometer.runner._ray import RayExecutor
 from mnemometer.runner._run import (
     RunResult,
     RunSettings,
@@ -27,6 +28,7 @@ __all__ = [
     "Experiment",
     "ExperimentResult",
     "LocalExecutor",
+    "RayExecutor",
     "RunResult",
     "RunSettings",
     "is_experiment",
@@ -39,4 +41,5 @@ __all__ = [
     "run_experiment",
     "run_suite",
     "summarize",
+    "WorkerFn",
 ]

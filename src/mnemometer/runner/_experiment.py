@@ -4,6 +4,10 @@ An experiment directory holds ``experiment.json`` (the plan) and one run directo
 (condition, repeat): ``OUT/<condition>-r<repeat>``. Runs go repeat-major, so an interrupted
 experiment has whole repeats, and :func:`resume_experiment` finishes what is missing:
 unfinished runs resume, missing ones start, finished ones stay as they are.
+
+On a remote executor (Ray) the unit is the whole run: every missing or unfinished run is
+sent to a worker at once, and each comes back as files the driver writes
+(``_remote.RunUnit``), so the experiment directory looks the same whatever ran it.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import json
 import shutil
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +27,17 @@ from mnemometer.config import StrictModel, validate
 from mnemometer.errors import MnemometerError, RunLogError
 from mnemometer.log._reader import read_header
 from mnemometer.log._schema import HEADER_FILE
+from mnemometer.log._writer import write_header
 from mnemometer.runner._conditions import load_conditions, resolve, system_for
+from mnemometer.runner._executor import Done
+from mnemometer.runner._remote import (
+    RunUnit,
+    ShippedRun,
+    execute_run_unit,
+    remote_checks,
+    run_files,
+    write_shipped,
+)
 from mnemometer.runner._run import RunResult, RunSettings, resume, run
 from mnemometer.scoring.aggregate import run_summary
 from mnemometer.suites import create_suite
@@ -133,6 +147,7 @@ def run_experiment(
     # Build the suite once before anything is written: bad options, a malformed suite or
     # shell items without --allow-shell fail here, leaving no half-made experiment.
     create_suite(exp.suite, exp.suite_options)
+    _preflight(settings, exp.systems, [exp.dataset, *exp.suite_options.values()])
     if out is None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         out = Path("runs") / f"{exp.suite}-{stamp}-{uuid.uuid4().hex[:4]}"
@@ -174,7 +189,10 @@ def resume_experiment(
         RunLogError: not an experiment directory.
     """
     out = Path(out)
-    return _complete(out, read_experiment(out), settings, on_run)
+    plan = read_experiment(out)
+    specs = [_spec(e) for e in plan.systems]
+    _preflight(settings, specs, [plan.dataset, *plan.suite_options.values()])
+    return _complete(out, plan, settings, on_run)
 
 
 def is_experiment(path: str | Path) -> bool:
@@ -201,15 +219,35 @@ def read_experiment(out: str | Path) -> ExperimentFile:
         raise RunLogError(str(e)) from None
 
 
+def _spec(entry: _SystemEntry) -> SystemSpec:
+    return SystemSpec(
+        entry.kind, entry.name, dict(entry.options), entry.condition, tuple(entry.notes)
+    )
+
+
+def _preflight(settings: RunSettings | None, specs: Sequence[SystemSpec], inputs: list) -> None:
+    """Before anything is written: a remote executor's workers can build every system."""
+    executor = settings.executor if settings is not None else None
+    if executor is None or not getattr(executor, "remote", False):
+        return
+    systems: list[tuple[str, str]] = []
+    paths: list[str] = []
+    for spec in specs:
+        s, paths = remote_checks(spec, inputs)
+        systems += [x for x in s if x not in systems]
+    executor.preflight(systems, paths)  # type: ignore[attr-defined]
+
+
 def _complete(
     out: Path, plan: ExperimentFile, settings: RunSettings | None, on_run: OnRun | None
 ) -> ExperimentResult:
+    executor = settings.executor if settings is not None else None
+    if executor is not None and getattr(executor, "remote", False):
+        return _complete_remote(out, plan, settings or RunSettings(), on_run)
     results: list[RunResult] = []
     for r in range(plan.repeats):
         for entry in plan.systems:
-            spec = SystemSpec(
-                entry.kind, entry.name, dict(entry.options), entry.condition, tuple(entry.notes)
-            )
+            spec = _spec(entry)
             run_dir = out / f"{spec.label}-r{r}"
             if (run_dir / HEADER_FILE).is_file():
                 header = read_header(run_dir)
@@ -234,6 +272,67 @@ def _complete(
             if on_run is not None:
                 on_run(result)
     return ExperimentResult(plan.run_group, out, results)
+
+
+def _complete_remote(
+    out: Path, plan: ExperimentFile, settings: RunSettings, on_run: OnRun | None
+) -> ExperimentResult:
+    """Send every missing or unfinished run to the executor; write each as it comes back."""
+    executor: Any = settings.executor
+    on_worker = replace(settings, executor=None, progress=None)
+    order: list[str] = []
+    done: dict[str, RunResult] = {}
+    units: list[RunUnit] = []
+    for r in range(plan.repeats):
+        for entry in plan.systems:
+            spec = _spec(entry)
+            run_dir = out / f"{spec.label}-r{r}"
+            order.append(run_dir.name)
+            existing = None
+            if (run_dir / HEADER_FILE).is_file():
+                header = read_header(run_dir)
+                if header.status == "finished":
+                    done[run_dir.name] = RunResult(run_dir, header, run_summary(run_dir))
+                    continue
+                existing = run_files(run_dir)
+            elif run_dir.exists():  # created, then killed before its header was written
+                shutil.rmtree(run_dir)
+            units.append(
+                RunUnit(
+                    run_dir.name,
+                    plan.suite,
+                    spec,
+                    plan.dataset,
+                    dict(plan.suite_options),
+                    plan.run_group,
+                    r,
+                    on_worker,
+                    existing,
+                )
+            )
+
+    def record(d: Done[RunUnit]) -> None:
+        if d.error is not None:
+            if isinstance(d.error, MnemometerError):
+                raise d.error
+            raise MnemometerError(
+                f"run {d.item.name} failed on {executor.name}: {type(d.error).__name__}: "
+                f"{d.error}; the finished runs are kept: continue with --resume {out}"
+            )
+        shipped: ShippedRun = d.result
+        path = write_shipped(out, shipped)
+        header = read_header(path)
+        if d.attempts > 1:
+            note = f"{executor.name}: this run ran {d.attempts} times: {'; '.join(d.lost)}"
+            header = header.model_copy(update={"notes": [*header.notes, note]})
+            write_header(path, header)
+        result = RunResult(path, header, run_summary(path))
+        done[shipped.name] = result
+        if on_run is not None:
+            on_run(result)
+
+    executor.map(execute_run_unit, units, record, concurrency=max(1, len(units)), timeout=None)
+    return ExperimentResult(plan.run_group, out, [done[name] for name in order])
 
 
 def run_suite(
