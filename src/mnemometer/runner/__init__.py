@@ -5,11 +5,15 @@ from mnemometer.runner._executor import Executor, LocalExecutor, WorkerFn
 from mnemometer.runner._experiment import (
     Experiment,
     ExperimentResult,
+    OnRun,
+    check_remote,
+    complete_experiments,
     is_experiment,
     read_experiment,
     resume_experiment,
     run_experiment,
     run_suite,
+    start_experiment,
 )
 from mnemometer.runner._ray import RayExecutor
 from mnemometer.runner._run import (
@@ -27,10 +31,13 @@ __all__ = [
     "Executor",
     "Experiment",
     "ExperimentResult",
+    "OnRun",
     "LocalExecutor",
     "RayExecutor",
     "RunResult",
     "RunSettings",
+    "check_remote",
+    "complete_experiments",
     "is_experiment",
     "load_conditions",
     "read_experiment",
@@ -40,6 +47,7 @@ __all__ = [
     "run",
     "run_experiment",
     "run_suite",
+    "start_experiment",
     "summarize",
     "WorkerFn",
 ]

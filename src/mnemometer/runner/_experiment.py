@@ -147,7 +147,7 @@ def run_experiment(
     # Build the suite once before anything is written: bad options, a malformed suite or
     # shell items without --allow-shell fail here, leaving no half-made experiment.
     create_suite(exp.suite, exp.suite_options)
-    _preflight(settings, exp.systems, [exp.dataset, *exp.suite_options.values()])
+    check_remote(settings, exp.systems, [exp.dataset, *exp.suite_options.values()])
     if out is None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         out = Path("runs") / f"{exp.suite}-{stamp}-{uuid.uuid4().hex[:4]}"
@@ -157,6 +157,12 @@ def run_experiment(
             f"{out}: already exists and is not empty; choose another --out, "
             "or continue it with --resume"
         )
+    return _complete(out, start_experiment(exp, out), settings, on_run)
+
+
+def start_experiment(experiment: Experiment, out: Path) -> ExperimentFile:
+    """Write ``experiment.json`` for a new experiment in ``out`` (its runs start later)."""
+    exp = experiment.checked()
     out.mkdir(parents=True, exist_ok=True)
     plan = ExperimentFile(
         run_group=uuid.uuid4().hex[:12],
@@ -177,7 +183,23 @@ def run_experiment(
         created_at=datetime.now(UTC),
     )
     (out / EXPERIMENT_FILE).write_text(plan.model_dump_json(indent=1) + "\n", "utf-8")
-    return _complete(out, plan, settings, on_run)
+    return plan
+
+
+def complete_experiments(
+    plans: Sequence[tuple[Path, ExperimentFile]],
+    *,
+    settings: RunSettings | None = None,
+    on_run: OnRun | None = None,
+) -> list[ExperimentResult]:
+    """Finish several experiments; on a remote executor all their runs go out at once.
+
+    Used by sweeps: one experiment per dataset, every run of the matrix in one map.
+    """
+    executor = settings.executor if settings is not None else None
+    if executor is not None and getattr(executor, "remote", False):
+        return _complete_remote(plans, settings or RunSettings(), on_run)
+    return [_complete(out, plan, settings, on_run) for out, plan in plans]
 
 
 def resume_experiment(
@@ -191,7 +213,7 @@ def resume_experiment(
     out = Path(out)
     plan = read_experiment(out)
     specs = [_spec(e) for e in plan.systems]
-    _preflight(settings, specs, [plan.dataset, *plan.suite_options.values()])
+    check_remote(settings, specs, [plan.dataset, *plan.suite_options.values()])
     return _complete(out, plan, settings, on_run)
 
 
@@ -225,8 +247,15 @@ def _spec(entry: _SystemEntry) -> SystemSpec:
     )
 
 
-def _preflight(settings: RunSettings | None, specs: Sequence[SystemSpec], inputs: list) -> None:
-    """Before anything is written: a remote executor's workers can build every system."""
+def check_remote(settings: RunSettings | None, specs: Sequence[SystemSpec], inputs: list) -> None:
+    """Before anything is written: a remote executor's workers can build every system.
+
+    Nothing to check for the local executor.
+
+    Raises:
+        MnemometerError: a worker cannot build a system or read an input, Ray is missing,
+            or the cluster cannot be reached.
+    """
     executor = settings.executor if settings is not None else None
     if executor is None or not getattr(executor, "remote", False):
         return
@@ -243,7 +272,7 @@ def _complete(
 ) -> ExperimentResult:
     executor = settings.executor if settings is not None else None
     if executor is not None and getattr(executor, "remote", False):
-        return _complete_remote(out, plan, settings or RunSettings(), on_run)
+        return _complete_remote([(out, plan)], settings or RunSettings(), on_run)[0]
     results: list[RunResult] = []
     for r in range(plan.repeats):
         for entry in plan.systems:
@@ -275,30 +304,29 @@ def _complete(
 
 
 def _complete_remote(
-    out: Path, plan: ExperimentFile, settings: RunSettings, on_run: OnRun | None
-) -> ExperimentResult:
+    plans: Sequence[tuple[Path, ExperimentFile]], settings: RunSettings, on_run: OnRun | None
+) -> list[ExperimentResult]:
     """Send every missing or unfinished run to the executor; write each as it comes back."""
     executor: Any = settings.executor
     on_worker = replace(settings, executor=None, progress=None)
-    order: list[str] = []
-    done: dict[str, RunResult] = {}
+    done: dict[Path, RunResult] = {}
     units: list[RunUnit] = []
-    for r in range(plan.repeats):
-        for entry in plan.systems:
-            spec = _spec(entry)
-            run_dir = out / f"{spec.label}-r{r}"
-            order.append(run_dir.name)
-            existing = None
-            if (run_dir / HEADER_FILE).is_file():
-                header = read_header(run_dir)
-                if header.status == "finished":
-                    done[run_dir.name] = RunResult(run_dir, header, run_summary(run_dir))
-                    continue
-                existing = run_files(run_dir)
-            elif run_dir.exists():  # created, then killed before its header was written
-                shutil.rmtree(run_dir)
-            units.append(
-                RunUnit(
+    outs: dict[int, Path] = {}
+    for out, plan in plans:
+        for r in range(plan.repeats):
+            for entry in plan.systems:
+                spec = _spec(entry)
+                run_dir = out / f"{spec.label}-r{r}"
+                existing = None
+                if (run_dir / HEADER_FILE).is_file():
+                    header = read_header(run_dir)
+                    if header.status == "finished":
+                        done[run_dir] = RunResult(run_dir, header, run_summary(run_dir))
+                        continue
+                    existing = run_files(run_dir)
+                elif run_dir.exists():  # created, then killed before its header was written
+                    shutil.rmtree(run_dir)
+                unit = RunUnit(
                     run_dir.name,
                     plan.suite,
                     spec,
@@ -309,15 +337,18 @@ def _complete_remote(
                     on_worker,
                     existing,
                 )
-            )
+                units.append(unit)
+                outs[id(unit)] = out
 
     def record(d: Done[RunUnit]) -> None:
+        out = outs[id(d.item)]
         if d.error is not None:
             if isinstance(d.error, MnemometerError):
                 raise d.error
             raise MnemometerError(
-                f"run {d.item.name} failed on {executor.name}: {type(d.error).__name__}: "
-                f"{d.error}; the finished runs are kept: continue with --resume {out}"
+                f"run {out / d.item.name} failed on {executor.name}: "
+                f"{type(d.error).__name__}: {d.error}; the finished runs are kept: "
+                f"continue with --resume"
             )
         shipped: ShippedRun = d.result
         path = write_shipped(out, shipped)
@@ -327,12 +358,23 @@ def _complete_remote(
             header = header.model_copy(update={"notes": [*header.notes, note]})
             write_header(path, header)
         result = RunResult(path, header, run_summary(path))
-        done[shipped.name] = result
+        done[path] = result
         if on_run is not None:
             on_run(result)
 
     executor.map(execute_run_unit, units, record, concurrency=max(1, len(units)), timeout=None)
-    return ExperimentResult(plan.run_group, out, [done[name] for name in order])
+    return [
+        ExperimentResult(
+            plan.run_group,
+            out,
+            [
+                done[out / f"{_spec(e).label}-r{r}"]
+                for r in range(plan.repeats)
+                for e in plan.systems
+            ],
+        )
+        for out, plan in plans
+    ]
 
 
 def run_suite(
