@@ -356,3 +356,48 @@ def test_an_unreachable_cluster_is_one_line_naming_the_fix(tmp_path: Path):
     assert r.exit_code == 2
     assert "cannot reach a Ray cluster" in r.output and "ray start --head" in r.output
     assert time.monotonic() - t0 < 30 and not (tmp_path / "r").exists()
+
+
+def test_a_sweep_on_ray_gives_the_runs_and_leaderboard_of_a_local_one(cluster, tmp_path: Path):
+    from mnemometer.workflows import sweep
+
+    path = tmp_path / "sweep.toml"
+    path.write_text(
+        textwrap.dedent(
+            """
+            repeats = 2
+            [[systems]]
+            store = "keyword"
+            [[systems]]
+            store = "bm25"
+            [[datasets]]
+            path = "demo-en"
+            [[datasets]]
+            path = "demo-zh"
+            [[compare]]
+            baseline = "keyword"
+            candidate = "bm25"
+            """
+        )
+    )
+    local = sweep(path, tmp_path / "local")
+    remote = sweep(path, tmp_path / "ray", settings=RunSettings(executor=_ray(cluster)))
+    names = sorted(
+        r.path.relative_to(tmp_path / "ray").as_posix()
+        for e in remote.experiments.values()
+        for r in e.runs
+    )
+    assert names == sorted(
+        f"{ds}/{s}-r{k}"
+        for ds in ("demo-en", "demo-zh")
+        for s in ("keyword", "bm25")
+        for k in (0, 1)
+    )
+    for ds, exp in remote.experiments.items():
+        for a, b in zip(local.experiments[ds].runs, exp.runs, strict=True):
+            assert comparable(read_items(a.path)) == comparable(read_items(b.path))
+            assert read_header(b.path).executor == "ray"
+    board = remote.leaderboard.read_text()
+    assert board == local.leaderboard.read_text()
+    assert "| 1 | bm25 |" in board and "Paired comparisons" in board
+    assert len(remote.comparisons) == 2 and all(p.is_file() for p in remote.comparisons)
