@@ -401,3 +401,44 @@ def test_a_sweep_on_ray_gives_the_runs_and_leaderboard_of_a_local_one(cluster, t
     assert board == local.leaderboard.read_text()
     assert "| 1 | bm25 |" in board and "Paired comparisons" in board
     assert len(remote.comparisons) == 2 and all(p.is_file() for p in remote.comparisons)
+
+
+def test_scenarios_on_ray_actors_grade_as_locally(cluster, tmp_path: Path):
+    """An LLM-bound suite: each actor builds the rag agent, the model answers over HTTP."""
+    from mnemometer.llm import LLMSettings
+    from mnemometer.testing import FakeLLMServer
+    from mnemometer.testing.llm_server import echo_memories
+
+    spec = SystemSpec.agent("rag").options_with_store("bm25", None)
+    opts = {"similarity": "none"}
+    with FakeLLMServer(default=echo_memories) as srv:
+        llm = LLMSettings(srv.base_url, srv.model)
+        local = run(
+            "scenarios",
+            spec,
+            out=tmp_path / "local",
+            suite_options=opts,
+            settings=RunSettings(concurrency=2, llm=llm),
+        )
+        remote = run(
+            "scenarios",
+            spec,
+            out=tmp_path / "ray",
+            suite_options=opts,
+            settings=RunSettings(concurrency=2, llm=llm, executor=_ray(cluster)),
+        )
+
+    def graded(path):
+        return sorted(
+            (
+                i.item_id,
+                i.success,
+                [(m.name, m.value) for m in i.metrics if m.name != "latency"],
+                [(t.get("reply"), t.get("grade")) for t in i.extra["turns"]],
+            )
+            for i in read_items(path)
+        )
+
+    assert len(read_items(remote.path)) == 13
+    assert graded(remote.path) == graded(local.path)
+    assert (remote.path / "scenarios.csv").is_file()

@@ -21,7 +21,13 @@ T = TypeVar("T")
 
 @runtime_checkable
 class Executor(Protocol):
-    """Runs work units and reports each outcome to the driver."""
+    """Runs work units and reports each outcome to the driver.
+
+    An executor whose workers are other processes also sets ``remote = True`` and has
+    ``preflight(systems, paths)``: it is then given a :class:`WorkerFn` for items, and
+    picklable functions for whole runs (``RayExecutor``); without the attribute an
+    executor is taken to run calls in this process.
+    """
 
     name: str
     """Recorded in the run header (``local``, ``ray``, ...)."""

@@ -202,7 +202,6 @@ class RayExecutor:
         """See :meth:`Executor.map`; ``fn`` must be picklable (a ``WorkerFn`` or a function)."""
         if not units:
             return
-        ray = self.connect()
         n = max(1, min(concurrency, len(units), self.slots()))
         slots: Any = _Actors(self, fn, n) if isinstance(fn, WorkerFn) else _Tasks(self, fn, n)
         try:
@@ -210,7 +209,6 @@ class RayExecutor:
         finally:
             slots.close()
             self.worker_pids = []
-        del ray
 
 
 _FIX = (
