@@ -36,8 +36,9 @@ import time
 class SlowStore:
     """A keyword store that takes ``delay`` seconds per search (a remote system's latency)."""
 
-    def __init__(self, delay=0.02):
+    def __init__(self, delay=0.02, stall="", stall_delay=60.0):
         self.delay, self.docs = float(delay), []
+        self.stall, self.stall_delay = stall, float(stall_delay)
 
     def reset(self):
         self.docs = []
@@ -46,7 +47,7 @@ class SlowStore:
         self.docs.append((metadata["memory_id"], set(text.lower().split())))
 
     def search(self, query, top_k):
-        time.sleep(self.delay)
+        time.sleep(self.stall_delay if self.stall and self.stall in query else self.delay)
         words = set(query.lower().split())
         scored = [(len(words & d), i, mid) for i, (mid, d) in enumerate(self.docs)]
         scored = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
@@ -442,3 +443,19 @@ def test_scenarios_on_ray_actors_grade_as_locally(cluster, tmp_path: Path):
     assert len(read_items(remote.path)) == 13
     assert graded(remote.path) == graded(local.path)
     assert (remote.path / "scenarios.csv").is_file()
+
+
+def test_a_unit_that_overruns_times_out_and_its_worker_is_replaced(cluster, tmp_path: Path):
+    spec = SystemSpec.store("slow", delay=0.0, stall="Lisbon", stall_delay=60)
+    settings = RunSettings(concurrency=2, timeout=1.0, executor=_ray(cluster))
+    t0 = time.monotonic()
+    res = run("retrieval", spec, dataset="demo-en", out=tmp_path / "r", settings=settings)
+    assert time.monotonic() - t0 < 50  # the stalled calls were not waited for
+    items = {i.item_id: i for i in read_items(res.path)}
+    assert len(items) == 15
+    assert {k for k, i in items.items() if i.status == "timeout"} == {"enq04", "enq09"}
+    ref = run(
+        "retrieval", SystemSpec.store("slow", delay=0.0), dataset="demo-en", out=tmp_path / "ref"
+    )
+    fine = [i for i in read_items(ref.path) if i.item_id not in ("enq04", "enq09")]
+    assert comparable(fine) == comparable([i for i in items.values() if i.status == "ok"])
