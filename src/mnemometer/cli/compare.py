@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from mnemometer import stats
 from mnemometer.cli._common import echo_err
 
 
@@ -27,9 +28,15 @@ from mnemometer.cli._common import echo_err
     help="Pair runs over different suites, options or datasets anyway (recorded).",
 )
 @click.option(
-    "--resamples", type=int, default=10_000, show_default=True, help="Bootstrap resamples."
+    "--resamples",
+    type=int,
+    default=stats.DEFAULT_RESAMPLES,
+    show_default=True,
+    help="Bootstrap resamples.",
 )
-@click.option("--seed", type=int, default=0x5EED, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--seed", type=int, default=stats.DEFAULT_SEED, show_default=True, help="Bootstrap seed."
+)
 @click.option(
     "--confidence", type=float, default=0.95, show_default=True, help="Interval coverage."
 )

@@ -20,6 +20,7 @@ from mnemometer.cli.query import query_cmd
 from mnemometer.cli.report import report_cmd
 from mnemometer.cli.reproduce import reproduce_cmd
 from mnemometer.cli.run import run_cmd
+from mnemometer.cli.serve import serve_group
 from mnemometer.cli.serve_llm import serve_llm_cmd
 from mnemometer.cli.sweep import sweep_cmd
 from mnemometer.errors import MnemometerError
@@ -44,6 +45,7 @@ for command in (build_cmd, clean_cmd, sweep_cmd):
 cli.add_command(query_cmd)
 
 cli.add_command(serve_llm_cmd)
+cli.add_command(serve_group)
 
 
 def main(argv: list[str] | None = None) -> None:

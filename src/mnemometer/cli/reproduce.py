@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from mnemometer import stats
 from mnemometer.cli._common import echo_err
 
 
@@ -30,7 +31,11 @@ from mnemometer.cli._common import echo_err
     "--memories", type=click.Path(path_type=Path), help="Seed memories overriding the manifest's."
 )
 @click.option(
-    "--resamples", type=int, default=10_000, show_default=True, help="Bootstrap resamples."
+    "--resamples",
+    type=int,
+    default=stats.DEFAULT_RESAMPLES,
+    show_default=True,
+    help="Bootstrap resamples.",
 )
 def reproduce_cmd(
     suite: Path,

@@ -9,7 +9,16 @@ from typing import Any
 
 import click
 
-from mnemometer.cli._common import echo_err, executor_options, make_executor
+from mnemometer.cli._common import (
+    LLM_KEYS,
+    default_of,
+    echo_err,
+    executor_options,
+    llm_options,
+    llm_settings,
+    make_executor,
+)
+from mnemometer.runner._run import RunSettings
 
 
 @click.command("sweep")
@@ -25,18 +34,24 @@ from mnemometer.cli._common import echo_err, executor_options, make_executor
     "--concurrency",
     "-c",
     type=int,
-    default=1,
+    default=default_of(RunSettings, "concurrency"),
     show_default=True,
     help="Items in flight at once within each run.",
 )
 @click.option(
     "--timeout",
     type=float,
-    default=60.0,
+    default=default_of(RunSettings, "timeout"),
     show_default=True,
     help="Seconds allowed per item call; 0 for no limit.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every run.")
+@click.option(
+    "--seed",
+    type=int,
+    default=default_of(RunSettings, "seed"),
+    show_default=True,
+    help="Seed of every run.",
+)
 @click.option(
     "--format",
     "fmt",
@@ -45,6 +60,7 @@ from mnemometer.cli._common import echo_err, executor_options, make_executor
     show_default=True,
     help="What to print at the end: the leaderboard, a JSON index, or nothing.",
 )
+@llm_options
 @executor_options
 def sweep_cmd(file: Path, out: Path, **kw: Any) -> None:
     r"""Run the sweep in FILE (TOML) into OUT and end with its leaderboard.
@@ -60,13 +76,13 @@ def sweep_cmd(file: Path, out: Path, **kw: Any) -> None:
       mnemometer sweep sweep.toml --out runs/sweep
       mnemometer sweep sweep.toml --out runs/sweep --executor ray --ray-address 10.0.0.5:6379
     """
-    from mnemometer.runner import RunSettings
     from mnemometer.workflows import sweep
 
     settings = RunSettings(
         concurrency=kw["concurrency"],
         timeout=kw["timeout"],
         seed=kw["seed"],
+        llm=llm_settings(kw) if any(kw.get(k) for k in LLM_KEYS) else None,
         executor=make_executor(kw),
     ).checked()
 

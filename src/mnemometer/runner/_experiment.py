@@ -56,6 +56,7 @@ class Experiment:
         repeats: runs of every condition.
         dataset: the dataset (a path or built-in name) for suites that take one.
         suite_options: options for the suite.
+        limit: run only the first ``limit`` items of the suite's plan.
     """
 
     suite: str
@@ -63,6 +64,7 @@ class Experiment:
     repeats: int = 1
     dataset: str | None = None
     suite_options: dict[str, Any] = field(default_factory=dict)
+    limit: int | None = None
 
     def checked(self) -> Experiment:
         """Validated plan.
@@ -112,6 +114,8 @@ class ExperimentFile(StrictModel):
     """One entry per condition, in run order."""
     repeats: int
     """Runs per condition."""
+    limit: int | None = None
+    """Only the first ``limit`` items ran."""
     created_at: datetime
     """When it started (UTC)."""
 
@@ -180,6 +184,7 @@ def start_experiment(experiment: Experiment, out: Path) -> ExperimentFile:
             for s in exp.systems
         ],
         repeats=exp.repeats,
+        limit=exp.limit,
         created_at=datetime.now(UTC),
     )
     (out / EXPERIMENT_FILE).write_text(plan.model_dump_json(indent=1) + "\n", "utf-8")
@@ -296,6 +301,7 @@ def _complete(
                     settings=settings,
                     run_group=plan.run_group,
                     repeat=r,
+                    limit=plan.limit,
                 )
             results.append(result)
             if on_run is not None:
@@ -336,6 +342,7 @@ def _complete_remote(
                     r,
                     on_worker,
                     existing,
+                    plan.limit,
                 )
                 units.append(unit)
                 outs[id(unit)] = out
@@ -389,6 +396,7 @@ def run_suite(
     suite_options: dict[str, Any] | None = None,
     settings: RunSettings | None = None,
     on_run: OnRun | None = None,
+    limit: int | None = None,
 ) -> ExperimentResult:
     """Run a suite directory under each condition, ``repeat`` times (an experiment).
 
@@ -404,6 +412,7 @@ def run_suite(
         suite_options: more options for the ``items`` suite (``min_support``, ...).
         settings: concurrency, timeouts, LLM endpoint, ...
         on_run: called with each finished run.
+        limit: run only the first ``limit`` items.
 
     Raises:
         MnemometerError: bad suite, unknown condition, bad options.
@@ -428,7 +437,7 @@ def run_suite(
             "pass --profile llm (the offline profile makes no provider calls)"
         )
     repeats = loaded.manifest.default_repeats if repeat is None else repeat
-    exp = Experiment("items", systems, repeats, None, opts)
+    exp = Experiment("items", systems, repeats, None, opts, limit)
     return run_experiment(exp, out, settings=settings, on_run=on_run)
 
 

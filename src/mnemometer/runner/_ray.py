@@ -223,9 +223,13 @@ def _node_check(fn: Callable[..., list[str]], *args: Any) -> tuple[int, list[str
     return os.getpid(), fn(*args)
 
 
-def _call(fn: Callable[[Any], Any], unit: Any) -> tuple[Any, float, int]:
+def _call(fn: Callable[[Any], Any], unit: Any, timeout: float | None) -> tuple[Any, float, int]:
+    """Run one unit on a worker under its deadline (calls it makes cap their waits to it)."""
+    from mnemometer import deadline
+
     t0 = time.perf_counter()
-    out = fn(unit)
+    with deadline.bound(deadline.Deadline.after(timeout, "unit")):
+        out = fn(unit)
     return out, time.perf_counter() - t0, os.getpid()
 
 
@@ -238,8 +242,8 @@ class _Worker:
     def setup(self) -> tuple[dict[str, float], int]:
         return self.fn.setup(), os.getpid()
 
-    def run(self, unit: Any) -> tuple[Any, float, int]:
-        return _call(self.fn, unit)
+    def run(self, unit: Any, timeout: float | None) -> tuple[Any, float, int]:
+        return _call(self.fn, unit, timeout)
 
     def teardown(self) -> None:
         self.fn.teardown()
@@ -275,8 +279,8 @@ class _Tasks:
         self.remote = ray.remote(num_cpus=ex.num_cpus, max_retries=0)(_call)
         self.free = [_Slot(None) for _ in range(n)]
 
-    def submit(self, slot: _Slot, unit: Any) -> Any:
-        return self.remote.remote(self.fn_ref, unit)
+    def submit(self, slot: _Slot, unit: Any, timeout: float | None) -> Any:
+        return self.remote.remote(self.fn_ref, unit, timeout)
 
     def replace(self, slot: _Slot, ref: Any, kill: bool) -> _Slot:
         if kill:
@@ -319,8 +323,8 @@ class _Actors:
         self.actors.extend(slots)
         return slots
 
-    def submit(self, slot: _Slot, unit: Any) -> Any:
-        return slot.handle.run.remote(unit)
+    def submit(self, slot: _Slot, unit: Any, timeout: float | None) -> Any:
+        return slot.handle.run.remote(unit, timeout)
 
     def replace(self, slot: _Slot, ref: Any, kill: bool) -> _Slot:
         del ref
@@ -364,7 +368,7 @@ class _Dispatch:
             while self.queue and self.slots.free:
                 unit, attempt, lost = self.queue.popleft()
                 slot = self.slots.free.pop()
-                ref = self.slots.submit(slot, unit)
+                ref = self.slots.submit(slot, unit, self.timeout)
                 self.inflight[ref] = (slot, unit, attempt, lost, time.perf_counter())
             ready, _ = self.ray.wait(list(self.inflight), num_returns=1, timeout=self._wait())
             for ref in ready:

@@ -147,6 +147,7 @@ class RunUnit:
         repeat: this run's repeat.
         settings: run settings for the worker's local threads (no executor, no callback).
         existing: an interrupted run's files, to continue on the worker (``None``: start).
+        limit: run only the first ``limit`` items of the plan.
     """
 
     name: str
@@ -158,6 +159,7 @@ class RunUnit:
     repeat: int
     settings: Any
     existing: dict[str, bytes] | None = None
+    limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -195,6 +197,7 @@ def execute_run_unit(unit: RunUnit) -> ShippedRun:
                 settings=settings,
                 run_group=unit.run_group,
                 repeat=unit.repeat,
+                limit=unit.limit,
             )
         return ShippedRun(unit.name, _collect(run_dir))
     finally:

@@ -19,7 +19,9 @@ from mnemometer.systems import close
 DEFAULT_KS = (1, 5, 10, 20)
 
 
-def store_dataset(store: Any, dataset: Dataset, versions: str = "all") -> dict[str, float]:
+def store_dataset(
+    store: Any, dataset: Dataset, versions: str = "all", progress: Any = None
+) -> dict[str, float]:
     """Reset ``store`` and give it every memory; return ``{"index": seconds}``.
 
     The store sees text, ``memory_id`` and ``timestamp`` only: never the answer-key labels.
@@ -36,11 +38,17 @@ def store_dataset(store: Any, dataset: Dataset, versions: str = "all") -> dict[s
             meta["timestamp"] = m.timestamp.isoformat()
         texts = m.texts() if versions == "all" else m.texts()[:1]
         batch.extend((text, dict(meta)) for _, text in texts)
+    total = len(batch)
     if isinstance(store, BatchStore):
         store.store_many(batch)
     else:
-        for text, meta in batch:
+        step = max(1, total // 100)
+        for n, (text, meta) in enumerate(batch, 1):
             store.store(text, meta)
+            if progress is not None and (n % step == 0 or n == total):
+                progress("index", n, total)
+    if progress is not None:
+        progress("index", total, total)
     if isinstance(store, Flushable):
         store.flush()
     return {"index": time.perf_counter() - t0}
@@ -108,8 +116,9 @@ class RetrievalSuite(BaseSuite):
         spec, so no conversation's turns can answer another's questions.
         """
         self._abstains = bool(getattr(system, "abstains", False))
-        timings = store_dataset(system, dataset, self.versions)
-        for conv in dataset.conversations:
+        timings = store_dataset(system, dataset, self.versions, ctx.report)
+        for n, conv in enumerate(dataset.conversations, 1):
+            ctx.report("ingest", n - 1, len(dataset.conversations))
             store = ctx.isolated(_namespace(conv.id), lang=dataset.info.language)
             self._stores[conv.id] = store
             turns = dataset.with_turn_memories(conv.id)
