@@ -124,7 +124,8 @@ def _systems(logs: list[RunLog]) -> list[str]:
     a reader can choose between, so they stay in the run's header, not in the row name.
     """
     base = [
-        h.system.name + (f" ({h.system.condition})" if h.system.condition else "")
+        h.system.name
+        + (f" ({h.system.condition})" if h.system.condition not in (None, h.system.name) else "")
         for h in (r.header for r in logs)
     ]
     varying: dict[str, set[str]] = defaultdict(set)
