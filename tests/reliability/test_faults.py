@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import invoke_cli
+from wrapped import WrappedBM25
 
 from mnemometer._registry import AGENTS, STORES
 from mnemometer.datasets.generate import write_generated
@@ -45,22 +46,8 @@ def fault_for(text: str) -> str | None:
     return None
 
 
-class FaultStore:
+class FaultStore(WrappedBM25):
     """bm25 with faults injected by a seeded draw on the query text."""
-
-    def __init__(self, lang: str = "auto") -> None:
-        from mnemometer.stores.bm25 import BM25Store
-
-        self.inner = BM25Store(lang=lang)
-
-    def reset(self) -> None:
-        self.inner.reset()
-
-    def store(self, text: str, metadata: dict) -> None:
-        self.inner.store(text, metadata)
-
-    def flush(self) -> None:
-        self.inner.flush()
 
     def search(self, query: str, top_k: int):
         kind = fault_for(query)

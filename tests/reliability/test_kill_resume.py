@@ -132,10 +132,6 @@ def _kill_repeatedly(
     return kills
 
 
-def _has_experiment(out: Path) -> bool:
-    return (out / "experiment.json").exists()
-
-
 def _points(rng: random.Random, total: int, kills: int, before_first: bool) -> list[int]:
     """Increasing kill points in log lines: 0 means after the header, before any item."""
     picks = sorted(rng.sample(range(1, total), kills - int(before_first)))
@@ -177,33 +173,46 @@ def _env(tmp: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def _single(
+def _runs(out: Path) -> list[Path]:
+    """The run directories under ``out``: itself for a run, its runs for an experiment."""
+    return [out] if (out / "header.json").exists() else _run_dirs(out)
+
+
+def _check(
     tmp: Path, cmd: list[str], env: dict[str, str], kills: int, before_first: bool, seed: int
 ) -> None:
+    """Kill ``cmd`` (a run or an experiment) at seeded points, resume, compare with a
+    run that was never interrupted."""
     full = subprocess.run(
         [*cmd, "--out", str(tmp / "full")], env=env, capture_output=True, text=True
     )
     assert full.returncode in (0, 1), full.stderr[-3000:]
-    total = len(read_items(tmp / "full"))
+    total = sum(len(read_items(d)) for d in _runs(tmp / "full"))
     out = tmp / "killed"
+    single = (tmp / "full" / "header.json").exists()
     points = _points(random.Random(seed), total, kills, before_first)
     landed = _kill_repeatedly(
         [*cmd, "--out", str(out)],
         out,
         env,
-        lambda: _lines(out / "items.jsonl"),
+        (lambda: _lines(out / "items.jsonl")) if single else (lambda: _lines_under(out)),
         points,
-        lambda: [out] if (out / "header.json").exists() else [],
+        lambda: _runs(out),
         tmp,
     )
     assert landed >= 1
-    assert _view(out) == _view(tmp / "full")
-    raw = [json.loads(line) for line in (out / "items.jsonl").read_bytes().splitlines() if line]
-    keys = [(r["item_id"], r.get("step")) for r in raw]
-    assert len(keys) == len(set(keys)), "an item was logged twice"
-    h = read_header(out)
-    assert h.status == "finished" and h.resumes == landed
-    assert (out / "summary.json").exists()
+    names = [d.relative_to(tmp / "full") for d in _runs(tmp / "full")]
+    assert [d.relative_to(out) for d in _runs(out)] == names
+    for name in names:
+        run_dir = out / name
+        assert _view(run_dir) == _view(tmp / "full" / name), name
+        raw = [json.loads(x) for x in (run_dir / "items.jsonl").read_bytes().splitlines() if x]
+        keys = [(r["item_id"], r.get("step")) for r in raw]
+        assert len(keys) == len(set(keys)), f"{name}: an item was logged twice"
+        assert read_header(run_dir).status == "finished"
+        assert (run_dir / "summary.json").exists()
+    if single:
+        assert read_header(out).resumes == landed
     assert not (out / ".mnemometer.lock").exists()
 
 
@@ -214,7 +223,7 @@ def test_retrieval_survives_sigkill(tmp_path: Path, kills: int, before_first: bo
     dataset = seed_file("memtest", "hp_benchmark_db.json")
     cmd = [MNEMOMETER, "run", "retrieval", "-d", str(dataset), "-s", "slow", "-S", "delay=0.01"]
     cmd += ["-c", "3", "--format", "none"]
-    _single(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=1)
+    _check(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=1)
 
 
 @pytest.mark.parametrize(("kills", "before_first"), SLOW_KILLS)
@@ -225,7 +234,7 @@ def test_memtest_survives_sigkill(tmp_path: Path, kills: int, before_first: bool
     write_generated(data, 60, "en", seed=3)
     cmd = [MNEMOMETER, "run", "memtest", "-d", str(data), "-s", "slow", "-S", "delay=0.003"]
     cmd += ["-c", "2", "--format", "none"]
-    _single(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=2)
+    _check(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=2)
 
 
 @pytest.fixture
@@ -245,38 +254,7 @@ def test_scenarios_survive_sigkill(
     cmd = [MNEMOMETER, "run", "scenarios", "--agent", "rag", "--store", "bm25"]
     cmd += ["--llm-base-url", slow_llm.base_url, "--llm-model", slow_llm.model]
     cmd += ["-O", "similarity=none", "-c", "2", "--format", "none"]
-    _single(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=3)
-
-
-def _experiment(
-    tmp: Path, cmd: list[str], env: dict[str, str], kills: int, before_first: bool, seed: int
-) -> None:
-    full = subprocess.run(
-        [*cmd, "--out", str(tmp / "full")], env=env, capture_output=True, text=True
-    )
-    assert full.returncode in (0, 1), full.stderr[-3000:]
-    total = sum(len(read_items(d)) for d in _run_dirs(tmp / "full"))
-    out = tmp / "killed"
-    points = _points(random.Random(seed), total, kills, before_first)
-    landed = _kill_repeatedly(
-        [*cmd, "--out", str(out)],
-        out,
-        env,
-        lambda: _lines_under(out),
-        points,
-        lambda: _run_dirs(out),
-        tmp,
-    )
-    assert landed >= 1
-    names = [d.name for d in _run_dirs(tmp / "full")]
-    assert [d.name for d in _run_dirs(out)] == names
-    for name in names:
-        assert _view(out / name) == _view(tmp / "full" / name), name
-        raw = [json.loads(x) for x in (out / name / "items.jsonl").read_bytes().splitlines() if x]
-        keys = [(r["item_id"], r.get("step")) for r in raw]
-        assert len(keys) == len(set(keys)), f"{name}: an item was logged twice"
-        assert read_header(out / name).status == "finished"
-    assert not (out / ".mnemometer.lock").exists()
+    _check(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=3)
 
 
 @pytest.mark.parametrize(("kills", "before_first"), SLOW_KILLS)
@@ -296,7 +274,7 @@ def test_an_experiment_directory_survives_sigkill(
         str(conditions),
     ]
     cmd += ["--condition", "slow-a", "--condition", "slow-b", "--repeat", "2", "--format", "none"]
-    _experiment(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=4)
+    _check(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=4)
 
 
 @pytest.mark.parametrize(("kills", "before_first"), SLOW_KILLS)
@@ -304,7 +282,7 @@ def test_build_tasks_survive_sigkill(tmp_path: Path, kills: int, before_first: b
     cmd = [MNEMOMETER, "run", str(EXAMPLES / "suites" / "build-site"), "--allow-shell"]
     cmd += ["--format", "none"]
     # Two conditions, each a task and a three-step sequence: 8 lines.
-    _experiment(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=5)
+    _check(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=5)
 
 
 def test_the_kill_helpers_see_a_run_that_finished_first(tmp_path: Path) -> None:

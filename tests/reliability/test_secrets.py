@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import invoke_cli
+from wrapped import WrappedBM25
 
 from mnemometer._registry import STORES
 from mnemometer.testing import FakeLLMServer
@@ -16,27 +17,16 @@ from mnemometer.testing.llm_server import echo_memories
 CANARY = "sk-canary-7f3a9c21d4e8b6"
 
 
-class KeyedStore:
+class KeyedStore(WrappedBM25):
     """bm25 that needs an API key (as hosted stores do) and fails without the right one."""
 
     def __init__(self, api_key: str = "", lang: str = "auto") -> None:
         import os
 
-        from mnemometer.stores.bm25 import BM25Store
-
         key = api_key or os.environ.get("KEYED_TEST_API_KEY", "")
         if key != CANARY:
             raise RuntimeError(f"bad key {key!r}")
-        self.inner = BM25Store(lang=lang)
-
-    def reset(self) -> None:
-        self.inner.reset()
-
-    def store(self, text: str, metadata: dict) -> None:
-        self.inner.store(text, metadata)
-
-    def flush(self) -> None:
-        self.inner.flush()
+        super().__init__(lang)
 
     def search(self, query: str, top_k: int):
         if "Naples" in query:  # an error message that quotes the key, as careless SDKs do
@@ -90,58 +80,23 @@ def test_a_planted_key_lands_in_no_file(tmp_path: Path, keyed, monkeypatch) -> N
             invoke_cli("report", "exp/keyed-test-r0", "--format", fmt, "-o", f"r.{fmt}").exit_code
             == 0
         )
-    # An LLM key by environment and by flag, with a server that insists on it.
+    # An LLM key by environment, by flag and in a config file, to a server that insists.
+    scenarios = ["run", "scenarios", "--agent", "rag", "--store", "bm25"]
+    scenarios += ["--scenario", "task_continuity", "-O", "similarity=none", "--format", "none"]
+    cfg = work / "llm.toml"
     with FakeLLMServer(default=echo_memories, api_key=CANARY) as srv:
-        monkeypatch.setenv("MNEMOMETER_LLM_API_KEY", CANARY)
-        for extra in ([], ["--llm-api-key", CANARY]):
-            out = f"sc{len(extra)}"
-            r = invoke_cli(
-                "run",
-                "scenarios",
-                "--agent",
-                "rag",
-                "--store",
-                "bm25",
-                "--llm-base-url",
-                srv.base_url,
-                "--llm-model",
-                srv.model,
-                "--scenario",
-                "task_continuity",
-                "-O",
-                "similarity=none",
-                "--out",
-                out,
-                "--format",
-                "none",
-                *extra,
-            )
-            assert r.exit_code == 0, r.output
-        # ... and in an LLM config file.
-        cfg = work / "llm.toml"
         cfg.write_text(
             f'[llm]\nbase_url = "{srv.base_url}"\nmodel = "{srv.model}"\napi_key = "{CANARY}"\n'
         )
-        monkeypatch.delenv("MNEMOMETER_LLM_API_KEY")
-        r = invoke_cli(
-            "run",
-            "scenarios",
-            "--agent",
-            "rag",
-            "--store",
-            "bm25",
-            "--llm-config",
-            str(cfg),
-            "--scenario",
-            "task_continuity",
-            "-O",
-            "similarity=none",
-            "--out",
-            "sc-cfg",
-            "--format",
-            "none",
-        )
-        assert r.exit_code == 0, r.output
+        endpoint = ["--llm-base-url", srv.base_url, "--llm-model", srv.model]
+        monkeypatch.setenv("MNEMOMETER_LLM_API_KEY", CANARY)
+        for n, flags in enumerate(
+            (endpoint, [*endpoint, "--llm-api-key", CANARY], ["--llm-config", str(cfg)])
+        ):
+            if n == 2:
+                monkeypatch.delenv("MNEMOMETER_LLM_API_KEY")
+            r = invoke_cli(*scenarios, *flags, "--out", f"sc{n}")
+            assert r.exit_code == 0, r.output
     cfg.unlink()  # the user's own file holds the key, of course
     leaks = _leaks(work)
     assert not leaks, f"the key was written to {leaks}"
