@@ -10,6 +10,7 @@ from mnemometer.log import read_header, read_items
 from mnemometer.runner import resume_experiment, run_suite
 
 SUITE = Path(__file__).resolve().parents[2] / "examples" / "suites" / "build-site"
+SHELL = {"allow_shell": True}
 
 
 def _view(run_dir: Path) -> list[tuple]:
@@ -27,7 +28,7 @@ def _lines(run_dir: Path) -> list[bytes]:
 
 
 def test_a_sequence_cut_between_its_steps_is_run_again(tmp_path: Path) -> None:
-    exp = run_suite(SUITE, out=tmp_path / "exp", suite_options={"allow_shell": True})
+    exp = run_suite(SUITE, out=tmp_path / "exp", conditions=["lexical"], suite_options=SHELL)
     run_dir = exp.runs[-1].path
     full = _view(run_dir)
     lines = _lines(run_dir)
@@ -44,7 +45,7 @@ def test_a_sequence_cut_between_its_steps_is_run_again(tmp_path: Path) -> None:
 
 
 def test_a_retried_failure_leaves_no_stale_error_behind(tmp_path: Path) -> None:
-    exp = run_suite(SUITE, out=tmp_path / "exp", suite_options={"allow_shell": True})
+    exp = run_suite(SUITE, out=tmp_path / "exp", conditions=["lexical"], suite_options=SHELL)
     run_dir = exp.runs[-1].path
     full = _view(run_dir)
     lines = [json.loads(x) for x in _lines(run_dir)]
