@@ -117,11 +117,32 @@ class Leaderboard(StrictModel):
 register_kind(Leaderboard, "leaderboard")
 
 
-def _system(h: RunHeader) -> str:
-    s = h.system
-    label = s.name + (f" ({s.condition})" if s.condition else "")
-    opts = ", ".join(f"{k}={v}" for k, v in sorted(s.options.items()) if not isinstance(v, dict))
-    return label + (f" [{opts}]" if opts else "")
+def _systems(logs: list[RunLog]) -> list[str]:
+    """Row label of each run: name and condition, then the options that tell runs apart.
+
+    Options every run of a system shares (a recorded default such as ``tie_seed=0``) are
+    left out; ones that differ between runs of the same name make separate, named rows.
+    """
+    bases = []
+    for r in logs:
+        s = r.header.system
+        bases.append(s.name + (f" ({s.condition})" if s.condition else ""))
+    seen: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for base, r in zip(bases, logs, strict=True):
+        seen[base].append(r.header.system.options)
+    labels = []
+    for base, r in zip(bases, logs, strict=True):
+        group = seen[base]
+        opts = r.header.system.options
+        keys = sorted({k for o in group for k in o})
+        differ = [
+            k
+            for k in keys
+            if len({json.dumps(o.get(k), sort_keys=True, default=str) for o in group}) > 1
+        ]
+        shown = ", ".join(f"{k}={opts.get(k)}" for k in differ if not isinstance(opts.get(k), dict))
+        labels.append(base + (f" [{shown}]" if shown else ""))
+    return labels
 
 
 def _column_key(h: RunHeader) -> str:
@@ -219,9 +240,9 @@ def leaderboard(
             progress(i + 1, len(found))
     by_col: dict[str, dict[str, list[RunLog]]] = defaultdict(lambda: defaultdict(list))
     kinds: dict[str, str] = {}
-    for r in logs:
-        by_col[_column_key(r.header)][_system(r.header)].append(r)
-        kinds[_system(r.header)] = r.header.system.kind
+    for r, system in zip(logs, _systems(logs), strict=True):
+        by_col[_column_key(r.header)][system].append(r)
+        kinds[system] = r.header.system.kind
     columns: list[BoardColumn] = []
     cells: dict[str, dict[str, BoardCell]] = defaultdict(dict)
     notes: list[str] = []
