@@ -29,7 +29,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHELL = {"bash", "sh", "shell"}
-_FENCE = re.compile(r"^```(\S*)")
+_FENCE = re.compile(r"^```([^`\s]*)[^`]*$")  # an info string never holds a backtick
 _MARK = re.compile(r"^<!--\s*(not runnable|runnable)\b:?\s*(.*?)\s*-->\s*$")
 
 

@@ -73,9 +73,14 @@ def test_no_retry_on_client_error(server):
 
 
 def test_timeout_on_slow_reply(server):
+    """A busy or slow endpoint is reported as a timeout with the knobs, never as unreachable."""
     server.fail_next(1, kind="slow", delay=1.0)
-    with pytest.raises(LLMError, match="cannot reach|timed out|gave up"):
+    with pytest.raises(LLMError) as info:
         client(server, timeout=0.2, max_retries=0).chat(USER)
+    message = str(info.value)
+    assert "timed out after 0.2 s (waiting for the reply)" in message
+    assert "cannot reach" not in message and "is the server running" not in message
+    assert "busy or slow" in message and "MNEMOMETER_LLM_TIMEOUT" in message
 
 
 def test_clear_errors_for_key_model_and_endpoint(server):

@@ -454,6 +454,13 @@ class LLMClient:
 
     def _explain(self, e: HttpError) -> LLMError:
         """The transport's error, with the flag or command that fixes it where we know one."""
+        if e.kind == "timeout" or (e.kind == "unreachable" and e.reached):
+            return LLMError(
+                f"{e}: the LLM endpoint is busy or slow, not down; allow it more time "
+                "(MNEMOMETER_LLM_TIMEOUT, or timeout in the [llm] table of --llm-config, "
+                f"now {self.settings.timeout:g} s per request) or ask for fewer tokens "
+                "(-A max_tokens=32 for agents, --max-tokens for build)"
+            )
         if e.kind == "unreachable":
             tries = f" after {e.attempts} attempts" if e.attempts > 1 else ""
             return LLMError(
