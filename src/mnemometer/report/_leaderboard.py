@@ -118,30 +118,29 @@ register_kind(Leaderboard, "leaderboard")
 
 
 def _systems(logs: list[RunLog]) -> list[str]:
-    """Row label of each run: name and condition, then the options that tell runs apart.
+    """Row labels: name and condition, plus the options that differ between runs of it.
 
-    Options every run of a system shares (a recorded default such as ``tie_seed=0``) are
-    left out; ones that differ between runs of the same name make separate, named rows.
+    Options every run of a system shares (a default ``tie_seed``, a model path) say nothing
+    a reader can choose between, so they stay in the run's header, not in the row name.
     """
-    bases = []
-    for r in logs:
-        s = r.header.system
-        bases.append(s.name + (f" ({s.condition})" if s.condition else ""))
-    seen: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for base, r in zip(bases, logs, strict=True):
-        seen[base].append(r.header.system.options)
+    base = [
+        h.system.name
+        + (f" ({h.system.condition})" if h.system.condition not in (None, h.system.name) else "")
+        for h in (r.header for r in logs)
+    ]
+    varying: dict[str, set[str]] = defaultdict(set)
+    seen: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for b, r in zip(base, logs, strict=True):
+        opts = {k: v for k, v in r.header.system.options.items() if not isinstance(v, dict)}
+        for k in set(opts) | set(seen[b]):
+            seen[b][k].add(json.dumps(opts.get(k), sort_keys=True, default=str))
+    for b, keys in seen.items():
+        varying[b] = {k for k, values in keys.items() if len(values) > 1}
     labels = []
-    for base, r in zip(bases, logs, strict=True):
-        group = seen[base]
+    for b, r in zip(base, logs, strict=True):
         opts = r.header.system.options
-        keys = sorted({k for o in group for k in o})
-        differ = [
-            k
-            for k in keys
-            if len({json.dumps(o.get(k), sort_keys=True, default=str) for o in group}) > 1
-        ]
-        shown = ", ".join(f"{k}={opts.get(k)}" for k in differ if not isinstance(opts.get(k), dict))
-        labels.append(base + (f" [{shown}]" if shown else ""))
+        shown = ", ".join(f"{k}={opts.get(k)}" for k in sorted(varying[b]))
+        labels.append(b + (f" [{shown}]" if shown else ""))
     return labels
 
 
