@@ -261,7 +261,8 @@ def test_cli_end_to_end_and_resume(llm, tmp_path):
         (["--noise", "2"], "--noise must be in"),
     ],
 )
-def test_cli_bad_input_exits_2_before_the_run(tmp_path, args, message):
+def test_cli_bad_input_exits_2_before_the_run(tmp_path, args, message, monkeypatch):
+    monkeypatch.setenv("MNEMOMETER_LLM_STARTUP_WAIT", "0")  # no server is starting up
     with FakeLLMServer(api_key="sk-right") as srv:
         base = [
             "--agent",
