@@ -222,6 +222,8 @@ def test_cli_end_to_end_and_resume(llm, tmp_path):
         "similarity=none",
         "--scenario",
         "degradation_resilience",
+        "--llm-timeout",
+        "7",
         "--out",
         str(out),
         "--format",
@@ -229,6 +231,7 @@ def test_cli_end_to_end_and_resume(llm, tmp_path):
     )
     assert res.exit_code == 0, res.output
     h = read_header(out)
+    assert "'timeout': 7.0" in repr(h.system)  # the LLM's per-request timeout, recorded
     assert h.suite_options["noise"] == [0.25] and h.system.options["store"] == "bm25"
     assert (out / "scenarios.csv").is_file()
     md = invoke("report", str(out), "--format", "md").output

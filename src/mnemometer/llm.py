@@ -487,7 +487,7 @@ class LLMClient:
         if e.kind == "timeout" or (e.kind == "unreachable" and e.reached):
             return LLMError(
                 f"{e}: the LLM endpoint is busy or slow, not down; allow it more time "
-                "(MNEMOMETER_LLM_TIMEOUT, or timeout in the [llm] table of --llm-config, "
+                "(--llm-timeout, MNEMOMETER_LLM_TIMEOUT or timeout in --llm-config's [llm] table, "
                 f"now {self.settings.timeout:g} s per request) or ask for fewer tokens "
                 "(-A max_tokens=32 for agents, --max-tokens for build)"
             )
