@@ -85,6 +85,18 @@ def test_identical_runs_give_identical_replies(tmp_path):
     assert (tmp_path / "a" / "scenarios.csv").is_file()
 
 
+def _wait_until_serving(port: int, proc: subprocess.Popen) -> dict:
+    """The server's /v1/models reply, once it answers."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1) as r:
+                return json.load(r)
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)  # polling a child process that is still starting
+
+
 def test_serve_llm_command_serves_and_stops(tmp_path):
     from mnemometer.local_llm import free_port
 
@@ -94,32 +106,13 @@ def test_serve_llm_command_serves_and_stops(tmp_path):
         [exe, "serve-llm", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1) as r:
-                    assert json.load(r)["data"][0]["id"] == "smollm2"
-                    break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline
-                time.sleep(0.2)  # polling a child process that is still starting
+        assert _wait_until_serving(port, proc)["data"][0]["id"] == "smollm2"
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    # the command is the server (exec), so stopping it leaves nothing listening
+    # stopping the command stops the server: nothing is left listening
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
-
-
-def _wait_until_serving(port: int, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1):
-                return
-        except OSError:
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.2)  # polling a child process that is still starting
 
 
 def test_serve_llm_stops_on_sigterm_in_the_middle_of_a_long_reply():
