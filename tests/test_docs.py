@@ -168,27 +168,30 @@ def _run(block: Block, root: Path, script: str, timeout: float) -> subprocess.Co
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOMETER_")}
     env.pop("VIRTUAL_ENV", None)
     prelude = "set -e -o pipefail\nsource .venv/bin/activate\nPS4='+ '\nset -x\n"
-    proc = subprocess.Popen(
-        ["bash", "-c", prelude + script],
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,  # its own process group: background servers stop with it
-    )
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        out += f"\n[docs test: {block.where} did not finish in {timeout:g} s]"
-    finally:
+    log = root.parent / "block.log"
+    # A file, not a pipe: a server the block leaves in the background keeps its output open.
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            ["bash", "-c", prelude + script],
+            cwd=root,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: background servers stop with it
+        )
         try:
-            os.killpg(proc.pid, signal.SIGTERM)  # servers the block left in the background
-        except ProcessLookupError:
-            pass
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, "")
+            proc.wait(timeout=timeout)
+            note = ""
+        except subprocess.TimeoutExpired:
+            note = f"\n[docs test: {block.where} did not finish in {timeout:g} s]"
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # what the block left in the background
+            except ProcessLookupError:
+                pass
+            proc.wait()
+    code = -1 if note else proc.returncode
+    return subprocess.CompletedProcess(proc.args, code, log.read_text("utf-8", "replace") + note)
 
 
 @pytest.mark.slow
