@@ -74,6 +74,11 @@ SLOW_TESTS = (
     "tests/test_doctor_reproduce.py::test_the_three_documented_commands",
     "tests/test_runner.py::test_resume_after_sigkill_equals_uninterrupted_run",
     "tests/test_agent_mem0.py::test_mem0_recalls_across_sessions_isolated_per_scenario",
+    "tests/test_sweep.py::test_running_a_sweep_again_finishes_only_what_is_missing",
+    "tests/test_sweep.py::test_a_sweep_runs_the_matrix_and_ends_with_a_leaderboard",
+    "tests/test_report.py::test_a_scenarios_run_reports_without_its_suite_or_extras",
+    "tests/test_memtest_suite.py::test_lossy_store_scores_exactly_what_it_kept",
+    "tests/test_memtest_suite.py::test_forgetting_store_is_measured_and_the_rest_sees_a_fresh",
 )
 
 
