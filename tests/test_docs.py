@@ -22,6 +22,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -192,6 +193,19 @@ def _run(block: Block, root: Path, script: str, timeout: float) -> subprocess.Co
             proc.wait()
     code = -1 if note else proc.returncode
     return subprocess.CompletedProcess(proc.args, code, log.read_text("utf-8", "replace") + note)
+
+
+def test_a_block_fails_on_its_first_failing_command_and_leaves_no_server(tmp_path: Path):
+    root = tmp_path / "clone"
+    root.mkdir()
+    (root / ".venv").symlink_to(Path(sys.prefix))
+    block = Block("x.md", 1, "", True)
+    t0 = time.monotonic()
+    # A background process holding the output open must not keep the block from ending.
+    res = _run(block, root, "sleep 300 &\necho started\nfalse\necho never", 60)
+    assert time.monotonic() - t0 < 30
+    assert res.returncode == 1 and "started" in res.stdout and "+ echo never" not in res.stdout
+    assert _run(block, root, "command -v mnemometer", 60).returncode == 0  # .venv is active
 
 
 @pytest.mark.slow
