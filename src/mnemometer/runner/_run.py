@@ -109,8 +109,10 @@ class _Prepared:
 
 def run(
     suite: str | Suite,
-    system: SystemSpec | str | Any,
+    system: SystemSpec | str | Any = None,
     *,
+    store: str | Any = None,
+    agent: str | Any = None,
     dataset: str | Path | Dataset | None = None,
     suite_options: dict[str, Any] | None = None,
     out: str | Path | None = None,
@@ -129,6 +131,9 @@ def run(
             ``items``) or a suite object.
         system: what is tested: a :class:`~mnemometer.SystemSpec`, a registered store name,
             or an in-process store / agent factory.
+        store: instead of ``system``: a store name or an in-process store object
+            (``store=MyStore()``).
+        agent: instead of ``system``: an agent name or an in-process agent factory.
         dataset: a path, a built-in name or a loaded :class:`Dataset`; suites that bring
             their own items (scenarios, suite directories) take none.
         suite_options: options for the suite (``top_k``, ``ks``, ``suite_dir``, ...).
@@ -142,7 +147,7 @@ def run(
         MnemometerError: bad input (dataset, names, options, run directory).
     """
     settings = (settings or RunSettings()).checked()
-    spec = SystemSpec.of(system)
+    spec = _system_arg(system, store, agent)
     if limit is not None and limit < 1:
         raise MnemometerError(f"--limit must be at least 1, got {limit}")
     the_suite = suite if not isinstance(suite, str) else create_suite(suite, suite_options)
@@ -529,6 +534,22 @@ def _aborted_start(path: Path) -> bool:
     if not path.is_dir() or not (path / LOCK_FILE).exists() or holder(path) is not None:
         return False
     return {p.name for p in path.iterdir()} <= _LEFTOVERS
+
+
+def _system_arg(system: Any, store: Any, agent: Any) -> SystemSpec:
+    """The one system ``run`` was given, positionally or as ``store=`` / ``agent=``."""
+    given = [x for x in (system, store, agent) if x is not None]
+    if len(given) != 1:
+        what = "no system" if not given else "more than one system"
+        raise MnemometerError(
+            f"{what} to run: pass one of a store or agent positionally, store=... "
+            "(a name or an object with reset/store/search) or agent=... (a name or a factory)"
+        )
+    if isinstance(store, str):
+        return SystemSpec.store(store)
+    if isinstance(agent, str):
+        return SystemSpec.agent(agent)
+    return SystemSpec.of(given[0])
 
 
 def _new_run_dir(out: str | Path | None, suite: str, label: str) -> Path:
