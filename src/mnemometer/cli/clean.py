@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from mnemometer.cli._common import default_of, echo_err
 from mnemometer.datasets.clean import CleanConfig
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 
 def _keys(value: str) -> tuple[str, ...]:
     return tuple(k.strip() for k in value.split(",") if k.strip())
+
+
+def _config_option(flag: str, help: str, **kw: Any) -> Callable[[F], F]:
+    """``--a-b``: an option defaulting to ``CleanConfig.a_b`` (shown in the help)."""
+    field = flag.lstrip("-").replace("-", "_")
+    default = default_of(CleanConfig, field)
+    return click.option(flag, default=default, show_default=True, help=help, **kw)
 
 
 @click.command("clean")
@@ -23,20 +34,12 @@ def _keys(value: str) -> tuple[str, ...]:
     type=click.Path(path_type=Path),
     help="Cleaned dataset to write (.json or .jsonl).",
 )
-@click.option(
+@_config_option(
     "--near-dup-threshold",
+    "Jaccard similarity above which memories are near duplicates; 0 disables.",
     type=float,
-    default=default_of(CleanConfig, "near_dup_threshold"),
-    show_default=True,
-    help="Jaccard similarity above which memories are near duplicates; 0 disables.",
 )
-@click.option(
-    "--num-perm",
-    type=int,
-    default=default_of(CleanConfig, "num_perm"),
-    show_default=True,
-    help="MinHash permutations.",
-)
+@_config_option("--num-perm", "MinHash permutations.", type=int)
 @click.option(
     "--group-by",
     default=",".join(default_of(CleanConfig, "group_by")),
@@ -49,53 +52,22 @@ def _keys(value: str) -> tuple[str, ...]:
     help="Also merge near duplicates about the same person (default: different "
     "persons only, the cross-perspective rule).",
 )
-@click.option(
-    "--person-key",
-    default=default_of(CleanConfig, "person_key"),
-    show_default=True,
-    help="Metadata key naming a memory's person; '' disables person rules.",
-)
-@click.option(
+@_config_option("--person-key", "Metadata key naming a memory's person; '' disables person rules.")
+@_config_option(
     "--key-percentile",
+    "Persons at or above this percentile of memory counts are key persons.",
     type=float,
-    default=default_of(CleanConfig, "key_percentile"),
-    show_default=True,
-    help="Persons at or above this percentile of memory counts are key persons.",
 )
-@click.option(
-    "--key-cap",
-    type=int,
-    default=default_of(CleanConfig, "key_cap"),
-    show_default=True,
-    help="Memories kept per key person; 0 disables balancing.",
-)
-@click.option(
-    "--other-cap",
-    type=int,
-    default=default_of(CleanConfig, "other_cap"),
-    show_default=True,
-    help="Memories kept per other person.",
-)
+@_config_option("--key-cap", "Memories kept per key person; 0 disables balancing.", type=int)
+@_config_option("--other-cap", "Memories kept per other person.", type=int)
 @click.option(
     "--strata",
     default=",".join(default_of(CleanConfig, "strata")),
     show_default=True,
     help="Metadata keys forming the strata of diverse sampling.",
 )
-@click.option(
-    "--query-person-cap",
-    type=int,
-    default=default_of(CleanConfig, "query_person_cap"),
-    show_default=True,
-    help="Queries kept per person; 0 keeps all.",
-)
-@click.option(
-    "--seed",
-    type=int,
-    default=default_of(CleanConfig, "seed"),
-    show_default=True,
-    help="Seed of the random fill.",
-)
+@_config_option("--query-person-cap", "Queries kept per person; 0 keeps all.", type=int)
+@_config_option("--seed", "Seed of the random fill.", type=int)
 @click.option(
     "--lang",
     type=click.Choice(["auto", "en", "zh"]),
