@@ -104,6 +104,17 @@ def default_of(config: type, name: str) -> Any:
     raise AttributeError(f"{config.__name__} has no field {name!r}")
 
 
+store_options = click.option(
+    "--store-option",
+    "-S",
+    "store_opts",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Option for the store; repeatable (values parse as JSON when they can).",
+)
+"""``-S KEY=VALUE`` (repeatable) as ``store_opts``; read with ``parse_options(..., "--store-option")``."""
+
+
 _LLM_OPTIONS = [
     click.option(
         "--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1."
