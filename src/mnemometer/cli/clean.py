@@ -19,9 +19,10 @@ def _keys(value: str) -> tuple[str, ...]:
 
 
 def _config_option(flag: str, help: str, **kw: Any) -> Callable[[F], F]:
-    """``--a-b``: an option defaulting to ``CleanConfig.a_b`` (shown in the help)."""
-    field = flag.lstrip("-").replace("-", "_")
-    default = default_of(CleanConfig, field)
+    """``--a-b``: an option defaulting to ``CleanConfig.a_b`` (shown; a tuple comma-joined)."""
+    default = default_of(CleanConfig, flag.lstrip("-").replace("-", "_"))
+    if isinstance(default, tuple):
+        default = ",".join(default)
     return click.option(flag, default=default, show_default=True, help=help, **kw)
 
 
@@ -40,12 +41,7 @@ def _config_option(flag: str, help: str, **kw: Any) -> Callable[[F], F]:
     type=float,
 )
 @_config_option("--num-perm", "MinHash permutations.", type=int)
-@click.option(
-    "--group-by",
-    default=",".join(default_of(CleanConfig, "group_by")),
-    show_default=True,
-    help="Metadata keys that must match for two memories to be compared.",
-)
+@_config_option("--group-by", "Metadata keys that must match for two memories to be compared.")
 @click.option(
     "--any-person",
     is_flag=True,
@@ -60,12 +56,7 @@ def _config_option(flag: str, help: str, **kw: Any) -> Callable[[F], F]:
 )
 @_config_option("--key-cap", "Memories kept per key person; 0 disables balancing.", type=int)
 @_config_option("--other-cap", "Memories kept per other person.", type=int)
-@click.option(
-    "--strata",
-    default=",".join(default_of(CleanConfig, "strata")),
-    show_default=True,
-    help="Metadata keys forming the strata of diverse sampling.",
-)
+@_config_option("--strata", "Metadata keys forming the strata of diverse sampling.")
 @_config_option("--query-person-cap", "Queries kept per person; 0 keeps all.", type=int)
 @_config_option("--seed", "Seed of the random fill.", type=int)
 @click.option(
