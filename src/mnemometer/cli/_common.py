@@ -104,6 +104,17 @@ def default_of(config: type, name: str) -> Any:
     raise AttributeError(f"{config.__name__} has no field {name!r}")
 
 
+def config_option(config: type, *decls: str, help: str, **kw: Any) -> Any:
+    """An option whose default, shown in the help, is ``config``'s field of the same name.
+
+    ``--max-tokens`` defaults to ``config.max_tokens``; a tuple default is comma-joined.
+    """
+    default = default_of(config, decls[0].lstrip("-").replace("-", "_"))
+    if isinstance(default, tuple):
+        default = ",".join(default)
+    return click.option(*decls, default=default, show_default=True, help=help, **kw)
+
+
 store_options = click.option(
     "--store-option",
     "-S",

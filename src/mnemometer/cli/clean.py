@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 
-from mnemometer.cli._common import default_of, echo_err
+from mnemometer.cli._common import config_option, echo_err
 from mnemometer.datasets.clean import CleanConfig
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _keys(value: str) -> tuple[str, ...]:
     return tuple(k.strip() for k in value.split(",") if k.strip())
-
-
-def _config_option(flag: str, help: str, **kw: Any) -> Callable[[F], F]:
-    """``--a-b``: an option defaulting to ``CleanConfig.a_b`` (shown; a tuple comma-joined)."""
-    default = default_of(CleanConfig, flag.lstrip("-").replace("-", "_"))
-    if isinstance(default, tuple):
-        default = ",".join(default)
-    return click.option(flag, default=default, show_default=True, help=help, **kw)
 
 
 @click.command("clean")
@@ -35,30 +23,44 @@ def _config_option(flag: str, help: str, **kw: Any) -> Callable[[F], F]:
     type=click.Path(path_type=Path),
     help="Cleaned dataset to write (.json or .jsonl).",
 )
-@_config_option(
+@config_option(
+    CleanConfig,
     "--near-dup-threshold",
-    "Jaccard similarity above which memories are near duplicates; 0 disables.",
+    help="Jaccard similarity above which memories are near duplicates; 0 disables.",
     type=float,
 )
-@_config_option("--num-perm", "MinHash permutations.", type=int)
-@_config_option("--group-by", "Metadata keys that must match for two memories to be compared.")
+@config_option(CleanConfig, "--num-perm", help="MinHash permutations.", type=int)
+@config_option(
+    CleanConfig, "--group-by", help="Metadata keys that must match for two memories to be compared."
+)
 @click.option(
     "--any-person",
     is_flag=True,
     help="Also merge near duplicates about the same person (default: different "
     "persons only, the cross-perspective rule).",
 )
-@_config_option("--person-key", "Metadata key naming a memory's person; '' disables person rules.")
-@_config_option(
+@config_option(
+    CleanConfig,
+    "--person-key",
+    help="Metadata key naming a memory's person; '' disables person rules.",
+)
+@config_option(
+    CleanConfig,
     "--key-percentile",
-    "Persons at or above this percentile of memory counts are key persons.",
+    help="Persons at or above this percentile of memory counts are key persons.",
     type=float,
 )
-@_config_option("--key-cap", "Memories kept per key person; 0 disables balancing.", type=int)
-@_config_option("--other-cap", "Memories kept per other person.", type=int)
-@_config_option("--strata", "Metadata keys forming the strata of diverse sampling.")
-@_config_option("--query-person-cap", "Queries kept per person; 0 keeps all.", type=int)
-@_config_option("--seed", "Seed of the random fill.", type=int)
+@config_option(
+    CleanConfig, "--key-cap", help="Memories kept per key person; 0 disables balancing.", type=int
+)
+@config_option(CleanConfig, "--other-cap", help="Memories kept per other person.", type=int)
+@config_option(
+    CleanConfig, "--strata", help="Metadata keys forming the strata of diverse sampling."
+)
+@config_option(
+    CleanConfig, "--query-person-cap", help="Queries kept per person; 0 keeps all.", type=int
+)
+@config_option(CleanConfig, "--seed", help="Seed of the random fill.", type=int)
 @click.option(
     "--lang",
     type=click.Choice(["auto", "en", "zh"]),
