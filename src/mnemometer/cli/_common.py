@@ -115,6 +115,19 @@ def config_option(config: type, *decls: str, help: str, **kw: Any) -> Any:
     return click.option(*decls, default=default, show_default=True, help=help, **kw)
 
 
+def resamples_option(f: Any) -> Any:
+    """``--resamples N``: bootstrap resamples of a comparison (default: the library's)."""
+    from mnemometer.stats import DEFAULT_RESAMPLES
+
+    return click.option(
+        "--resamples",
+        type=int,
+        default=DEFAULT_RESAMPLES,
+        show_default=True,
+        help="Bootstrap resamples.",
+    )(f)
+
+
 store_options = click.option(
     "--store-option",
     "-S",
