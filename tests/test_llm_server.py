@@ -163,9 +163,10 @@ def test_json_object_without_schema_and_scripted_mode():
         assert r.choices[0].message.content == '{"ok": 1}'
 
 
-def tool(name, required, **types):
-    """An OpenAI function tool whose parameters are the named JSON types."""
+def tool(name, *optional, **types):
+    """An OpenAI function tool whose parameters have these JSON types, all but ``optional`` required."""
     props = {k: {"type": t} for k, t in types.items()}
+    required = [k for k in types if k not in optional]
     params = {"type": "object", "properties": props, "required": required}
     return {"type": "function", "function": {"name": name, "parameters": params}}
 
@@ -173,20 +174,14 @@ def tool(name, required, **types):
 TOOLS = [
     tool(
         "memory_insert",
-        ["label", "new_string", "request_heartbeat"],
+        "insert_line",
         label="string",
         new_string="string",
         insert_line="integer",
         request_heartbeat="boolean",
     ),
-    tool(
-        "memory_replace",
-        ["label", "old_string", "new_string"],
-        label="string",
-        old_string="string",
-        new_string="string",
-    ),
-    tool("send_message", ["thinking", "message"], thinking="string", message="string"),
+    tool("memory_replace", label="string", old_string="string", new_string="string"),
+    tool("send_message", thinking="string", message="string"),
 ]
 
 
