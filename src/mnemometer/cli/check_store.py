@@ -6,19 +6,12 @@ import sys
 
 import click
 
-from mnemometer.cli._common import parse_options
+from mnemometer.cli._common import parse_options, store_options
 
 
 @click.command("check-store")
 @click.argument("name")
-@click.option(
-    "--store-option",
-    "-S",
-    "store_opts",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Option for the store; repeatable.",
-)
+@store_options
 def check_store_cmd(name: str, store_opts: tuple[str, ...]) -> None:
     """Run the store conformance checks against store NAME; exit 1 if any fails."""
     import tempfile

@@ -24,6 +24,7 @@ from mnemometer.cli._common import (
     llm_settings,
     make_executor,
     parse_options,
+    store_options,
 )
 from mnemometer.cli._progress import PhaseProgress
 from mnemometer.errors import MnemometerError
@@ -77,14 +78,7 @@ def _with_suite_flags(fn: Any) -> Any:
     "--dataset", "-d", help="Dataset file or built-in name (see `mnemometer list datasets`)."
 )
 @click.option("--store", "-s", help="Store name (see `mnemometer list stores`).")
-@click.option(
-    "--store-option",
-    "-S",
-    "store_opts",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Option for the store; repeatable (values parse as JSON when they can).",
-)
+@store_options
 @click.option("--agent", "-a", help="Agent name (rag, mem0, letta, http) for conversation suites.")
 @click.option(
     "--agent-option",

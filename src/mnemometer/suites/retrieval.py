@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from mnemometer.datasets._models import Dataset, Query
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
-from mnemometer.scoring.aggregate import latency_metrics, mean_metrics
+from mnemometer.scoring.aggregate import group_means, latency_metrics, mean_metrics
 from mnemometer.scoring.retrieval import (
     cutoff_tie,
     dedupe,
@@ -211,16 +210,7 @@ class RetrievalSuite(BaseSuite):
         overall = mean_metrics(r.metrics for r in positive)
         overall += mean_metrics(r.metrics for r in negative)
         overall += latency_metrics([r.latency_ms for r in items if r.latency_ms is not None])
-        groups: dict[str, dict[str, list[Metric]]] = {}
-        for key in ("type", "difficulty"):
-            buckets: dict[str, list[ItemResult]] = defaultdict(list)
-            for r in items:
-                if key in r.groups:
-                    buckets[r.groups[key]].append(r)
-            if buckets:
-                groups[key] = {
-                    v: mean_metrics(r.metrics for r in rs) for v, rs in sorted(buckets.items())
-                }
+        groups = group_means(items, ("type", "difficulty"))
         counts = {
             "items": len(items),
             "planned": header.item_count,
