@@ -366,10 +366,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="A deterministic OpenAI-compatible server.")
     p.add_argument("--port", type=int, default=8090)
     p.add_argument("--model", default="fake-llm")
-    p.add_argument("--reply", default=None, help="fixed reply (default: echo the memories)")
+    p.add_argument(
+        "--reply",
+        default=None,
+        help="fixed reply (default: echo the memories; judge requests get a verdict)",
+    )
     args = p.parse_args(argv)
+    from mnemometer.testing._bench import benchmark_reply
+
     srv = FakeLLMServer(
-        default=args.reply if args.reply is not None else echo_memories,
+        default=args.reply if args.reply is not None else benchmark_reply,
         models=[args.model],
         port=args.port,
     ).start()

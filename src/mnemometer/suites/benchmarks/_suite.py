@@ -1,0 +1,582 @@
+"""What the long-conversation benchmarks share: the conversation is the item.
+
+``run_item`` ingests one conversation (a LongMemEval haystack, a Letta fact set) into a
+fresh system of the run's spec, asks every selected question of it, and returns one result
+per question with ``step`` = the question id. The runner checkpoints conversation by
+conversation (a resumed run never re-ingests a finished one); the LLM cache under the run
+directory makes re-asked reader and judge calls of an unfinished one free; comparisons pair
+on (conversation, question) and cluster by the ``conversation`` group.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from mnemometer.datasets._models import Conversation, Dataset, Query
+from mnemometer.errors import DatasetError, MnemometerError
+from mnemometer.log._schema import ItemResult, RunHeader, Summary
+from mnemometer.scoring import judges as J
+from mnemometer.scoring import qa
+from mnemometer.scoring.retrieval import dedupe
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites.benchmarks import _pipeline as P
+from mnemometer.suites.benchmarks._summary import summarize_benchmark
+from mnemometer.systems import close
+
+FLAGS: tuple[Flag, ...] = (
+    Flag(
+        "--judge",
+        "judges",
+        "LLM judge (repeatable): lenient, strict, longmemeval, letta-rubric; the first decides success.",
+        multiple=True,
+    ),
+    Flag(
+        "--judge-model",
+        "judge_model",
+        "Model for the judges at the same endpoint (default: the reader's).",
+    ),
+    Flag("--limit", "limit", "Ask only the first N questions (quick runs).", "int"),
+    Flag(
+        "--category",
+        "categories",
+        "Only questions of this category or type (repeatable).",
+        multiple=True,
+    ),
+    Flag(
+        "--baseline",
+        "baseline",
+        "Answer from a baseline context instead of the system's retrieval.",
+        "choice:" + ",".join(P.BASELINES),
+    ),
+    Flag(
+        "--errata", "errata", "Errata file: corrected or excluded questions, with reasons.", "path"
+    ),
+    Flag(
+        "--reader-budget",
+        "reader_budget",
+        "Token budget of the reader's context (default 4000).",
+        "int",
+    ),
+    Flag("--rubric", "rubric", "Letta's rubric file for --judge letta-rubric.", "path"),
+    Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int"),
+)
+
+
+class BenchmarkSuite(BaseSuite):
+    """Ingest -> search -> answer -> evaluate over conversations (see the module docstring).
+
+    Args:
+        dataset: the benchmark file.
+        judges: judge names; the first decides each question's success.
+        judge_model: the judges' model (default: the reader's).
+        limit: ask only the first ``limit`` questions.
+        categories: only these categories (LoCoMo words or codes) or question types.
+        baseline: ``full-context``, ``no-memory`` or ``oracle`` instead of the system.
+        errata: an errata file applied at load.
+        reader_budget: context token budget of the reader (every system gets the same).
+        top_k: retrieved turns given to the reader.
+        rubric: Letta's rubric (``letta-rubric`` judge).
+    """
+
+    systems: ClassVar[frozenset[str]] = frozenset({"store", "agent"})
+    flags: ClassVar[tuple[Flag, ...]] = FLAGS
+    reads_dataset: ClassVar[bool] = True
+    """The CLI hands ``--dataset`` to the suite: it loads (and streams) the file itself."""
+    reader_format: ClassVar[str] = ""
+    group_key: ClassVar[str] = "type"
+    turn_ks: ClassVar[tuple[int, ...]] = (5, 10, 50)
+    session_ks: ClassVar[tuple[int, ...]] = (5, 10)
+    success_definition: ClassVar[str] = (
+        "a question succeeds when the first judge says its answer is correct (with no judge: "
+        "LoCoMo's F1 >= 0.5; LoCoMo category 5: the official 'not mentioned' rule); a "
+        "question whose reader call failed, or whose judge reply could not be read, fails"
+    )
+
+    def __init__(
+        self,
+        dataset: str | None = None,
+        judges: Sequence[str] = (),
+        judge_model: str | None = None,
+        limit: int | None = None,
+        categories: Sequence[str] = (),
+        baseline: str | None = None,
+        errata: str | None = None,
+        reader_budget: int = 4000,
+        top_k: int = 10,
+        rubric: str | None = None,
+    ) -> None:
+        if dataset is None:
+            raise MnemometerError(f"suite {self.name!r} needs --dataset FILE (the benchmark file)")
+        self.path = Path(dataset).resolve()
+        if not self.path.is_file():
+            raise DatasetError(f"{self.path}: no such file")
+        if baseline is not None and baseline not in P.BASELINES:
+            raise MnemometerError(f"--baseline must be one of {', '.join(P.BASELINES)}")
+        for name, value, least in (
+            ("--limit", limit, 1),
+            ("--reader-budget", reader_budget, 64),
+            ("--top-k", top_k, 1),
+        ):
+            if value is not None and int(value) < least:
+                raise MnemometerError(f"{name} must be at least {least}, got {value}")
+        self.baseline = baseline
+        self.limit = None if limit is None else int(limit)
+        self.categories = [str(c) for c in categories]
+        self.reader_budget = int(reader_budget)
+        self.top_k = int(top_k)
+        self.errata = str(Path(errata).resolve()) if errata else None
+        self.judge_model = judge_model
+        rubric = rubric or self._default_rubric()
+        self.rubric = str(rubric) if rubric else None
+        self.judges = J.resolve_judges(list(judges), self.rubric)
+        self._dataset: Dataset | None = None
+        self._errata_sha: str | None = None
+        self._ctx: RunContext | None = None
+        self._reader: Any = None
+        self._judge_llm: Any = None
+        self._max_questions = 1
+
+    # ---- declared options ---------------------------------------------------------------
+
+    def options(self) -> dict[str, Any]:
+        """What is measured: retrieval depth, budget, pinned reader and judges, selection."""
+        self.dataset()  # the errata hash is known once the file is read
+        return {
+            "top_k": self.top_k,
+            "turn_ks": list(self.turn_ks),
+            "session_ks": list(self.session_ks),
+            "reader_budget": self.reader_budget,
+            "reader_sha256": P.READER_SHA256,
+            "judges": [{"name": j.name, "prompt_sha256": j.prompt_hash} for j in self.judges],
+            "judge_model": self.judge_model,
+            "limit": self.limit,
+            "categories": self.categories,
+            "errata_sha256": self._errata_sha,
+        }
+
+    def inputs(self) -> dict[str, Any]:
+        """Where the files live, and the baseline (the answering side's context)."""
+        return {
+            "dataset": str(self.path),
+            "errata": self.errata,
+            "rubric": self.rubric,
+            "baseline": self.baseline,
+            "judge_names": [j.name for j in self.judges],
+        }
+
+    def _default_rubric(self) -> Path | None:
+        return None
+
+    # ---- the dataset --------------------------------------------------------------------
+
+    def load(self) -> Dataset:
+        """The benchmark file as a dataset (subclasses)."""
+        raise NotImplementedError
+
+    def dataset(self) -> Dataset:
+        """The benchmark file, checked to be this benchmark's, errata applied (cached)."""
+        if self._dataset is None:
+            from mnemometer.datasets._readers import detect_reader
+
+            found = detect_reader(self.path)
+            if found is None or found.name != self.reader_format:
+                what = f"a {found.name} file" if found else "in no known format"
+                hint = {
+                    "locomo": "locomo",
+                    "longmemeval": "longmemeval",
+                    "letta-core-memory": "letta-core-memory",
+                }
+                fix = (
+                    f"; run `mnemometer run {hint[found.name]} --dataset {self.path}`"
+                    if found and found.name in hint
+                    else ""
+                )
+                raise DatasetError(f"{self.path}: {what}, not {self.reader_format}{fix}")
+            ds = self.load()
+            if self.errata:
+                from mnemometer.datasets._errata import apply_errata
+
+                ds, _, self._errata_sha = apply_errata(ds, self.errata)
+            self._dataset = ds
+        return self._dataset
+
+    def selected(self, dataset: Dataset) -> list[Query]:
+        """The questions this run asks (``--category``, then ``--limit``), in file order."""
+        qs = list(dataset.queries)
+        if self.categories:
+            wanted = {c.lower() for c in self.categories}
+            qs = [
+                q
+                for q in qs
+                if q.type.lower() in wanted or str(q.metadata.get("category")) in wanted
+            ]
+            if not qs:
+                kinds = sorted({q.type for q in dataset.queries})
+                raise MnemometerError(
+                    f"--category {', '.join(self.categories)} selects no question; categories: {', '.join(kinds)}"
+                )
+        return qs[: self.limit] if self.limit is not None else qs
+
+    def plan(self, dataset: Dataset) -> list[Item]:
+        """One item per conversation with selected questions: ``(conversation, questions)``."""
+        by: dict[str, list[Query]] = {}
+        for q in self.selected(dataset):
+            by.setdefault(q.conversation_id or "", []).append(q)
+        items = []
+        for conv in dataset.conversations:
+            if conv.id in by:
+                items.append(Item(conv.id, len(items), (conv, by[conv.id])))
+        self._max_questions = max((len(v) for v in by.values()), default=1)
+        return items
+
+    def conversation(
+        self, stub: Conversation, questions: list[Query]
+    ) -> tuple[Conversation, list[Query]]:
+        """The full conversation of an item (LongMemEval loads it from the file)."""
+        return stub, questions
+
+    # ---- running ------------------------------------------------------------------------
+
+    def item_timeout(self, default: float | None) -> float | None:
+        """The run's timeout per call, times the calls of the largest conversation."""
+        return (
+            None
+            if default is None
+            else default * (self._max_questions + 1) * (1 + len(self.judges))
+        )
+
+    def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
+        """Connect the reader and judges (cached under the run directory) and pin them."""
+        from dataclasses import replace
+
+        from mnemometer.llm import LLMClient, resolve_settings
+
+        self._ctx = ctx
+        settings = ctx.llm if ctx.llm is not None else resolve_settings()
+        if settings.cache_dir is None:
+            settings = replace(settings, cache_dir=ctx.run_dir / "llm-cache")
+        self._reader = LLMClient.from_settings(settings)
+        self._reader.check()
+        self._judge_llm = self._reader
+        if self.judges and self.judge_model and self.judge_model != settings.model:
+            self._judge_llm = LLMClient.from_settings(replace(settings, model=self.judge_model))
+            self._judge_llm.check()
+        (ctx.run_dir / "pins.json").write_text(json.dumps(self.pins(), indent=1), encoding="utf-8")
+        return {}
+
+    def pins(self) -> dict[str, Any]:
+        """The reader and every judge, in full: what a number can be traced to."""
+        model = self._reader.model if self._reader is not None else None
+        jmodel = self._judge_llm.model if self._judge_llm is not None else model
+        return {
+            "reader": {
+                "model": model,
+                "prompt": P.READER_PROMPT,
+                "prompt_sha256": P.READER_SHA256,
+                "temperature": 0.0,
+                "max_tokens": P.READER_MAX_TOKENS,
+                "context_budget_tokens": self.reader_budget,
+                "top_k": self.top_k,
+            },
+            "judges": [j.record(jmodel) for j in self.judges],
+        }
+
+    def teardown(self) -> None:
+        """Release the LLM clients."""
+        for c in {id(x): x for x in (self._reader, self._judge_llm) if x is not None}.values():
+            c.close()
+
+    def run_item(self, system: Any, item: Item) -> list[ItemResult]:
+        """Ingest one conversation, then ask, answer and judge each of its questions."""
+        assert self._ctx is not None, "setup() first"
+        stub, questions = item.payload
+        kind = self._ctx.system.kind
+        live: Any = None
+        ingest_ms: float | None = None
+        failure: str | None = None
+        try:
+            conv, questions = self.conversation(stub, questions)
+            turns = P.turn_index(conv)
+            if self.baseline is None:
+                ns = _namespace(conv.id)
+                if kind == "agent":
+                    live = system.create(ns)
+                    ingest_ms = P.ingest_agent(live, conv)
+                else:
+                    live = self._ctx.isolated(ns)
+                    ingest_ms = P.ingest_store(live, conv)
+        except Exception as e:  # every question is kept, failed, with the reason
+            failure = f"ingest failed: {type(e).__name__}: {e}"
+            conv, turns = stub, {}
+        out: list[ItemResult] = []
+        try:
+            for q in questions:
+                if failure is not None:
+                    out.append(self._failed_question(item, q, failure, "error"))
+                    continue
+                out.append(self._ask(item, conv, turns, q, live, kind, ingest_ms))
+        finally:
+            if live is not None:
+                close(live)
+        return out
+
+    def _ask(
+        self,
+        item: Item,
+        conv: Conversation,
+        turns: dict[str, P.TurnRef],
+        q: Query,
+        live: Any,
+        kind: str,
+        ingest_ms: float | None,
+    ) -> ItemResult:
+        extra: dict[str, Any] = {
+            "ingest_ms": ingest_ms,
+            "gold": q.answer,
+            "baseline": self.baseline,
+        }
+        metrics: list[dict[str, Any]] = []
+        retrieved: list[dict[str, Any]] = []
+        tokens: dict[str, int] = {}
+        latency: float | None = None
+        today = q.asked_at
+        try:
+            if kind == "agent" and self.baseline is None:
+                t0 = time.perf_counter()
+                live.start_session(None)
+                reply = live.send(q.text)
+                latency = (time.perf_counter() - t0) * 1000.0
+                hypothesis = reply.text
+                extra["answer_ms"] = latency
+                tokens.update({f"reader_{k}": v for k, v in reply.tokens.items()})
+            else:
+                context, ranking = self._context(conv, turns, q, live, extra)
+                if ranking is not None:
+                    latency = extra["search_ms"]
+                    retrieved = [{"id": i, "score": s} for i, s in ranking]
+                    if q.relevant_ids:
+                        metrics += P.retrieval_values(
+                            [i for i, _ in ranking],
+                            q.relevant_ids,
+                            turns,
+                            self.turn_ks,
+                            self.session_ks,
+                        )
+                shown = {r.turn.id for r in context}
+                if q.relevant_ids:
+                    metrics.append(
+                        {
+                            "name": "evidence_recall",
+                            "value": sum(e in shown for e in q.relevant_ids) / len(q.relevant_ids),
+                        }
+                    )
+                prompt = P.reader_prompt(q.text, context, today)
+                extra["context_tokens"] = sum(P.estimate_tokens(r.line()) + 1 for r in context)
+                metrics.append(
+                    {
+                        "name": "context_tokens",
+                        "unit": "tokens",
+                        "value": float(extra["context_tokens"]),
+                        "higher_is_better": False,
+                    }
+                )
+                t0 = time.perf_counter()
+                reply = self._reader.chat(
+                    [{"role": "user", "content": prompt}],
+                    temperature=0.0,
+                    max_tokens=P.READER_MAX_TOKENS,
+                )
+                extra["answer_ms"] = (time.perf_counter() - t0) * 1000.0
+                extra["reader_cached"] = reply.cached
+                hypothesis = reply.text.strip()
+                paid = J.paid_tokens(reply)
+                tokens.update(
+                    {"reader_prompt": paid["prompt"], "reader_completion": paid["completion"]}
+                )
+        except Exception as e:  # a reader or search failure fails this question, recorded
+            status = (
+                "timeout"
+                if "timed out" in str(e).lower() or "timeout" in type(e).__name__.lower()
+                else "error"
+            )
+            return self._failed_question(item, q, f"{type(e).__name__}: {e}", status, extra)
+        metrics += self._scores(q, hypothesis)
+        verdicts = self._judge(q, hypothesis)
+        t_judge = sum(v.ms for v in verdicts)
+        extra["judge_ms"] = t_judge if verdicts else None
+        extra["judges"] = {v.judge: v.as_dict() for v in verdicts}
+        for v in verdicts:
+            metrics.append(
+                {
+                    "name": f"judge:{v.judge}",
+                    "value": None if v.correct is None else float(v.correct),
+                }
+            )
+            for k, n in v.tokens.items():
+                tokens[f"judge_{k}"] = tokens.get(f"judge_{k}", 0) + n
+        return ItemResult.model_validate(
+            {
+                "item_id": item.id,
+                "index": item.index,
+                "step": q.id,
+                "success": self._success(q, hypothesis, verdicts, metrics),
+                "input": q.text,
+                "groups": self.groups(q),
+                "expected": q.relevant_ids,
+                "retrieved": retrieved,
+                "output": hypothesis,
+                "metrics": metrics,
+                "latency_ms": latency,
+                "tokens": tokens,
+                "extra": extra,
+            }
+        )
+
+    def _context(
+        self,
+        conv: Conversation,
+        turns: dict[str, P.TurnRef],
+        q: Query,
+        store: Any,
+        extra: dict[str, Any],
+    ) -> tuple[list[P.TurnRef], list[tuple[str, float]] | None]:
+        refs = list(turns.values())
+        if self.baseline == "no-memory":
+            return [], None
+        if self.baseline == "oracle":
+            chosen, dropped = P.select_context(
+                [turns[e] for e in q.relevant_ids if e in turns], self.reader_budget
+            )
+            extra["dropped_for_budget"] = dropped
+            return chosen, None
+        if self.baseline == "full-context":
+            chosen, dropped = P.select_context(refs, self.reader_budget, newest_first=True)
+            extra["dropped_for_budget"] = dropped
+            return chosen, None
+        depth = max(self.top_k, *self.turn_ks)
+        hits, ms = P.search(store, q.text, depth)
+        extra["search_ms"] = ms
+        ranking: list[tuple[str, float]] = []
+        seen: set[str] = set()
+        unknown = 0
+        for h in hits:
+            if h.memory_id in seen:
+                continue
+            seen.add(h.memory_id)
+            if h.memory_id in turns:
+                ranking.append((h.memory_id, h.score))
+            else:
+                unknown += 1
+        if unknown:
+            extra["unknown_hits"] = unknown
+        top = [turns[i] for i in dedupe(i for i, _ in ranking[: self.top_k])]
+        chosen, dropped = P.select_context(top, self.reader_budget)
+        extra["dropped_for_budget"] = dropped
+        return chosen, ranking
+
+    def _scores(self, q: Query, hypothesis: str) -> list[dict[str, Any]]:
+        """Token F1 and BLEU-1 (LoCoMo's definitions; subclasses add their own)."""
+        gold = q.answer
+        f1 = qa.locomo_f1(hypothesis, gold, None) if gold is not None else None
+        b = qa.bleu1(hypothesis, gold) if gold is not None else None
+        return [{"name": "f1", "value": f1}, {"name": "bleu1", "value": b}]
+
+    def judge_gold(self, q: Query) -> str | None:
+        """The gold a judge compares with (``None``: this question is not judged)."""
+        return q.answer
+
+    def _judge(self, q: Query, hypothesis: str) -> list[J.Verdict]:
+        gold = self.judge_gold(q)
+        if gold is None or not self.judges:
+            return []
+        abstention = bool(q.metadata.get("abstention"))
+        return [
+            J.judge_once(
+                self._judge_llm,
+                spec,
+                question=q.text,
+                gold=gold,
+                response=hypothesis,
+                question_type=q.type,
+                abstention=abstention,
+            )
+            for spec in self.judges
+        ]
+
+    def _success(
+        self, q: Query, hypothesis: str, verdicts: list[J.Verdict], metrics: list[dict[str, Any]]
+    ) -> bool:
+        if verdicts:
+            return verdicts[0].correct is True
+        f1 = next((m["value"] for m in metrics if m["name"] == "f1"), None)
+        return f1 is not None and f1 >= 0.5
+
+    def groups(self, q: Query) -> dict[str, str]:
+        """Breakdown keys: the category or type, and the conversation (for clustering)."""
+        return {self.group_key: q.type, "conversation": q.conversation_id or ""}
+
+    def _failed_question(
+        self, item: Item, q: Query, error: str, status: str, extra: dict[str, Any] | None = None
+    ) -> ItemResult:
+        return ItemResult(
+            item_id=item.id,
+            index=item.index,
+            step=q.id,
+            status=status,
+            error=error,
+            success=False,
+            input=q.text,
+            groups=self.groups(q),
+            expected=q.relevant_ids,
+            extra={**(extra or {}), "gold": q.answer},
+        )
+
+    def failed(self, item: Item, error: str, status: str) -> ItemResult:
+        """A conversation whose call failed as a whole: one result naming its questions."""
+        _, questions = item.payload
+        return ItemResult(
+            item_id=item.id,
+            index=item.index,
+            status=status,
+            error=error,
+            success=False,
+            groups={"conversation": item.id},
+            extra={"questions": [q.id for q in questions]},
+        )
+
+    headline_rule: ClassVar[str] = "every question"
+    """Which questions the headline numbers (``overall``) are over."""
+
+    def headline(self, rows: list[ItemResult]) -> list[ItemResult]:
+        """The questions the headline numbers are over (LoCoMo: categories 1-4)."""
+        return rows
+
+    def group_order(self, values: list[str]) -> list[str]:
+        """The order categories are shown in."""
+        return sorted(values)
+
+    def notes(self, rows: list[ItemResult]) -> list[str]:
+        """Caveats for the summary."""
+        del rows
+        return []
+
+    def extra_sections(self, rows: list[ItemResult]) -> dict[str, Any]:
+        """Benchmark-specific sections of the summary."""
+        del rows
+        return {}
+
+    def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
+        """Accuracy per judge and F1 with cluster-robust intervals, retrieval, latency, cost."""
+        return summarize_benchmark(self, header, items)
+
+
+def _namespace(conversation_id: str) -> str:
+    import hashlib
+
+    digest = hashlib.sha1(conversation_id.encode()).hexdigest()[:8]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", conversation_id)[:40] + "-" + digest
