@@ -5,11 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from mnemometer.log._reader import read_header
+from mnemometer.report._export import EXPORT_FORMATS, export_run
 from mnemometer.report._registry import formats, kind_of, register_kind, render, renderer
 from mnemometer.report._run import RunView
 from mnemometer.scoring.aggregate import run_summary
 
-__all__ = ["RunView", "formats", "kind_of", "register_kind", "render", "renderer", "report"]
+__all__ = [
+    "EXPORT_FORMATS",
+    "RunView",
+    "export_run",
+    "formats",
+    "kind_of",
+    "register_kind",
+    "render",
+    "renderer",
+    "report",
+]
 
 
 def report(run_dir: str | Path, fmt: str = "text") -> str:

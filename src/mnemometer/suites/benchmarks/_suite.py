@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,10 +20,9 @@ from mnemometer.datasets._models import Conversation, Dataset, Query
 from mnemometer.errors import DatasetError, MnemometerError
 from mnemometer.log._schema import ItemResult, RunHeader, Summary
 from mnemometer.scoring import judges as J
-from mnemometer.scoring import qa
-from mnemometer.scoring.retrieval import dedupe
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
 from mnemometer.suites.benchmarks import _pipeline as P
+from mnemometer.suites.benchmarks._question import Questions
 from mnemometer.suites.benchmarks._summary import summarize_benchmark
 from mnemometer.systems import close
 
@@ -67,7 +65,7 @@ FLAGS: tuple[Flag, ...] = (
 )
 
 
-class BenchmarkSuite(BaseSuite):
+class BenchmarkSuite(Questions, BaseSuite):
     """Ingest -> search -> answer -> evaluate over conversations (see the module docstring).
 
     Args:
@@ -109,7 +107,26 @@ class BenchmarkSuite(BaseSuite):
         reader_budget: int = 4000,
         top_k: int = 10,
         rubric: str | None = None,
+        turn_ks: Sequence[int] | None = None,
+        session_ks: Sequence[int] | None = None,
+        reader_sha256: str | None = None,
+        errata_sha256: str | None = None,
+        judge_names: Sequence[str] | None = None,
     ) -> None:
+        # The last five come back from a run header on resume: they must still hold.
+        if reader_sha256 is not None and reader_sha256 != P.READER_SHA256:
+            raise MnemometerError(
+                "the reader prompt changed since this run started (its SHA-256 differs); "
+                "start a new run"
+            )
+        if turn_ks is not None:
+            self.turn_ks = tuple(int(k) for k in turn_ks)
+        if session_ks is not None:
+            self.session_ks = tuple(int(k) for k in session_ks)
+        if judge_names is not None:
+            judges = judge_names
+        judges = [j["name"] if isinstance(j, dict) else j for j in judges]
+        self._expect_errata = errata_sha256
         if dataset is None:
             raise MnemometerError(f"suite {self.name!r} needs --dataset FILE (the benchmark file)")
         self.path = Path(dataset).resolve()
@@ -181,27 +198,25 @@ class BenchmarkSuite(BaseSuite):
     def dataset(self) -> Dataset:
         """The benchmark file, checked to be this benchmark's, errata applied (cached)."""
         if self._dataset is None:
-            from mnemometer.datasets._readers import detect_reader
+            from mnemometer.datasets._readers import detect_reader, get_reader, read_head
 
-            found = detect_reader(self.path)
-            if found is None or found.name != self.reader_format:
+            if not get_reader(self.reader_format).sniff(self.path, read_head(self.path)):
+                found = detect_reader(self.path)
                 what = f"a {found.name} file" if found else "in no known format"
-                hint = {
-                    "locomo": "locomo",
-                    "longmemeval": "longmemeval",
-                    "letta-core-memory": "letta-core-memory",
-                }
-                fix = (
-                    f"; run `mnemometer run {hint[found.name]} --dataset {self.path}`"
-                    if found and found.name in hint
-                    else ""
-                )
+                fix = ""
+                if found is not None and found.name in _SUITE_OF:
+                    fix = f"; run `mnemometer run {_SUITE_OF[found.name]} --dataset {self.path}`"
                 raise DatasetError(f"{self.path}: {what}, not {self.reader_format}{fix}")
             ds = self.load()
             if self.errata:
                 from mnemometer.datasets._errata import apply_errata
 
                 ds, _, self._errata_sha = apply_errata(ds, self.errata)
+            if self._expect_errata and self._errata_sha != self._expect_errata:
+                raise DatasetError(
+                    f"{self.errata}: the errata file changed since this run started; start a "
+                    "new run"
+                )
             self._dataset = ds
         return self._dataset
 
@@ -325,197 +340,6 @@ class BenchmarkSuite(BaseSuite):
                 close(live)
         return out
 
-    def _ask(
-        self,
-        item: Item,
-        conv: Conversation,
-        turns: dict[str, P.TurnRef],
-        q: Query,
-        live: Any,
-        kind: str,
-        ingest_ms: float | None,
-    ) -> ItemResult:
-        extra: dict[str, Any] = {
-            "ingest_ms": ingest_ms,
-            "gold": q.answer,
-            "baseline": self.baseline,
-        }
-        metrics: list[dict[str, Any]] = []
-        retrieved: list[dict[str, Any]] = []
-        tokens: dict[str, int] = {}
-        latency: float | None = None
-        today = q.asked_at
-        try:
-            if kind == "agent" and self.baseline is None:
-                t0 = time.perf_counter()
-                live.start_session(None)
-                reply = live.send(q.text)
-                latency = (time.perf_counter() - t0) * 1000.0
-                hypothesis = reply.text
-                extra["answer_ms"] = latency
-                tokens.update({f"reader_{k}": v for k, v in reply.tokens.items()})
-            else:
-                context, ranking = self._context(conv, turns, q, live, extra)
-                if ranking is not None:
-                    latency = extra["search_ms"]
-                    retrieved = [{"id": i, "score": s} for i, s in ranking]
-                    if q.relevant_ids:
-                        metrics += P.retrieval_values(
-                            [i for i, _ in ranking],
-                            q.relevant_ids,
-                            turns,
-                            self.turn_ks,
-                            self.session_ks,
-                        )
-                shown = {r.turn.id for r in context}
-                if q.relevant_ids:
-                    metrics.append(
-                        {
-                            "name": "evidence_recall",
-                            "value": sum(e in shown for e in q.relevant_ids) / len(q.relevant_ids),
-                        }
-                    )
-                prompt = P.reader_prompt(q.text, context, today)
-                extra["context_tokens"] = sum(P.estimate_tokens(r.line()) + 1 for r in context)
-                metrics.append(
-                    {
-                        "name": "context_tokens",
-                        "unit": "tokens",
-                        "value": float(extra["context_tokens"]),
-                        "higher_is_better": False,
-                    }
-                )
-                t0 = time.perf_counter()
-                reply = self._reader.chat(
-                    [{"role": "user", "content": prompt}],
-                    temperature=0.0,
-                    max_tokens=P.READER_MAX_TOKENS,
-                )
-                extra["answer_ms"] = (time.perf_counter() - t0) * 1000.0
-                extra["reader_cached"] = reply.cached
-                hypothesis = reply.text.strip()
-                paid = J.paid_tokens(reply)
-                tokens.update(
-                    {"reader_prompt": paid["prompt"], "reader_completion": paid["completion"]}
-                )
-        except Exception as e:  # a reader or search failure fails this question, recorded
-            status = (
-                "timeout"
-                if "timed out" in str(e).lower() or "timeout" in type(e).__name__.lower()
-                else "error"
-            )
-            return self._failed_question(item, q, f"{type(e).__name__}: {e}", status, extra)
-        metrics += self._scores(q, hypothesis)
-        verdicts = self._judge(q, hypothesis)
-        t_judge = sum(v.ms for v in verdicts)
-        extra["judge_ms"] = t_judge if verdicts else None
-        extra["judges"] = {v.judge: v.as_dict() for v in verdicts}
-        for v in verdicts:
-            metrics.append(
-                {
-                    "name": f"judge:{v.judge}",
-                    "value": None if v.correct is None else float(v.correct),
-                }
-            )
-            for k, n in v.tokens.items():
-                tokens[f"judge_{k}"] = tokens.get(f"judge_{k}", 0) + n
-        return ItemResult.model_validate(
-            {
-                "item_id": item.id,
-                "index": item.index,
-                "step": q.id,
-                "success": self._success(q, hypothesis, verdicts, metrics),
-                "input": q.text,
-                "groups": self.groups(q),
-                "expected": q.relevant_ids,
-                "retrieved": retrieved,
-                "output": hypothesis,
-                "metrics": metrics,
-                "latency_ms": latency,
-                "tokens": tokens,
-                "extra": extra,
-            }
-        )
-
-    def _context(
-        self,
-        conv: Conversation,
-        turns: dict[str, P.TurnRef],
-        q: Query,
-        store: Any,
-        extra: dict[str, Any],
-    ) -> tuple[list[P.TurnRef], list[tuple[str, float]] | None]:
-        refs = list(turns.values())
-        if self.baseline == "no-memory":
-            return [], None
-        if self.baseline == "oracle":
-            chosen, dropped = P.select_context(
-                [turns[e] for e in q.relevant_ids if e in turns], self.reader_budget
-            )
-            extra["dropped_for_budget"] = dropped
-            return chosen, None
-        if self.baseline == "full-context":
-            chosen, dropped = P.select_context(refs, self.reader_budget, newest_first=True)
-            extra["dropped_for_budget"] = dropped
-            return chosen, None
-        depth = max(self.top_k, *self.turn_ks)
-        hits, ms = P.search(store, q.text, depth)
-        extra["search_ms"] = ms
-        ranking: list[tuple[str, float]] = []
-        seen: set[str] = set()
-        unknown = 0
-        for h in hits:
-            if h.memory_id in seen:
-                continue
-            seen.add(h.memory_id)
-            if h.memory_id in turns:
-                ranking.append((h.memory_id, h.score))
-            else:
-                unknown += 1
-        if unknown:
-            extra["unknown_hits"] = unknown
-        top = [turns[i] for i in dedupe(i for i, _ in ranking[: self.top_k])]
-        chosen, dropped = P.select_context(top, self.reader_budget)
-        extra["dropped_for_budget"] = dropped
-        return chosen, ranking
-
-    def _scores(self, q: Query, hypothesis: str) -> list[dict[str, Any]]:
-        """Token F1 and BLEU-1 (LoCoMo's definitions; subclasses add their own)."""
-        gold = q.answer
-        f1 = qa.locomo_f1(hypothesis, gold, None) if gold is not None else None
-        b = qa.bleu1(hypothesis, gold) if gold is not None else None
-        return [{"name": "f1", "value": f1}, {"name": "bleu1", "value": b}]
-
-    def judge_gold(self, q: Query) -> str | None:
-        """The gold a judge compares with (``None``: this question is not judged)."""
-        return q.answer
-
-    def _judge(self, q: Query, hypothesis: str) -> list[J.Verdict]:
-        gold = self.judge_gold(q)
-        if gold is None or not self.judges:
-            return []
-        abstention = bool(q.metadata.get("abstention"))
-        return [
-            J.judge_once(
-                self._judge_llm,
-                spec,
-                question=q.text,
-                gold=gold,
-                response=hypothesis,
-                question_type=q.type,
-                abstention=abstention,
-            )
-            for spec in self.judges
-        ]
-
-    def _success(
-        self, q: Query, hypothesis: str, verdicts: list[J.Verdict], metrics: list[dict[str, Any]]
-    ) -> bool:
-        if verdicts:
-            return verdicts[0].correct is True
-        f1 = next((m["value"] for m in metrics if m["name"] == "f1"), None)
-        return f1 is not None and f1 >= 0.5
-
     def groups(self, q: Query) -> dict[str, str]:
         """Breakdown keys: the category or type, and the conversation (for clustering)."""
         return {self.group_key: q.type, "conversation": q.conversation_id or ""}
@@ -573,6 +397,14 @@ class BenchmarkSuite(BaseSuite):
     def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
         """Accuracy per judge and F1 with cluster-robust intervals, retrieval, latency, cost."""
         return summarize_benchmark(self, header, items)
+
+
+_SUITE_OF = {
+    "locomo": "locomo",
+    "longmemeval": "longmemeval",
+    "letta-core-memory": "letta-core-memory",
+}
+"""The suite that runs each benchmark's files."""
 
 
 def _namespace(conversation_id: str) -> str:
