@@ -63,6 +63,23 @@ def test_bleu1_is_unigram_precision_with_brevity_penalty():
     assert qa.bleu1("paris", "paris france") == pytest.approx(math.exp(-1))
 
 
+def test_bleu1_matches_nltk():
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    rng = random.Random(5)
+    words = "a b c d e f g the and".split()
+    for _ in range(300):
+        pred = " ".join(rng.choice(words) for _ in range(rng.randint(0, 8)))
+        gold = " ".join(rng.choice(words) for _ in range(rng.randint(1, 6)))
+        p, g = qa.normalize_answer(pred).split(), qa.normalize_answer(gold).split()
+        want = 0.0
+        if p and g:
+            want = sentence_bleu(
+                [g], p, weights=(1, 0, 0, 0), smoothing_function=SmoothingFunction().method1
+            )
+        assert qa.bleu1(pred, gold) == pytest.approx(want), (pred, gold)
+
+
 def test_kappa_matches_sklearn():
     rng = random.Random(3)
     for _ in range(50):

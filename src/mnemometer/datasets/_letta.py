@@ -113,5 +113,5 @@ LETTA = Reader(
     description="Letta core-memory read/update sets (letta-evals): facts, a question, the answer",
     sniff=_sniff,
     read=read_letta,
-    order=30,
+    order=9,  # before native JSONL, which takes any .jsonl file by its suffix
 )

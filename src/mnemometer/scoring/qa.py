@@ -23,11 +23,13 @@ stemming); it is not this one.
 
 BLEU-1 is NLTK's sentence BLEU with unigram weights and smoothing method 1, as in mem0's
 evaluation, over LoCoMo-normalised tokens (no stemming): NLTK's ``word_tokenize`` needs a
-downloaded tokenizer model, which we never fetch at run time.
+downloaded tokenizer model, which we never fetch at run time. It is computed directly and
+tested against NLTK's.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections import Counter
@@ -111,18 +113,24 @@ def locomo_f1(prediction: str, answer: str | None, category: int | None) -> floa
 
 
 def bleu1(prediction: str, gold: str) -> float:
-    """Sentence BLEU-1 (NLTK, smoothing method 1) over LoCoMo-normalised tokens."""
-    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+    """Sentence BLEU-1 as NLTK computes it (unigram weights, smoothing method 1).
 
+    Clipped unigram precision times the brevity penalty ``exp(1 - r/c)`` when the
+    prediction (``c`` tokens) is shorter than the gold (``r``); 0 when no unigram matches
+    (NLTK returns 0 then, whatever the smoothing). Written out because importing NLTK's
+    BLEU costs more than a whole LoCoMo run's scoring; ``tests/test_benchmark_scoring.py``
+    checks it against ``nltk.translate.bleu_score.sentence_bleu``.
+    """
     pred = normalize_answer(prediction).split()
     ref = normalize_answer(gold).split()
     if not pred or not ref:
         return 0.0
-    return float(
-        sentence_bleu(
-            [ref], pred, weights=(1, 0, 0, 0), smoothing_function=SmoothingFunction().method1
-        )
-    )
+    matches = sum((Counter(pred) & Counter(ref)).values())
+    if matches == 0:
+        return 0.0
+    c, r = len(pred), len(ref)
+    penalty = 1.0 if c > r else math.exp(1 - r / c)
+    return penalty * matches / c
 
 
 def contains_answer(prediction: str, gold: str) -> bool:
