@@ -24,6 +24,8 @@ from mnemometer.scoring.judges import cohen_kappa, raw_agreement
 
 PERCENTILES = (50, 95, 99)
 PHASES = ("ingest", "search", "answer", "judge")
+RECALL = ("adversarial", "evidence_recall")
+"""Scores over every question (not only the headline ones), with intervals."""
 
 
 def _interval(values: list[float], clusters: list[str], binary: bool) -> Interval | None:
@@ -70,6 +72,8 @@ def _value(r: ItemResult, name: str) -> float | None:
 def _applies(r: ItemResult, name: str) -> bool:
     """Whether a failed question would have had this score (adversarial ones: only theirs)."""
     adversarial = "adversarial" in r.groups.values()
+    if name == "evidence_recall":
+        return bool(r.expected)
     return adversarial if name == "adversarial" else not adversarial
 
 
@@ -112,12 +116,12 @@ def summarize_benchmark(suite: Any, header: RunHeader, items: list[ItemResult]) 
     rows, lost = expand_failures(items)
     key = suite.group_key
     headline = suite.headline(rows)
-    overall = score_metrics(headline, judges) + score_metrics(rows, [], ("adversarial",))
+    overall = score_metrics(headline, judges) + score_metrics(rows, [], RECALL)
     ok = [r for r in rows if r.status == "ok"]
     overall += [
         m
         for m in mean_metrics(r.metrics for r in ok)
-        if not (m.name.startswith("judge:") or m.name in ("f1", "bleu1", "adversarial"))
+        if not (m.name.startswith("judge:") or m.name in ("f1", "bleu1", *RECALL))
     ]
     overall += latency(rows) + cost(rows)
     groups: dict[str, dict[str, list[Metric]]] = {key: {}}
