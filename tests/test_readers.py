@@ -190,7 +190,7 @@ def test_list_readers_shows_every_builtin_with_its_description() -> None:
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     assert [line.split()[0] for line in lines[: len(BUILTIN)]] == BUILTIN
-    assert "LoCoMo" in lines[3] and "LongMemEval" in lines[4]
+    assert "Letta" in lines[0] and "LoCoMo" in lines[4] and "LongMemEval" in lines[5]
 
 
 def test_plugin_reader_through_entry_points(tmp_path: Path) -> None:
