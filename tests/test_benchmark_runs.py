@@ -387,3 +387,19 @@ def test_letta_core_memory_sets_run(server, tmp_path, which):
         assert _metric(res.summary, "evidence_recall") > 0.5
     else:
         assert _metric(res.summary, "contains") > 0.5
+
+
+def test_an_agent_is_told_the_conversation_and_answers_for_itself(server, tmp_path):
+    from mnemometer.systems import SystemSpec
+
+    spec = SystemSpec.agent("rag", store="bm25")
+    opts = {"dataset": str(seed_file("locomo", "locomo10.json")), "limit": 3, "judges": ["strict"]}
+    res = mnemometer.run(
+        "locomo", spec, suite_options=opts, out=tmp_path / "a", settings=_settings(server)
+    )
+    rows = read_log(res.path).items
+    assert len(rows) == 3 and all(r.status == "ok" and r.output for r in rows)
+    assert not any(m.name == "recall_any" for r in rows for m in r.metrics)  # a black box
+    told = [b for b in server.chat_requests() if "My message: [" in json.dumps(b)]
+    assert len(told) > 300  # each turn went in as a message, in a session per session
+    assert rows[0].extra["ingest_ms"] > 0 and rows[0].extra["answer_ms"] > 0

@@ -34,7 +34,7 @@ class _Reader:
         self.pos = 0  # index into buf
         self.base = 0  # byte offset of buf[0]
         self.eof = False
-        self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
         self.lines = 1  # line number of buf[0]
 
     def more(self, size: int = CHUNK) -> bool:
