@@ -37,7 +37,7 @@ def test_locomo_with_smollm2_as_reader_and_judges(tmp_path):
         opts = {
             "dataset": str(data),
             "judges": ["strict", "lenient"],
-            "limit": 6,
+            "questions": 6,
             "reader_budget": 1000,
         }
         res = mnemometer.run(

@@ -45,7 +45,7 @@ def _locomo(srv, out, system="bm25", **options):
 
 
 def test_locomo_end_to_end_pins_judges_and_keeps_every_question(server, tmp_path):
-    res = _locomo(server, tmp_path / "r", judges=["lenient", "strict"], limit=40)
+    res = _locomo(server, tmp_path / "r", judges=["lenient", "strict"], questions=40)
     log = read_log(res.path)
     h = log.header
     judges = {j["name"]: j["prompt_sha256"] for j in h.suite_options["judges"]}
@@ -79,7 +79,7 @@ def test_locomo_end_to_end_pins_judges_and_keeps_every_question(server, tmp_path
 
 
 def test_cluster_robust_intervals_over_conversations(server, tmp_path):
-    res = _locomo(server, tmp_path / "r", limit=260)  # conv-26 (199) and part of conv-30
+    res = _locomo(server, tmp_path / "r", questions=260)  # conv-26 (199) and part of conv-30
     f1 = next(m for m in res.summary.overall if m.name == "f1")
     assert f1.interval is not None and f1.interval.method == "cluster-robust"
     assert {r.item_id for r in read_log(res.path).items} == {"conv-26", "conv-30"}
@@ -112,7 +112,7 @@ def test_kill_and_resume_redoes_nothing_and_matches_an_uninterrupted_run(tmp_pat
             data,
             "--store",
             "bm25",
-            "--limit",
+            "--questions",
             "260",
             "--judge",
             "strict",
@@ -230,7 +230,7 @@ def _metric(summary, name):
 
 
 def test_adversaries_cannot_score_high(server, tmp_path):
-    opts = {"judges": ["strict", "lenient"], "limit": 199}
+    opts = {"judges": ["strict", "lenient"], "questions": 199}
     empty = _locomo(server, tmp_path / "empty", NothingStore(), **opts).summary
     assert _metric(empty, "f1") < 0.05 and _metric(empty, "accuracy:strict") < 0.05
     assert _metric(empty, "evidence_recall") == 0.0
@@ -250,7 +250,7 @@ def test_adversaries_cannot_score_high(server, tmp_path):
 
 def test_baselines_full_context_oracle_and_no_memory(server, tmp_path):
     res = {
-        b: _locomo(server, tmp_path / b, "none", baseline=b, limit=30, reader_budget=2000).summary
+        b: _locomo(server, tmp_path / b, "none", baseline=b, questions=30, reader_budget=2000).summary
         for b in ("oracle", "no-memory", "full-context")
     }
     assert _metric(res["oracle"], "evidence_recall") == 1.0
@@ -282,7 +282,7 @@ def test_bad_input_is_a_clear_message_or_a_counted_failure(server, tmp_path):
     server.add_rule(
         lambda b: bool(b.get("response_format")) and "Melanie" in json.dumps(b), "CORRECT!!"
     )
-    res = _locomo(server, tmp_path / "z", judges=["strict"], limit=12)
+    res = _locomo(server, tmp_path / "z", judges=["strict"], questions=12)
     rows = read_log(res.path).items
     bad = [
         r
@@ -298,7 +298,7 @@ def test_bad_input_is_a_clear_message_or_a_counted_failure(server, tmp_path):
     server.rules.clear()
     server.fail_next(1, kind="slow", delay=1.5)
     settings = _settings(server, timeout=0.5, max_retries=0)
-    opts = {"dataset": str(seed_file("locomo", "locomo10.json")), "limit": 3}
+    opts = {"dataset": str(seed_file("locomo", "locomo10.json")), "questions": 3}
     res = mnemometer.run(
         "locomo", "bm25", suite_options=opts, out=tmp_path / "t", settings=settings
     )
@@ -316,7 +316,7 @@ def test_cli_runs_locomo_and_exports_hypotheses(server, tmp_path):
         data,
         "--store",
         "bm25",
-        "--limit",
+        "--questions",
         "8",
         "--judge",
         "lenient",
@@ -373,7 +373,7 @@ def test_letta_core_memory_sets_run(server, tmp_path, which):
     res = mnemometer.run(
         "letta-core-memory",
         "bm25",
-        suite_options={"dataset": str(data), "judges": judges, "limit": 15},
+        suite_options={"dataset": str(data), "judges": judges, "questions": 15},
         out=tmp_path / "l",
         settings=_settings(server),
     )
@@ -393,7 +393,7 @@ def test_an_agent_is_told_the_conversation_and_answers_for_itself(server, tmp_pa
     from mnemometer.systems import SystemSpec
 
     spec = SystemSpec.agent("rag", store="bm25")
-    opts = {"dataset": str(seed_file("locomo", "locomo10.json")), "limit": 3, "judges": ["strict"]}
+    opts = {"dataset": str(seed_file("locomo", "locomo10.json")), "questions": 3, "judges": ["strict"]}
     res = mnemometer.run(
         "locomo", spec, suite_options=opts, out=tmp_path / "a", settings=_settings(server)
     )

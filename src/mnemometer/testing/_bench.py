@@ -59,14 +59,29 @@ def _verdict(prompt: str) -> bool:
     return True
 
 
-def benchmark_reply(body: dict[str, Any]) -> str:
-    """The fake server's reply: a judge's JSON verdict, or the reader's echo of the context."""
+def _verdict_enum(body: dict[str, Any]) -> tuple[str, list[Any]] | None:
     fmt = body.get("response_format") or {}
     schema = fmt.get("schema") or (fmt.get("json_schema") or {}).get("schema")
     props = (schema or {}).get("properties") or {}
     enum = [(k, v["enum"]) for k, v in props.items() if isinstance(v, dict) and v.get("enum")]
-    if not enum:
+    return enum[0] if enum else None
+
+
+def is_judge_request(body: dict[str, Any]) -> bool:
+    """A request whose response schema has a property with an ``enum`` (a judge's verdict).
+
+    ``python -m mnemometer.testing`` routes these to :func:`benchmark_reply` ahead of its
+    structured-output mode, which would otherwise answer with the enum's first label (a
+    judge that says CORRECT to everything).
+    """
+    return _verdict_enum(body) is not None
+
+
+def benchmark_reply(body: dict[str, Any]) -> str:
+    """The fake server's reply: a judge's JSON verdict, or the reader's echo of the context."""
+    enum = _verdict_enum(body)
+    if enum is None:
         return echo_memories(body)
-    key, labels = enum[0]
+    key, labels = enum
     ok = _verdict(last_user_message(body))
     return json.dumps({key: labels[0] if ok else labels[-1]})

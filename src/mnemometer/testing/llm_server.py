@@ -409,9 +409,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     p.add_argument("--log", default=None, help="append every exchange to this JSONL file")
     args = p.parse_args(argv)
-    from mnemometer.testing._bench import benchmark_reply
+    from mnemometer.testing._bench import benchmark_reply, is_judge_request
 
+    # Judge verdicts come from the deterministic rules, never from the structured-output mode.
     srv = FakeLLMServer(
+        rules=[(is_judge_request, benchmark_reply)] if args.reply is None else [],
         default=args.reply if args.reply is not None else benchmark_reply,
         models=[args.model],
         port=args.port,

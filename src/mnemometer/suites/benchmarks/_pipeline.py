@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from mnemometer import deadline
 from mnemometer.datasets._models import Conversation, Session, Turn
 from mnemometer.stores._protocol import BatchStore, Flushable, Hit
 
@@ -85,6 +86,7 @@ def ingest_store(store: Any, conv: Conversation) -> float:
         store.store_many(batch)
     else:
         for text, meta in batch:
+            deadline.check()  # an abandoned item stops here, not after every turn
             store.store(text, meta)
     if isinstance(store, Flushable):
         store.flush()
@@ -104,6 +106,7 @@ def ingest_agent(agent: Any, conv: Conversation) -> float:
         if not callable(observe):
             agent.start_session(None)
         for t in s.turns:
+            deadline.check()
             text = f"[{render_date(s.date)}] {t.memory_text()}"
             if callable(observe):
                 observe(text, {"memory_id": t.id, "speaker": t.speaker, "session": s.id})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from mnemometer import deadline
 from mnemometer.datasets._models import Conversation, Query
 from mnemometer.log._schema import ItemResult
 from mnemometer.scoring import judges as J
@@ -113,6 +114,8 @@ class Questions:
                 tokens.update(
                     {"reader_prompt": paid["prompt"], "reader_completion": paid["completion"]}
                 )
+        except deadline.Cancelled:
+            raise  # the item was abandoned: the runner has recorded its timeout
         except Exception as e:  # a reader or search failure fails this question, recorded
             status = (
                 "timeout"

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from mnemometer import deadline
 from mnemometer.datasets._models import Conversation, Dataset, Query
 from mnemometer.errors import DatasetError, MnemometerError
 from mnemometer.log._schema import ItemResult, RunHeader, Summary
@@ -38,7 +40,12 @@ FLAGS: tuple[Flag, ...] = (
         "judge_model",
         "Model for the judges at the same endpoint (default: the reader's).",
     ),
-    Flag("--limit", "limit", "Ask only the first N questions (quick runs).", "int"),
+    Flag(
+        "--questions",
+        "questions",
+        "Ask only the first N selected questions (--limit N counts conversations).",
+        "int",
+    ),
     Flag(
         "--category",
         "categories",
@@ -72,7 +79,8 @@ class BenchmarkSuite(Questions, BaseSuite):
         dataset: the benchmark file.
         judges: judge names; the first decides each question's success.
         judge_model: the judges' model (default: the reader's).
-        limit: ask only the first ``limit`` questions.
+        questions: ask only the first ``questions`` selected questions (the run's
+            ``limit`` counts items, i.e. conversations).
         categories: only these categories (LoCoMo words or codes) or question types.
         baseline: ``full-context``, ``no-memory`` or ``oracle`` instead of the system.
         errata: an errata file applied at load.
@@ -100,7 +108,7 @@ class BenchmarkSuite(Questions, BaseSuite):
         dataset: str | None = None,
         judges: Sequence[str] = (),
         judge_model: str | None = None,
-        limit: int | None = None,
+        questions: int | None = None,
         categories: Sequence[str] = (),
         baseline: str | None = None,
         errata: str | None = None,
@@ -135,14 +143,14 @@ class BenchmarkSuite(Questions, BaseSuite):
         if baseline is not None and baseline not in P.BASELINES:
             raise MnemometerError(f"--baseline must be one of {', '.join(P.BASELINES)}")
         for name, value, least in (
-            ("--limit", limit, 1),
+            ("--questions", questions, 1),
             ("--reader-budget", reader_budget, 64),
             ("--top-k", top_k, 1),
         ):
             if value is not None and int(value) < least:
                 raise MnemometerError(f"{name} must be at least {least}, got {value}")
         self.baseline = baseline
-        self.limit = None if limit is None else int(limit)
+        self.questions = None if questions is None else int(questions)
         self.categories = [str(c) for c in categories]
         self.reader_budget = int(reader_budget)
         self.top_k = int(top_k)
@@ -157,6 +165,8 @@ class BenchmarkSuite(Questions, BaseSuite):
         self._reader: Any = None
         self._judge_llm: Any = None
         self._max_questions = 1
+        self._counts: dict[str, list[int]] = {}
+        self._lock = threading.Lock()
 
     # ---- declared options ---------------------------------------------------------------
 
@@ -171,7 +181,7 @@ class BenchmarkSuite(Questions, BaseSuite):
             "reader_sha256": P.READER_SHA256,
             "judges": [{"name": j.name, "prompt_sha256": j.prompt_hash} for j in self.judges],
             "judge_model": self.judge_model,
-            "limit": self.limit,
+            "questions": self.questions,
             "categories": self.categories,
             "errata_sha256": self._errata_sha,
         }
@@ -221,7 +231,7 @@ class BenchmarkSuite(Questions, BaseSuite):
         return self._dataset
 
     def selected(self, dataset: Dataset) -> list[Query]:
-        """The questions this run asks (``--category``, then ``--limit``), in file order."""
+        """The questions this run asks (``--category``, then ``--questions``), in file order."""
         qs = list(dataset.queries)
         if self.categories:
             wanted = {c.lower() for c in self.categories}
@@ -235,7 +245,7 @@ class BenchmarkSuite(Questions, BaseSuite):
                 raise MnemometerError(
                     f"--category {', '.join(self.categories)} selects no question; categories: {', '.join(kinds)}"
                 )
-        return qs[: self.limit] if self.limit is not None else qs
+        return qs[: self.questions] if self.questions is not None else qs
 
     def plan(self, dataset: Dataset) -> list[Item]:
         """One item per conversation with selected questions: ``(conversation, questions)``."""
@@ -282,6 +292,7 @@ class BenchmarkSuite(Questions, BaseSuite):
             self._judge_llm = LLMClient.from_settings(replace(settings, model=self.judge_model))
             self._judge_llm.check()
         (ctx.run_dir / "pins.json").write_text(json.dumps(self.pins(), indent=1), encoding="utf-8")
+        self._start_progress(ctx)
         return {}
 
     def pins(self) -> dict[str, Any]:
@@ -325,20 +336,53 @@ class BenchmarkSuite(Questions, BaseSuite):
                 else:
                     live = self._ctx.isolated(ns)
                     ingest_ms = P.ingest_store(live, conv)
+        except deadline.Cancelled:
+            raise  # the item was abandoned: the runner has recorded its timeout
         except Exception as e:  # every question is kept, failed, with the reason
             failure = f"ingest failed: {type(e).__name__}: {e}"
             conv, turns = stub, {}
+        self._progress("ingest")
         out: list[ItemResult] = []
         try:
             for q in questions:
                 if failure is not None:
                     out.append(self._failed_question(item, q, failure, "error"))
-                    continue
-                out.append(self._ask(item, conv, turns, q, live, kind, ingest_ms))
+                else:
+                    deadline.check()
+                    out.append(self._ask(item, conv, turns, q, live, kind, ingest_ms))
+                self._progress("questions")
         finally:
             if live is not None:
                 close(live)
         return out
+
+    def _start_progress(self, ctx: RunContext) -> None:
+        """Totals of the ``ingest`` and ``questions`` phases (the run's --limit applied)."""
+        from mnemometer.log._reader import read_header, read_items
+
+        header = read_header(ctx.run_dir)
+        plan = sorted(self.plan(self.dataset()), key=lambda it: it.index)
+        if header.limit is not None:
+            plan = plan[: header.limit]
+        done = {r.item_id for r in read_items(ctx.run_dir) if r.status == "ok"}
+        self._counts = {
+            "ingest": [sum(it.id in done for it in plan), len(plan)],
+            "questions": [
+                sum(len(it.payload[1]) for it in plan if it.id in done),
+                sum(len(it.payload[1]) for it in plan),
+            ],
+        }
+        for phase, (n, total) in self._counts.items():
+            ctx.report(phase, n, total)
+
+    def _progress(self, phase: str) -> None:
+        if self._ctx is None or phase not in self._counts:
+            return
+        with self._lock:
+            count = self._counts[phase]
+            count[0] += 1
+            done, total = count
+        self._ctx.report(phase, done, total)
 
     def groups(self, q: Query) -> dict[str, str]:
         """Breakdown keys: the category or type, and the conversation (for clustering)."""
