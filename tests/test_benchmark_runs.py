@@ -250,7 +250,9 @@ def test_adversaries_cannot_score_high(server, tmp_path):
 
 def test_baselines_full_context_oracle_and_no_memory(server, tmp_path):
     res = {
-        b: _locomo(server, tmp_path / b, "none", baseline=b, questions=30, reader_budget=2000).summary
+        b: _locomo(
+            server, tmp_path / b, "none", baseline=b, questions=30, reader_budget=2000
+        ).summary
         for b in ("oracle", "no-memory", "full-context")
     }
     assert _metric(res["oracle"], "evidence_recall") == 1.0
@@ -393,7 +395,11 @@ def test_an_agent_is_told_the_conversation_and_answers_for_itself(server, tmp_pa
     from mnemometer.systems import SystemSpec
 
     spec = SystemSpec.agent("rag", store="bm25")
-    opts = {"dataset": str(seed_file("locomo", "locomo10.json")), "questions": 3, "judges": ["strict"]}
+    opts = {
+        "dataset": str(seed_file("locomo", "locomo10.json")),
+        "questions": 3,
+        "judges": ["strict"],
+    }
     res = mnemometer.run(
         "locomo", spec, suite_options=opts, out=tmp_path / "a", settings=_settings(server)
     )

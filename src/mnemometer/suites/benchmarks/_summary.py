@@ -282,7 +282,8 @@ def judge_tables(rows: list[ItemResult], judges: list[str]) -> tuple[list[Table]
 
 def category_table(suite: Any, per: dict[str, list[Metric]], judges: list[str]) -> Table:
     """Per category (or type): n, F1 and each judge's accuracy with intervals, recall."""
-    cols = ["category", "n", "F1 [95% CI]", *(f"{j} % [95% CI]" for j in judges), "evidence recall"]
+    key = suite.group_key
+    cols = [key, "n", "F1 [95% CI]", *(f"{j} % [95% CI]" for j in judges), "evidence recall"]
     rows, data = [], []
     for value, ms in per.items():
         get = {m.name: m for m in ms}
@@ -292,7 +293,7 @@ def category_table(suite: Any, per: dict[str, list[Metric]], judges: list[str]) 
         er = get.get("evidence_recall")
         row.append(f"{er.value:.3f}" if er and er.value is not None else "-")
         rows.append(row)
-        data.append({"category": value, **{k: m.model_dump() for k, m in get.items()}})
+        data.append({key: value, **{k: m.model_dump() for k, m in get.items()}})
     return Table(
         name="categories", title=f"By {suite.group_key}", columns=cols, rows=rows, data=data
     )
