@@ -256,3 +256,26 @@ def test_the_test_server_command_judges_by_its_rules_not_its_schema_mode():
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_compare_pairs_two_systems_by_question_and_clusters_by_conversation(tmp_path):
+    from mnemometer.comparison import compare
+
+    opts = {"dataset": _locomo_path(), "categories": ["single-hop"], "judges": ["lenient"]}
+    with FakeLLMServer(default=benchmark_reply) as srv:
+        runs = [
+            mnemometer.run(
+                "locomo",
+                system,
+                suite_options=opts,
+                out=tmp_path / name,
+                settings=_settings(srv),
+                limit=3,
+            )
+            for name, system in (("none", "none"), ("bm25", "bm25"))
+        ]
+    c = compare([runs[0].path], [runs[1].path])
+    questions = len(read_items(runs[1].path))
+    assert c.pairs == questions and c.clusters == 3
+    acc = next(m for m in c.metrics if m.name == "judge:lenient")
+    assert acc.pairs == questions and acc.mean_delta > 0.3  # memory beats no memory
