@@ -8,7 +8,8 @@ would::
         --llm-base-url URL --llm-model M --judge lenient --judge strict --timeout 0
 
 for bm25, dense and hybrid, ``--store none --baseline full-context``, and mem0 on the first
-conversation (``--limit 1``: mem0 adds one LLM-free memory per turn, slowly). Prints a
+conversation (``--limit 1``: mem0 adds one LLM-free memory per turn, slowly). A row whose
+run was interrupted resumes (``mnemometer run --resume``); a finished one is read. Prints a
 Markdown table from each run's ``summary.json`` alone: F1 over categories 1-4, each judge's
 accuracy, evidence recall (all 95% cluster-robust intervals) and category 5's rule.
 
@@ -70,6 +71,7 @@ def main() -> int:
     p.add_argument("--only", action="append", default=[], help="run only these rows")
     p.add_argument("--llm-base-url")
     p.add_argument("--llm-model", default="fake-llm")
+    p.add_argument("--limit", type=int, help="only the first N conversations, every row")
     args = p.parse_args()
     server = None
     url = args.llm_base_url
@@ -89,6 +91,20 @@ def main() -> int:
             cmd += ["--llm-base-url", url, "--llm-model", args.llm_model, "--timeout", "0"]
             cmd += [a for j in JUDGES for a in ("--judge", j)]
             cmd += ["--out", str(out), "--format", "none"]
+            if args.limit is not None and "--limit" not in flags:
+                cmd += ["--limit", str(args.limit)]
+            if (out / "header.json").exists() and not (out / "summary.json").exists():
+                cmd = [
+                    MNEMOMETER,
+                    "run",
+                    "--resume",
+                    str(out),
+                    "--timeout",
+                    "0",
+                    "--format",
+                    "none",
+                ]
+                cmd += ["--llm-base-url", url, "--llm-model", args.llm_model]
             if not (out / "summary.json").exists():
                 print("$", " ".join(cmd[1:]), file=sys.stderr, flush=True)
                 subprocess.run(cmd, check=True)

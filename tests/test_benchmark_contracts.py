@@ -248,7 +248,7 @@ def test_the_test_server_command_judges_by_its_rules_not_its_schema_mode():
                 "response_format": {"type": "json_schema", "json_schema": {"schema": schema}},
             }
             url = f"http://127.0.0.1:{port}/v1/chat/completions"
-            reply = httpx.post(url, json=body, timeout=10).json()
+            reply = httpx.post(url, json=body, timeout=120).json()  # first call imports NLTK
             return json.loads(reply["choices"][0]["message"]["content"])["label"]
 
         assert verdict("Paris", "I don't know") == "WRONG"
