@@ -255,6 +255,10 @@ def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, A
     name = "items" if is_suite_path(suite) else suite
     if name == "items":
         options["suite_dir"] = str(suite)
+    if kw.get("dataset") is not None and _reads_dataset(name):
+        # A benchmark suite loads (and streams) its file itself: --dataset is its input.
+        options["dataset"] = str(Path(kw["dataset"]).resolve())
+        kw["dataset"] = None
     for key, (flag, users) in suite_flags().items():
         value = kw.get(key)
         if value is None or value is False or value == ():
@@ -267,6 +271,15 @@ def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, A
             )
         options[flag.option] = list(value) if flag.multiple else value
     return name, options
+
+
+def _reads_dataset(name: str) -> bool:
+    from mnemometer._registry import SUITES
+
+    try:
+        return bool(getattr(SUITES.load(name), "reads_dataset", False))
+    except MnemometerError:
+        return False
 
 
 def _system(kw: dict[str, Any]) -> Any:

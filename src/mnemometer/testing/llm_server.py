@@ -386,7 +386,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="A deterministic OpenAI-compatible server.")
     p.add_argument("--port", type=int, default=8090)
     p.add_argument("--model", default="fake-llm")
-    p.add_argument("--reply", default=None, help="fixed reply (default: echo the memories)")
+    p.add_argument(
+        "--reply",
+        default=None,
+        help="fixed reply (default: echo the memories; judge requests get a verdict)",
+    )
     p.add_argument(
         "--mode",
         choices=_MODES,
@@ -405,8 +409,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     p.add_argument("--log", default=None, help="append every exchange to this JSONL file")
     args = p.parse_args(argv)
+    from mnemometer.testing._bench import benchmark_reply, is_judge_request
+
+    # Judge verdicts come from the deterministic rules, never from the structured-output mode.
     srv = FakeLLMServer(
-        default=args.reply if args.reply is not None else echo_memories,
+        rules=[(is_judge_request, benchmark_reply)] if args.reply is None else [],
+        default=args.reply if args.reply is not None else benchmark_reply,
         models=[args.model],
         port=args.port,
         mode=args.mode,
