@@ -21,6 +21,7 @@ def create_store(
     *,
     lang: str | None = None,
     workdir: Path | None = None,
+    llm: Any = None,
 ) -> Store:
     """Create the store registered as ``name``.
 
@@ -30,6 +31,9 @@ def create_store(
         lang: dataset language, offered to factories that take ``lang``.
         workdir: a directory inside the run directory, offered to factories that take
             ``workdir`` (stores that keep files keep them there).
+        llm: the run's LLM endpoint (:class:`~mnemometer.llm.LLMSettings`, from
+            ``--llm-base-url``/``--llm-model``), offered to factories that take ``llm``
+            (stores that ask a model while they store); their own options win over it.
 
     Raises:
         MnemometerError: unknown name, bad option, missing extra, or not a Store.
@@ -40,6 +44,8 @@ def create_store(
         context["lang"] = lang
     if workdir is not None:
         context["workdir"] = workdir
+    if llm is not None:
+        context["llm"] = llm
     store = call_with_context(factory, dict(options or {}), **context)
     missing = [m for m in ("reset", "store", "search") if not callable(getattr(store, m, None))]
     if missing:
