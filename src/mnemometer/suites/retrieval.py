@@ -14,6 +14,7 @@ from mnemometer.scoring.aggregate import latency_metrics, mean_metrics
 from mnemometer.scoring.retrieval import dedupe, failed_metrics, rank_values
 from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, Hit
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites._ingest import IngestTally
 from mnemometer.systems import close
 
 DEFAULT_KS = (1, 5, 10, 20)
@@ -91,6 +92,7 @@ class RetrievalSuite(BaseSuite):
         self.versions = versions
         self._abstains = False
         self._stores: dict[str, Any] = {}  # conversation id -> its own store
+        self._ingest: IngestTally | None = None
 
     def options(self) -> dict[str, Any]:
         """Resolved options."""
@@ -108,12 +110,19 @@ class RetrievalSuite(BaseSuite):
         spec, so no conversation's turns can answer another's questions.
         """
         self._abstains = bool(getattr(system, "abstains", False))
+        tally = self._ingest = IngestTally()
         timings = store_dataset(system, dataset, self.versions)
+        if dataset.memories or not dataset.conversations:
+            tally.add(system, len(dataset.memories), timings["index"])
         for conv in dataset.conversations:
             store = ctx.isolated(_namespace(conv.id), lang=dataset.info.language)
             self._stores[conv.id] = store
             turns = dataset.with_turn_memories(conv.id)
-            timings["index"] += store_dataset(store, turns, self.versions)["index"]
+            secs = store_dataset(store, turns, self.versions)["index"]
+            tally.add(store, len(turns.memories), secs)
+            timings["index"] += secs
+        if tally.metered:
+            tally.write(ctx.run_dir / "ingest.jsonl")
         return timings
 
     def teardown(self) -> None:
@@ -202,7 +211,12 @@ class RetrievalSuite(BaseSuite):
             )
         if counts["errors"] or counts["timeouts"]:
             notes.append("failed and timed-out items score 0 on every metric")
-        return Summary(overall=overall, groups=groups, counts=counts, notes=notes)
+        tables = []
+        if self._ingest is not None:  # known when this process stored the dataset
+            counts.update(self._ingest.counts())
+            notes += self._ingest.notes()
+            tables.append(self._ingest.table())
+        return Summary(overall=overall, groups=groups, counts=counts, notes=notes, tables=tables)
 
 
 def _groups(q: Query) -> dict[str, str]:

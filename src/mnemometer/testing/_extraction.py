@@ -36,10 +36,30 @@ _ENTITIES = re.compile(r"<ENTITIES>\s*(.*?)\s*</ENTITIES>", re.S)
 _SPEAKER = re.compile(r"^\s*([^:\n]{1,40}):\s")
 
 
+_FENCED = re.compile(r"```json\s*(\{.*?\})\s*```", re.S)
+_FORMAT = re.compile(r"following format:\s*(\{.*\})\s*$", re.S)
+
+
+def _prompt_schema(body: dict[str, Any]) -> dict[str, Any]:
+    """A JSON Schema written into the prompt (``json_object`` mode: litellm, Graphiti)."""
+    for m in body.get("messages") or []:
+        text = str(m.get("content") or "")
+        for found in [*_FENCED.findall(text), *_FORMAT.findall(text)]:
+            try:
+                schema = json.loads(found)
+            except ValueError:
+                continue
+            if isinstance(schema, dict) and "properties" in schema:
+                return schema
+    return {}
+
+
 def _schema(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     fmt = body.get("response_format") or {}
     spec = fmt.get("json_schema") or {}
     schema = spec.get("schema") or fmt.get("schema") or {}
+    if not schema and fmt.get("type") == "json_object":
+        schema = _prompt_schema(body)
     return str(spec.get("name") or schema.get("title") or ""), schema
 
 
@@ -68,6 +88,7 @@ def current_text(body: dict[str, Any]) -> str:
 def text_entities(text: str) -> list[str]:
     """The speaker, then the capitalised names; first and last words when fewer than two."""
     out: list[str] = []
+    text = re.sub(r"^\s*\[[^\]]{1,40}\]\s*", "", text)  # a leading date, "[2024-03-01]"
     speaker = _SPEAKER.match(text)
     if speaker:
         out.append(speaker.group(1).strip())
@@ -151,6 +172,15 @@ def _extract(body: dict[str, Any]) -> str:
     return _HANDLERS[name](body, schema)
 
 
+def _prompted(body: dict[str, Any]) -> bool:
+    fmt = body.get("response_format") or {}
+    return fmt.get("type") == "json_object" and not fmt.get("schema") and bool(_schema(body)[1])
+
+
+def _minimal(body: dict[str, Any]) -> str:
+    return json.dumps(instance(_schema(body)[1], "minimal"))
+
+
 def _memory_tool(body: dict[str, Any]) -> bool:
     return "Memory" in offered_tools(body)
 
@@ -176,4 +206,5 @@ def extraction_llm(mode: str = "content", **options: Any) -> Any:
     if mode == "content":
         rules.append((_extracts, _extract))
         tool_rules.append(ToolRule(_memory_tool, [ToolCall("Memory", _memory_args)]))
+    rules.append((_prompted, _minimal))  # a schema in the prompt: the minimal instance
     return FakeLLMServer(rules=rules, tool_rules=tool_rules, mode="minimal", **options)
