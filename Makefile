@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 # Extras the test suite exercises for real (heavy backends run embedded, offline).
-TEST_EXTRAS ?= embeddings,mem0,vector,local-llm,letta
+TEST_EXTRAS ?= embeddings,mem0,vector,local-llm,letta,graphiti,langmem
 # llama.cpp compiles from source. Its default build targets the building CPU
 # (-march=native) and crashed with a general protection fault on an AMX machine here, so
 # we build it portable (AVX2) once per machine and keep the wheel outside pip's cache,
@@ -13,7 +13,7 @@ LLAMA_VERSION := 0.3.36
 WHEELS ?= $(HOME)/.cache/mnemometer/wheels
 LLAMA_WHEEL = $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl)
 
-.PHONY: demo test test-live test-all letta-env bench clean
+.PHONY: demo test test-live test-all letta-env cognee-env test-cognee bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,9 +50,28 @@ test: $(VENV)/.test
 letta-env: $(VENV)/.test
 	$(BIN)/mnemometer serve letta --prepare
 
+# cognee cannot share the test environment (it pins transformers<5, openai<3, ...): its
+# tests run in a venv of its own under ~/.cache/mnemometer, built once per machine (a few
+# minutes, needs PyPI); this checkout is linked into it (editable, no deps) on every run.
+COGNEE_VERSION := 1.6.5
+COGNEE_VENV ?= $(HOME)/.cache/mnemometer/cognee-$(COGNEE_VERSION)/venv
+cognee-env: | $(BIN)/python
+	@if [ ! -f $(COGNEE_VENV)/.mnemometer-complete ]; then \
+	  echo "building the cognee test environment in $(COGNEE_VENV) (once per machine: minutes)"; \
+	  rm -rf $(COGNEE_VENV) && $(PYTHON) -m venv $(COGNEE_VENV) && \
+	  $(COGNEE_VENV)/bin/python -m pip install -q --upgrade pip && \
+	  $(COGNEE_VENV)/bin/python -m pip install -q "torch==2.13.0" ".[cognee]" --group dev && \
+	  touch $(COGNEE_VENV)/.mnemometer-complete; \
+	fi
+	$(COGNEE_VENV)/bin/python -m pip install -q --no-deps -e .
+
+test-cognee: cognee-env
+	$(COGNEE_VENV)/bin/python -m pytest -q -m "slow or live" tests/live/test_cognee_live.py
+
 # The marked groups (real servers, models, browsers, clusters); CI runs them too.
 test-live: $(VENV)/.test letta-env
 	$(BIN)/python -m pytest -q -m "slow or live"
+	$(MAKE) test-cognee
 
 test-all: test test-live
 
