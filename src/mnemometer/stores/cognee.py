@@ -23,6 +23,7 @@ is process-wide, so stores take turns: one cognee call at a time in a process.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 import threading
@@ -32,7 +33,7 @@ from typing import Any
 
 from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL, load_embedder, model_path, offline_env
-from mnemometer.errors import MnemometerError
+from mnemometer.errors import MissingExtraError, MnemometerError
 from mnemometer.stores._extracting import Ledger, LoopThread, llm_settings, reference_time
 from mnemometer.stores._llm_relay import LLMRelay
 from mnemometer.stores._protocol import Hit, IngestCost
@@ -125,6 +126,8 @@ class CogneeStore:
         self.mode = mode
         self.cognify = cognify
         self.dated = bool(dated)
+        if importlib.util.find_spec("cognee") is None:  # before the environment is set
+            raise MissingExtraError("the cognee store", _EXTRA, "cognee")
         self.settings = llm_settings(llm, base_url, llm_model, api_key, "the cognee store")
         self.relay, self._loop = _process_parts(str(model))
         self.model = _SHARED["model"]
