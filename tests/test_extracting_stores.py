@@ -20,7 +20,6 @@ from conftest import REPO, invoke_cli
 from netguard import loopback_only
 
 import mnemometer
-from mnemometer.errors import MnemometerError
 from mnemometer.llm import LLMSettings
 from mnemometer.stores import create_store
 from mnemometer.testing import check_store
@@ -95,9 +94,11 @@ def test_conversations_get_their_own_store_and_evidence_maps_to_turns(name, tmp_
     assert row["llm_calls_per_memory"] >= 1 and row["tokens_per_memory"] > 0
     hit5 = next(m.value for m in s.overall if m.name == "hit" and m.k == 5)
     assert hit5 >= 0.5  # hits map back to evidence turns through provenance
-    isolated = sorted(p.name for p in (tmp_path / "run" / "isolated").iterdir())
-    assert len(isolated) == 4
+    costs = (tmp_path / "run" / "ingest.jsonl").read_text().splitlines()
+    assert len(costs) == 22  # one ingest call per turn, each metered
     if name == "graphiti":
+        isolated = sorted(p.name for p in (tmp_path / "run" / "isolated").iterdir())
+        assert len(isolated) == 4
         # each conversation's graph in its own directory, the session's date as the
         # episodes' reference time (Graphiti shows it to its LLM)
         assert all(
@@ -124,10 +125,10 @@ def test_a_memory_whose_llm_reply_is_not_json_is_recorded_and_counted(name, tmp_
     rules = [("CORRUPT", "{this is not json")]
     data = tmp_path / "d.jsonl"
     rows = [
-        {"type": "memory", "id": "m0", "text": "Alice: I adopted a beagle named Biscuit."},
-        {"type": "memory", "id": "m1", "text": "Bob: CORRUPT Carol moved to Lisbon."},
-        {"type": "memory", "id": "m2", "text": "Dana: Evan plays the Cello in Oslo."},
-        {"type": "query", "id": "q0", "text": "Who is Biscuit?", "relevant_ids": ["m0"]},
+        {"kind": "memory", "id": "m0", "text": "Alice: I adopted a beagle named Biscuit."},
+        {"kind": "memory", "id": "m1", "text": "Bob: CORRUPT Carol moved to Lisbon."},
+        {"kind": "memory", "id": "m2", "text": "Dana: Evan plays the Cello in Oslo."},
+        {"kind": "query", "id": "q0", "text": "Who is Biscuit?", "relevant_ids": ["m0"]},
     ]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with extraction_llm(rules=rules) as llm:
@@ -179,13 +180,3 @@ def test_cli_takes_the_runs_llm_and_names_the_flags_without_one(tmp_path) -> Non
         assert len(llm.chat_requests()) == 24  # one tool call per memory
         chk = invoke_cli("check-store", "langmem", *flags)
         assert chk.exit_code == 0, chk.output
-
-
-@pytest.mark.parametrize("name", ["graphiti", "langmem", "cognee"])
-def test_missing_extra_names_the_install_command(name, monkeypatch) -> None:
-    import sys
-
-    module = {"graphiti": "graphiti_core", "langmem": "langmem", "cognee": "cognee"}[name]
-    monkeypatch.setitem(sys.modules, module, None)  # importing it raises ImportError
-    with pytest.raises(MnemometerError, match=rf"pip install 'mnemometer\[{name}\]'"):
-        create_store(name, {"base_url": "http://127.0.0.1:1/v1", "llm_model": "m"})

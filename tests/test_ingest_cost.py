@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from conftest import invoke_cli
 from netguard import loopback_only
 
 import mnemometer
@@ -245,3 +246,52 @@ def test_netguard_refuses_connections_off_loopback() -> None:
         with FakeLLMServer() as llm:  # loopback stays open
             assert httpx.get(f"{llm.base_url}/models", timeout=10).status_code == 200
     assert attempts == ["connect ('192.0.2.1', 80)", "dns example.com"]
+
+
+@pytest.mark.parametrize("name", ["graphiti", "langmem", "cognee"])
+def test_a_missing_extra_names_the_install_command_before_the_run(name, monkeypatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    module = {"graphiti": "graphiti_core", "langmem": "langmem", "cognee": "cognee"}[name]
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda m, *a: None if m == module else real(m, *a)
+    )
+    with pytest.raises(MnemometerError, match=rf"pip install 'mnemometer\[{name}\]'"):
+        create_store(name, {"base_url": "http://127.0.0.1:1/v1", "llm_model": "m"})
+    cli = invoke_cli("run", "retrieval", "-d", "demo-en", "--store", name)
+    assert cli.exit_code == 2 and f"pip install 'mnemometer[{name}]'" in cli.output
+
+
+def test_the_command_line_server_extracts_in_extraction_mode() -> None:
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "mnemometer.testing", "--mode", "extraction", "--port", "0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        url = line.split(" at ")[1].strip()
+        body = {
+            "model": "fake-llm",
+            "messages": [{"role": "user", "content": "Alice: I adopted a beagle."}],
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "Memory",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"content": {"type": "string"}},
+                        },
+                    },
+                }
+            ],
+            "tool_choice": "required",
+        }
+        r = httpx.post(f"{url}/chat/completions", json=body, timeout=10).json()
+        call = r["choices"][0]["message"]["tool_calls"][0]["function"]
+        assert call["name"] == "Memory" and "beagle" in json.loads(call["arguments"])["content"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -76,6 +76,9 @@ def _process_parts(model: str) -> tuple[LLMRelay, LoopThread]:
                 "CACHING": "false",
             }
         )
+        # cognee logs every pipeline task at INFO and keeps a log file in ~/.cognee/logs
+        os.environ.setdefault("COGNEE_LOG_FILE", "false")
+        os.environ.setdefault("LOG_LEVEL", "ERROR")
         try:  # litellm ships tiktoken's cl100k_base; without this it downloads it
             import litellm
 

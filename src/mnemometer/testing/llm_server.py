@@ -389,9 +389,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--reply", default=None, help="fixed reply (default: echo the memories)")
     p.add_argument(
         "--mode",
-        choices=_MODES,
+        choices=(*_MODES, "extraction"),
         default="minimal",
-        help="structured output: generated instances (minimal or content) or scripted",
+        help="structured output: generated instances (minimal or content) or scripted; "
+        "extraction: extract like a literal model (Graphiti, cognee, LangMem)",
     )
     p.add_argument(
         "--embeddings", choices=("hash", "minilm"), default="hash", help="embedding vectors"
@@ -405,16 +406,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     p.add_argument("--log", default=None, help="append every exchange to this JSONL file")
     args = p.parse_args(argv)
-    srv = FakeLLMServer(
-        default=args.reply if args.reply is not None else echo_memories,
-        models=[args.model],
-        port=args.port,
-        mode=args.mode,
-        embeddings=args.embeddings,
-        embedding_dim=args.embedding_dim,
-        embedding_models=args.embedding_model,
-        log_path=args.log,
-    ).start()
+    common = {
+        "default": args.reply if args.reply is not None else echo_memories,
+        "models": [args.model],
+        "port": args.port,
+        "embeddings": args.embeddings,
+        "embedding_dim": args.embedding_dim,
+        "embedding_models": args.embedding_model,
+        "log_path": args.log,
+    }
+    if args.mode == "extraction":
+        from mnemometer.testing._extraction import extraction_llm
+
+        srv = extraction_llm(**common).start()
+    else:
+        srv = FakeLLMServer(mode=args.mode, **common).start()
     print(f"serving {args.model} at {srv.base_url}", flush=True)
     try:
         threading.Event().wait()
