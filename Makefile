@@ -72,8 +72,11 @@ letta-env: $(VENV)/.test
 	$(BIN)/mnemometer serve letta --prepare
 
 # cognee cannot share the test environment (it pins transformers<5, openai<3, ...): its
-# tests run in a venv of its own under ~/.cache/mnemometer, built once per machine (a few
-# minutes, needs PyPI); this checkout is linked into it (editable, no deps) on every run.
+# tests run in a venv of its own under ~/.cache/mnemometer, built once per machine (2.9 GB,
+# about 8 min, needs PyPI); this checkout is linked into it (editable, no deps) on every run.
+# Opt-in (COGNEE_TESTS=1 make test-live, or make test-cognee): the build plus its tests (18
+# min wall on the loaded 2-core build machine, 2.3 min of CPU) do not fit CI's budget
+# beside the Letta stack; docs/systems.md has the figures.
 COGNEE_VERSION := 1.6.5
 COGNEE_VENV ?= $(HOME)/.cache/mnemometer/cognee-$(COGNEE_VERSION)/venv
 cognee-env: | $(BIN)/python
@@ -92,7 +95,8 @@ test-cognee: cognee-env
 # The marked groups (real servers, models, browsers, clusters); CI runs them too.
 test-live: $(VENV)/.test letta-env chromium
 	$(BIN)/python -m pytest -q -m "slow or live"
-	$(MAKE) test-cognee
+	@if [ "$(COGNEE_TESTS)" = 1 ]; then $(MAKE) test-cognee; \
+	  else echo "cognee's tests are opt-in: COGNEE_TESTS=1 make test-live, or make test-cognee"; fi
 
 test-all: test test-live
 

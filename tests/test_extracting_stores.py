@@ -20,6 +20,7 @@ from conftest import REPO, invoke_cli
 from netguard import loopback_only
 
 import mnemometer
+from mnemometer.datasets._models import DatasetInfo
 from mnemometer.llm import LLMSettings
 from mnemometer.stores import create_store
 from mnemometer.testing import check_store
@@ -119,23 +120,25 @@ def test_graphiti_group_is_the_conversations_store_directory(tmp_path) -> None:
             store.close()
 
 
-@pytest.mark.parametrize("name", list(SYSTEMS))
+@pytest.mark.parametrize("name", ["graphiti"])  # LangMem's reply is a tool call: below
 def test_a_memory_whose_llm_reply_is_not_json_is_recorded_and_counted(name, tmp_path) -> None:
     _need(name)
     rules = [("CORRUPT", "{this is not json")]
-    data = tmp_path / "d.jsonl"
-    rows = [
-        {"kind": "memory", "id": "m0", "text": "Alice: I adopted a beagle named Biscuit."},
-        {"kind": "memory", "id": "m1", "text": "Bob: CORRUPT Carol moved to Lisbon."},
-        {"kind": "memory", "id": "m2", "text": "Dana: Evan plays the Cello in Oslo."},
-        {"kind": "query", "id": "q0", "text": "Who is Biscuit?", "relevant_ids": ["m0"]},
+    texts = [
+        "Alice: I adopted a beagle named Biscuit.",
+        "Bob: CORRUPT Carol moved to Lisbon.",
+        "Dana: Evan plays the Cello in Oslo.",
     ]
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = mnemometer.Dataset(
+        info=DatasetInfo(name="corrupt", language="en"),
+        memories=[mnemometer.Memory(id=f"m{i}", text=t) for i, t in enumerate(texts)],
+        queries=[mnemometer.Query(id="q0", text="Who is Biscuit?", relevant_ids=["m0"])],
+    )
     with extraction_llm(rules=rules) as llm:
         res = mnemometer.run(
             "retrieval",
             mnemometer.SystemSpec.store(name, base_url=llm.base_url, llm_model=llm.model),
-            dataset=str(data),
+            dataset=data,
             out=tmp_path / "run",
         )
     s = res.summary
@@ -180,3 +183,23 @@ def test_cli_takes_the_runs_llm_and_names_the_flags_without_one(tmp_path) -> Non
         assert len(llm.chat_requests()) == 24  # one tool call per memory
         chk = invoke_cli("check-store", "langmem", *flags)
         assert chk.exit_code == 0, chk.output
+
+
+def test_a_langmem_memory_whose_llm_call_fails_is_recorded_and_the_rest_stored(tmp_path) -> None:
+    _need("langmem")
+    with extraction_llm() as llm:
+        store = _make("langmem", llm, tmp_path / "store")
+        try:
+            store.reset()
+            store.store("Alice: I adopted a beagle named Biscuit.", {"memory_id": "m0"})
+            # LangMem retries a reply it cannot read (three calls got through a run of
+            # two); a run of bad replies longer than its retries fails the memory
+            llm.fail_next(50, kind="malformed")
+            store.store("Bob: Carol moved to Lisbon.", {"memory_id": "m1"})
+            costs = store.ingest_costs()
+            assert [c.error is not None for c in costs] == [False, True], costs
+            assert costs[1].llm_calls >= 2 and costs[1].memory_ids == ("m1",)
+            assert store.list_ids() == ["m0"]
+            assert store.search("Who adopted a beagle?", 1)[0].memory_id == "m0"
+        finally:
+            store.close()
