@@ -24,7 +24,6 @@ import re
 import shutil
 import sys
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -240,11 +239,6 @@ class GraphitiStore:
         self._owner[uuid] = mid
         self._episodes.setdefault(mid, []).append(uuid)
         return len(result.edges)
-
-    def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        """Add the episodes one after another (Graphiti's rule for one group)."""
-        for text, metadata in items:
-            self.store(text, metadata)
 
     def ingest_costs(self) -> list[IngestCost]:
         """LLM calls, tokens, seconds and failures of every memory stored since ``reset``."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -157,11 +156,6 @@ class LangMemStore:
                 owners.append(mid)
             touched += 1
         return touched
-
-    def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        """Give the turns to LangMem one after another."""
-        for text, metadata in items:
-            self.store(text, metadata)
 
     def ingest_costs(self) -> list[IngestCost]:
         """LLM calls, tokens, seconds and failures of every memory stored since ``reset``."""
