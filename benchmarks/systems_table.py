@@ -5,7 +5,7 @@
 
 Each row is one retrieval run through the ordinary runner (one store per conversation,
 evidence turns as the relevant memories) on the given datasets (default: the 4-conversation
-LongMemEval sample in tests/data and the demo set). Stores that ask an LLM while they store
+LongMemEval sample in tests/data and the built-in demo set). Stores that ask an LLM while they store
 get :func:`mnemometer.testing` 's extraction stand-in, a deterministic server on 127.0.0.1
 that extracts one fact per text: their LLM calls, tokens and seconds per memory are the
 real pipeline's cost, their recall measures plumbing, not a model's extraction quality.
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import mnemometer
 from mnemometer.llm import LLMSettings
+from mnemometer.stats import wilson
 from mnemometer.testing._extraction import extraction_llm
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,7 +37,10 @@ STORES: list[tuple[str, str, dict, str | None, bool]] = [
     ("cognee (chunks)", "cognee", {"mode": "chunks"}, "cognee", True),
     ("cognee (graph completion)", "cognee", {"mode": "graph_completion"}, "cognee", True),
 ]
-DATASETS = {"longmemeval-mini": str(REPO / "tests" / "data" / "longmemeval_mini.json")}
+DATASETS = {
+    "longmemeval-mini": str(REPO / "tests" / "data" / "longmemeval_mini.json"),
+    "demo-en": "demo-en",
+}
 
 
 def _metric(summary, name: str, k: int | None = None, p: float | None = None):
@@ -47,11 +51,10 @@ def _metric(summary, name: str, k: int | None = None, p: float | None = None):
 
 def _row(label: str, dataset: str, summary) -> str:
     hit = _metric(summary, "hit", 5)
-    ci = (
-        f" [{hit.interval.low:.2f}, {hit.interval.high:.2f}]"
-        if hit is not None and hit.interval is not None
-        else ""
-    )
+    ci = ""
+    if hit is not None and hit.value is not None and hit.n:
+        iv = wilson(round(hit.value * hit.n), hit.n)
+        ci = f" [{iv.low:.2f}, {iv.high:.2f}] (n={hit.n})"
     ingest = summary.table("ingest").data[0]
     p50, p95 = _metric(summary, "latency", p=50), _metric(summary, "latency", p=95)
 
