@@ -19,6 +19,7 @@ from mnemometer.scoring.retrieval import (
 )
 from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, HitList, coerce_hits
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites._ingest import IngestTally
 from mnemometer.systems import close
 
 DEFAULT_KS = (1, 5, 10, 20)
@@ -109,6 +110,7 @@ class RetrievalSuite(BaseSuite):
         self._abstains = False
         self._stores: dict[str, Any] = {}  # conversation id -> its own store
         self._known: set[str] = set()  # memory ids the store was given
+        self._ingest: IngestTally | None = None
 
     def options(self) -> dict[str, Any]:
         """Resolved options."""
@@ -127,14 +129,21 @@ class RetrievalSuite(BaseSuite):
         """
         self._abstains = bool(getattr(system, "abstains", False))
         self._known = {m.id for m in dataset.memories}
+        tally = self._ingest = IngestTally()
         timings = store_dataset(system, dataset, self.versions, ctx.report)
+        if dataset.memories or not dataset.conversations:
+            tally.add(system, len(dataset.memories), timings["index"])
         for n, conv in enumerate(dataset.conversations, 1):
             ctx.report("ingest", n - 1, len(dataset.conversations))
             store = ctx.isolated(_namespace(conv.id), lang=dataset.info.language)
             self._stores[conv.id] = store
             turns = dataset.with_turn_memories(conv.id)
             self._known.update(m.id for m in turns.memories)
-            timings["index"] += store_dataset(store, turns, self.versions)["index"]
+            secs = store_dataset(store, turns, self.versions)["index"]
+            tally.add(store, len(turns.memories), secs)
+            timings["index"] += secs
+        if tally.metered:
+            tally.write(ctx.run_dir / "ingest.jsonl")
         return timings
 
     def teardown(self) -> None:
@@ -228,7 +237,12 @@ class RetrievalSuite(BaseSuite):
         if counts["errors"] or counts["timeouts"]:
             notes.append("failed and timed-out items score 0 on every metric")
         notes += _tie_and_duplicate_notes(overall, items, self.top_k)
-        return Summary(overall=overall, groups=groups, counts=counts, notes=notes)
+        tables = []
+        if self._ingest is not None:  # known when this process stored the dataset
+            counts.update(self._ingest.counts())
+            notes += self._ingest.notes()
+            tables.append(self._ingest.table())
+        return Summary(overall=overall, groups=groups, counts=counts, notes=notes, tables=tables)
 
 
 def _tie_and_duplicate_notes(

@@ -393,9 +393,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     p.add_argument(
         "--mode",
-        choices=_MODES,
+        choices=(*_MODES, "extraction"),
         default="minimal",
-        help="structured output: generated instances (minimal or content) or scripted",
+        help="structured output: generated instances (minimal or content) or scripted; "
+        "extraction: extract like a literal model (Graphiti, cognee, LangMem)",
     )
     p.add_argument(
         "--embeddings", choices=("hash", "minilm"), default="hash", help="embedding vectors"
@@ -411,18 +412,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = p.parse_args(argv)
     from mnemometer.testing._bench import benchmark_reply, is_judge_request
 
-    # Judge verdicts come from the deterministic rules, never from the structured-output mode.
-    srv = FakeLLMServer(
-        rules=[(is_judge_request, benchmark_reply)] if args.reply is None else [],
-        default=args.reply if args.reply is not None else benchmark_reply,
-        models=[args.model],
-        port=args.port,
-        mode=args.mode,
-        embeddings=args.embeddings,
-        embedding_dim=args.embedding_dim,
-        embedding_models=args.embedding_model,
-        log_path=args.log,
-    ).start()
+    common = {
+        "default": args.reply if args.reply is not None else benchmark_reply,
+        "models": [args.model],
+        "port": args.port,
+        "embeddings": args.embeddings,
+        "embedding_dim": args.embedding_dim,
+        "embedding_models": args.embedding_model,
+        "log_path": args.log,
+    }
+    if args.mode == "extraction":
+        from mnemometer.testing._extraction import extraction_llm
+
+        srv = extraction_llm(**common).start()
+    else:
+        # Judge verdicts come from the deterministic rules, never from the structured-output mode.
+        rules = [(is_judge_request, benchmark_reply)] if args.reply is None else []
+        srv = FakeLLMServer(rules=rules, mode=args.mode, **common).start()
     print(f"serving {args.model} at {srv.base_url}", flush=True)
     try:
         threading.Event().wait()
