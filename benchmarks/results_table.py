@@ -155,7 +155,7 @@ def main() -> None:
             rows = []
             for label, name, opts in stores:
                 if (key, name) in SLOW and not args.all:
-                    rows.append(f"| {label} | not run: {SLOW[(key, name)]} |||||||")
+                    rows.append(f"| {label} | not run: {SLOW[(key, name)]} ||||||||")
                     continue
                 t0 = time.perf_counter()
                 res = run(
@@ -168,8 +168,9 @@ def main() -> None:
                 s = res.summary
                 rows.append(
                     f"| {label} | {_fmt(_metric(s, 'hit@20'))} | {_fmt(_metric(s, 'mrr@20'))} | "
-                    f"{_fmt(_metric(s, 'recall@20'))} | {_fmt(_metric(s, 'latency_p50_ms'), '.1f')} | "
-                    f"{_fmt(_metric(s, 'latency_p95_ms'), '.1f')} | "
+                    f"{_fmt(_metric(s, 'recall@20'))} | {_fmt(_metric(s, 'tie_at_cutoff'), '.2f')} | "
+                    f"{_fmt(_metric(s, 'latency.p50'), '.1f')} | "
+                    f"{_fmt(_metric(s, 'latency.p95'), '.1f')} | "
                     f"{_fmt(res.header.timings.get('index'), '.1f')} | {res.failed_items} |"
                 )
                 print(
@@ -189,8 +190,9 @@ def main() -> None:
             sections.append(
                 f"## {title}\n\n{res.header.item_count} queries; language "
                 f"`{n_mem.language}`; content hash `{n_mem.content_hash[:12]}`.\n\n"
-                "| store | hit@20 | MRR@20 | recall@20 | p50 ms | p95 ms | index s | errors |\n"
-                "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+                "| store | hit@20 | MRR@20 | recall@20 | ties at cut | p50 ms | p95 ms | index s "
+                "| errors |\n"
+                "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
             )
             if args.out != "-":
                 _write(args.out, sections, hp_types, stores)

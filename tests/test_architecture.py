@@ -18,7 +18,8 @@ DOCS = [SRC.parents[1] / "README.md", *sorted((SRC.parents[1] / "docs").rglob("*
 
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "_jsonl", "_env", "text"),
-    ("config", "_registry", "http"),
+    ("config", "_registry", "deadline"),
+    ("http", "services"),
     ("log", "llm", "local_llm", "stats", "embeddings"),
     ("datasets", "stores", "scoring"),
     ("agents",),

@@ -1,4 +1,5 @@
-"""Reports need the run directory only: no suite, no suite directory, no optional extra."""
+"""Reports need the run directory only: no suite, no suite directory, no optional extra
+(the HTML page: no extra but ``[report]``, its chart libraries)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ sys.meta_path.insert(0, Blocker())
 from mnemometer.report import report
 for fmt in ("text", "md", "json"):
     print(report(sys.argv[1], fmt))
+page = report(sys.argv[1], "html")  # the page needs the [report] extra, nothing more
+assert page.startswith("<!doctype html>") and "mm-items-data" in page
 print("OK-REPORTED")
 """
 
@@ -101,10 +104,10 @@ def test_one_registry_renders_every_kind_in_every_format(tmp_path: Path):
     b = run("retrieval", "bm25", dataset="demo-en", out=tmp_path / "b")
     c = compare([a.path], [b.path], resamples=100)
     for kind, obj in (("comparison", c), ("gate", gate(c, _policy(tmp_path)))):
-        assert set(formats(kind)) >= {"text", "json"}
+        assert set(formats(kind)) >= {"text", "json", "html"}
         for fmt in formats(kind):
             assert render(obj, fmt).strip()
-    assert set(formats("run")) >= {"text", "md", "json"}
+    assert set(formats("run")) >= {"text", "md", "json", "html"}
     with pytest.raises(Exception, match="no 'pdf' format for a comparison"):
         render(c, "pdf")
 
@@ -113,3 +116,48 @@ def _policy(tmp_path: Path) -> Path:
     p = tmp_path / "gate.toml"
     p.write_text("min_success_rate_delta = -1.0\n")
     return p
+
+
+class _Down:
+    """An agent factory whose agents cannot reach their backend."""
+
+    def create(self, namespace: str) -> _Down:
+        return self
+
+    def start_session(self, system: str | None = None) -> None:
+        pass
+
+    def send(self, message: str) -> None:
+        raise ConnectionError("cannot reach the memory service at 127.0.0.1:9")
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_run_where_most_items_failed_shows_no_headline_number(tmp_path: Path):
+    res = run(
+        "scenarios",
+        _Down(),
+        suite_options={"similarity": "none", "scenarios": ["cross_session_recall"]},
+        out=tmp_path / "r",
+    )
+    assert res.failed_items == 1
+    text = report(res.path, "text")
+    assert "NO RESULT: 1 of 1 items failed" in text and "cannot reach" in text
+    assert "accuracy" not in text.split("NO RESULT")[1]
+    assert "NO RESULT" in report(res.path, "md")
+    assert "no_result" in json.loads(report(res.path, "json"))
+    page = report(res.path, "html")
+    assert "NO RESULT: 1 of 1 items failed" in page and "cannot reach" in page
+    assert "success rate" not in page and "<svg" not in page  # no chart, no headline
+
+
+def test_limit_runs_the_first_items_and_is_recorded(tmp_path: Path):
+    from mnemometer.comparison import PairingError
+
+    small = run("retrieval", "bm25", dataset="demo-en", out=tmp_path / "s", limit=4)
+    assert small.header.limit == 4 and small.header.item_count == 4
+    assert [i.item_id for i in read_items(small.path)] == ["enq01", "enq02", "enq03", "enq04"]
+    full = run("retrieval", "bm25", dataset="demo-en", out=tmp_path / "f")
+    with pytest.raises(PairingError, match="limit"):
+        compare([small.path], [full.path])

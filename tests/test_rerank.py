@@ -114,7 +114,7 @@ def test_dense_rerank_over_bm25(minilm) -> None:
     hits = s.search("when do we look at the budget numbers with the team", 3)
     assert hits[0].memory_id == "c"
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-    assert s.resolved_options() == {"model": minilm.path}
+    assert s.resolved_options() == {"model": minilm.path, "tie_seed": 0}
 
 
 def test_cross_encoder_by_path(minilm, tmp_path: Path) -> None:

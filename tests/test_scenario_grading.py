@@ -13,7 +13,8 @@ from mnemometer.scoring import text as g
 from mnemometer.suites.scenarios import ScenarioSuite, load_scenarios
 
 SUITE = ScenarioSuite(similarity="none")
-GRADES = {s.id: [st.grade for st in s.steps if st.grade is not None] for s in load_scenarios()}
+STEPS = {s.id: s.graded_steps for s in load_scenarios()}
+GRADES = {sid: [st.grade for st in steps] for sid, steps in STEPS.items()}
 
 # (scenario, graded turn, reply, score, why)
 TABLE = [
@@ -75,12 +76,13 @@ TABLE = [
     ("temporal_conflict_resolution", 0, "Amazon", 1.0, "right"),
     ("temporal_conflict_resolution", 0, "You currently work at Amazon.", 0.5, "verbose"),
     ("temporal_conflict_resolution", 0, "Google", 0.0, "wrong"),
+    ("temporal_conflict_resolution", 0, "Amazon, Google", 0.0, "seed bug 7: old employer fails"),
     (
         "temporal_conflict_resolution",
         0,
         "Amazon, previously Google",
-        0.0,
-        "seed bug 7: old employer fails",
+        1.0,
+        "right: the old employer marked former",
     ),
     # 6 multi-fact inference
     ("multi_fact_inference", 0, "Marriott", 1.0, "right"),
@@ -116,13 +118,8 @@ TABLE = [
     ("conditional_memory_updates", 1, "Bronze", 1.0, "right"),
     ("conditional_memory_updates", 1, "Your tier has been downgraded to Bronze.", 0.5, "verbose"),
     ("conditional_memory_updates", 1, "Gold", 0.0, "seed bug 3: the stale tier fails"),
-    (
-        "conditional_memory_updates",
-        1,
-        "Bronze, formerly Gold",
-        0.0,
-        "adversarial: stale tier named",
-    ),
+    ("conditional_memory_updates", 1, "Bronze, Gold", 0.0, "adversarial: stale tier named"),
+    ("conditional_memory_updates", 1, "Bronze, formerly Gold", 1.0, "right: stale tier as former"),
     # 9 scalability
     ("memory_scalability", 0, "john@example.com", 1.0, "right"),
     ("memory_scalability", 0, "John's email is john@example.com.", 1.0, "right: e-mail kept whole"),
@@ -158,9 +155,16 @@ TABLE = [
     (
         "temporal_conflict_resolution_office",
         0,
-        "Austin, not San Francisco",
+        "Austin, San Francisco",
         0.0,
         "adversarial: stale city named",
+    ),
+    (
+        "temporal_conflict_resolution_office",
+        0,
+        "Austin, not San Francisco",
+        0.5,
+        "verbose: the stale city denied",
     ),
     # alternative: Rome dinner
     ("multi_fact_inference_rome", 0, "Italian", 1.0, "right"),
@@ -225,7 +229,8 @@ TABLE = [
         "verbose",
     ),
     ("conditional_memory_updates_marriott", 1, "No", 0.0, "wrong"),
-    ("conditional_memory_updates_marriott", 1, "Nope", 0.0, "wrong: 'nope' is neither"),
+    ("conditional_memory_updates_marriott", 1, "Nope", 0.0, "wrong: 'nope' is a no"),
+    ("conditional_memory_updates_marriott", 1, "Perhaps", 0.0, "wrong: neither"),
 ]
 
 
@@ -235,7 +240,8 @@ TABLE = [
     ids=[f"{r[0]}-{r[1]}-{r[4]}" for r in TABLE],
 )
 def test_grade_table(scenario, turn, reply, score, why):
-    assert SUITE.grade(reply, GRADES[scenario][turn]).score == score, why
+    step = STEPS[scenario][turn]
+    assert SUITE.grade(reply, step.grade, step.context).score == score, why
 
 
 def test_table_covers_every_graded_turn_with_right_wrong_and_verbose():
@@ -262,19 +268,31 @@ class FixedSimilarity:
 def rescued(reply, scenario, turn, sim, threshold=0.7):
     suite = ScenarioSuite(similarity="none", rescue_threshold=threshold)
     suite.sim = FixedSimilarity(sim)
-    return suite.grade(reply, GRADES[scenario][turn])
+    step = STEPS[scenario][turn]
+    return suite.grade(reply, step.grade, step.context)
 
 
 def test_rescue_lifts_only_missing_keywords():
-    assert rescued("PHX, Choice", "degradation_resilience", 0, 0.8).score == 0.5
-    assert rescued("PHX, Choice", "degradation_resilience", 0, 0.6).score == 0.0
+    sun = "The Valley of the Sun, Choice"
+    assert rescued(sun, "degradation_resilience", 0, 0.8).score == 0.5
+    assert rescued(sun, "degradation_resilience", 0, 0.6).score == 0.0
     # seed bug 3: a wrong single answer close to a concatenated string got 0.5
     assert rescued("Gold", "conditional_memory_updates", 1, 0.95).score == 0.0
     assert rescued("Pilot, Select, Full", "task_continuity", 1, 0.99).score == 0.0
     assert rescued("Hilton and Choice", "memory_editing_governance", 0, 0.9).score == 0.0
     # persona turns are never rescued (as in the seed)
     assert rescued("Hi there", "personality_consistency", 0, 0.99).score == 0.0
-    assert rescued("PHX, Choice", "degradation_resilience", 0, 0.99, None).score == 0.0
+    assert rescued(sun, "degradation_resilience", 0, 0.99, None).score == 0.0
+    # a denied keyword, a competing value or a hedge is never rescued
+    assert rescued("Not Amazon", "temporal_conflict_resolution", 0, 0.99).reason == "negated"
+    assert rescued("Not Amazon", "temporal_conflict_resolution", 0, 0.99).score == 0.0
+    assert rescued("Amazon, Apple, Meta", "temporal_conflict_resolution", 0, 0.99).score == 0.0
+    # exact answers (times, e-mails, yes/no) are never rescued, even when close
+    assert rescued("Monday at 3pm", "memory_scalability", 2, 0.99).score == 0.0
+    assert rescued("Monday afternoon", "memory_scalability", 2, 0.99).reason == "missing"
+    assert rescued("Monday afternoon", "memory_scalability", 2, 0.99).score == 0.0
+    assert rescued("john@example.org", "memory_scalability", 0, 0.99).score == 0.0
+    assert rescued("Maybe", "conditional_memory_updates_marriott", 0, 0.99).score == 0.0
 
 
 def test_failed_call_scores_zero():
@@ -285,11 +303,89 @@ def test_failed_call_scores_zero():
     ("text", "toks"),
     [
         ("Email: John@Example.com.", ["email", "john@example.com"]),
-        ("Monday, 2 PM.", ["monday", "2pm"]),
-        ("at 2:30 p.m.", ["at", "2:30pm"]),
+        ("Monday, 2 PM.", ["monday", "14:00"]),
+        ("at 2:30 p.m.", ["at", "14:30"]),
+        ("Mon. 14:00", ["monday", "14:00"]),
+        ("Mondays at noon", ["monday", "at", "12:00"]),
+        ("12am or 12pm", ["00:00", "or", "12:00"]),
+        ("2:00 or 2 o'clock", ["2:00", "or", "2:00"]),
+        ("Sept 15th, 1,000 guests", ["september", "15", "1000", "guests"]),
+        ("May 5; you may", ["may", "5", "you", "may"]),
+        ("Sat at 3pm; I sat", ["saturday", "at", "15:00", "i", "sat"]),
         ("John\u2019s phone is 555-0123", ["john", "phone", "is", "555-0123"]),
         ("Ma'am", ["ma'am"]),
     ],
 )
 def test_tokens(text, toks):
     assert g.tokens(text) == toks
+
+
+# One negation test for both graders: these hold for the items suite's assertions too.
+@pytest.mark.parametrize(
+    ("text", "phrase", "asserted"),
+    [
+        ("Amazon (formerly Google)", "Google", False),
+        ("Amazon (formerly Google)", "Amazon", True),
+        ("I used to work at Google, now Amazon.", "Amazon", True),
+        ("I used to work at Google, now Amazon.", "Google", False),
+        ("Amazon, not Google", "Amazon", True),
+        ("Amazon, not Google", "Google", False),
+        ("Amazon and not Google", "Amazon", True),
+        ("Use ruff, not black.", "ruff", True),
+        ("You replaced Hilton with Choice Hotels.", "Choice Hotels", True),
+        ("You replaced Hilton with Choice Hotels.", "Hilton", False),
+        ("We did not replace Hilton with Choice.", "Choice", False),
+        ("You moved from San Francisco to Austin.", "San Francisco", False),
+        ("You moved from San Francisco to Austin.", "Austin", True),
+        ("Bronze; before that, Gold.", "Gold", False),
+        ("Your former employer is Google.", "Google", False),
+        ("Nothing with meat.", "meat", False),
+        ("Amazon is wrong.", "Amazon", False),
+        ("I doubt it is Amazon.", "Amazon", False),
+        ("No, not Amazon.", "Amazon", False),
+        ("Black is no longer used.", "black", False),
+        ("Avoid red banners, which the design review rejected.", "red banners", False),
+    ],
+)
+def test_negation_scope(text, phrase, asserted):
+    assert g.asserts(text, phrase) is asserted
+
+
+def test_competitors_come_from_the_scenario_itself():
+    from mnemometer.scoring.tokens import tokenize
+
+    for sid, steps in STEPS.items():
+        said = {t.text for t in tokenize(steps[-1].context)}  # every message of the scenario
+        for step in steps:
+            for keyword in step.grade.competitors:
+                alts = [[t.text for t in tokenize(a)] for a in keyword.split("|")]
+                assert any(set(a) <= said for a in alts), (sid, keyword)
+
+
+def test_exact_kinds_compete_without_being_listed():
+    mon = STEPS["memory_scalability"][2]
+    for reply in ("Monday at 2pm, or maybe 3pm", "Monday or Friday at 2pm", "Monday, 2pm or 14:30"):
+        got = SUITE.grade(reply, mon.grade, mon.context)
+        assert (got.score, got.reason) == (0.0, "competitor"), reply
+    # the same value written another way is not a competitor
+    assert SUITE.grade("Monday 14:00 (2 pm)", mon.grade, mon.context).score == 1.0
+    assert g.keyword_kind("2pm") == "time" and g.keyword_kind("no|nope") == "polarity"
+    assert g.keyword_kind("john@example.com") == "email" and g.keyword_kind("amazon") == "word"
+    assert g.exact_answer("Monday at 2pm") and g.exact_answer("555-0123")
+    assert g.exact_answer("No") and not g.exact_answer("Choice Hotels")
+
+
+def test_hedge_uses_the_conversation_and_is_stricter_without_it():
+    step = STEPS["cross_session_recall"][0]
+    reply = "Darrin, Phoenix, Marriott"  # Marriott was said in the conversation: no hedge
+    assert SUITE.grade(reply, step.grade, step.context).score == 1.0
+    assert SUITE.grade(reply, step.grade).reason == "hedge"  # no context: stricter
+    got = SUITE.grade("Darrin, Phoenix, Denver", step.grade, step.context)
+    assert (got.reason, got.competing) == ("hedge", ("denver",))
+    # a description of the answer is not another candidate, an alternative after "or" is
+    work = STEPS["temporal_conflict_resolution"][0]
+    assert SUITE.grade("Amazon, your employer", work.grade, work.context).score == 1.0
+    assert SUITE.grade("Amazon or the Apple one", work.grade, work.context).reason == "hedge"
+    # yes/no answers are a closed kind: a reason beside them is not a hedge
+    marriott = STEPS["conditional_memory_updates_marriott"][0]
+    assert SUITE.grade("No, too short", marriott.grade, marriott.context).score == 1.0

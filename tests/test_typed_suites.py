@@ -142,7 +142,7 @@ def test_negation_aware_assertions():
 
 
 def test_retrieval_scores():
-    from mnemometer.suites.items._suite import _rank
+    from mnemometer.suites.items._qa import _rank
 
     s = {m.name: m for m in _rank(["x", "a", "b"], ["a", "b"], 3)}
     assert s["recall"].value == 1.0 and s["mrr"].value == 0.5 and s["recall"].k == 3

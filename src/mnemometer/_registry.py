@@ -8,6 +8,7 @@ a plug-in that fails to load is a warning naming it, never a dead CLI.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import warnings
 from collections.abc import Callable
@@ -59,13 +60,15 @@ class Registry:
                 f"known: {', '.join(self.names())}"
             )
         try:
-            return ep.load()
+            factory = ep.load()
         except MissingExtraError:
             raise
         except Exception as e:  # a broken plug-in must not kill the CLI
             raise MnemometerError(
                 f"{self.kind} {name!r} ({ep.value}) failed to load: {type(e).__name__}: {e}"
             ) from None
+        check_requirements(factory, f"{self.kind} {name!r}")
+        return factory
 
     def describe(self, name: str) -> str:
         """First docstring line of the plug-in, or a warning when it cannot load."""
@@ -118,6 +121,26 @@ def call_with_context(factory: Callable[..., Any], options: dict[str, Any], **co
             )
     kwargs = {k: v for k, v in context.items() if k in params and k not in options}
     return factory(**options, **kwargs)
+
+
+def check_requirements(factory: Any, what: str) -> None:
+    """Refuse a plug-in whose declared optional modules are missing, naming every extra.
+
+    A factory declares ``requires = (("module", "extra"), ...)``; checking it when the name
+    is looked up (not when the object is built) lets a condition fall back before a run
+    starts, and tells a user everything to install at once instead of one at a time.
+
+    Raises:
+        MissingExtraError: some declared modules are not importable.
+    """
+    missing = [
+        (module, extra)
+        for module, extra in getattr(factory, "requires", ())
+        if importlib.util.find_spec(module.split(".")[0]) is None
+    ]
+    if missing:
+        extras = ",".join(dict.fromkeys(e for _, e in missing))
+        raise MissingExtraError(what, extras, ",".join(m for m, _ in missing))
 
 
 def require(module: str, extra: str, what: str) -> Any:

@@ -96,12 +96,22 @@ class Embedder:
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if cache and self.cache is not None and len(texts) > 1:
-            missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        if len(texts) == 1:
+            return self._encode(texts, batch_size)
+        # Distinct texts are embedded in sorted order: a text's vector then does not depend
+        # on where it sits in the dataset (batch composition and padding shift vectors in
+        # the last bits, enough to reorder near-equal scores when a file is permuted).
+        if cache and self.cache is not None:
+            missing = sorted({t for t in texts if t not in self.cache})
             if missing:
                 self.cache.update(zip(missing, self._encode(missing, batch_size), strict=True))
             return np.stack([self.cache[t] for t in texts])
-        return self._encode(texts, batch_size)
+        distinct = sorted(set(texts))
+        vecs = self._encode(distinct, batch_size)
+        if len(distinct) == len(texts) and distinct == list(texts):
+            return vecs
+        row = {t: i for i, t in enumerate(distinct)}
+        return vecs[[row[t] for t in texts]]
 
     def _encode(self, texts: Sequence[str], batch_size: int | None) -> np.ndarray:
         with self._lock:  # torch modules are not safe to call from several threads at once

@@ -20,12 +20,22 @@ class UnknownNameError(MnemometerError):
 
 
 class MissingExtraError(MnemometerError):
-    """An optional dependency is not installed."""
+    """Optional dependencies are not installed (the message names every extra at once).
+
+    Args:
+        what: what needs them ("the chroma store").
+        extra: the extra to install, or several separated by commas (``vector,embeddings``).
+        module: the missing module, or several separated by commas.
+    """
 
     def __init__(self, what: str, extra: str, module: str) -> None:
-        super().__init__(
-            f"{what} needs the optional dependency {module!r}: pip install 'mnemometer[{extra}]'"
+        modules = [m for m in module.split(",") if m]
+        dep = (
+            f"the optional dependency {modules[0]!r}"
+            if len(modules) == 1
+            else "the optional dependencies " + ", ".join(repr(m) for m in modules)
         )
+        super().__init__(f"{what} needs {dep}: pip install 'mnemometer[{extra}]'")
         self.extra = extra
 
 

@@ -43,6 +43,7 @@ import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential, wait_random
 
+from mnemometer import deadline
 from mnemometer.errors import MnemometerError
 
 Kind = Literal["unreachable", "timeout", "dropped", "status", "malformed", "invalid"]
@@ -236,6 +237,9 @@ class HttpClient:
             HttpError: the last attempt failed, or the failure is not worth retrying.
         """
         seconds = self.timeout if timeout is None else float(timeout)
+        # An abandoned item's call stops here, and no attempt outlives the item's budget.
+        deadline.check()
+        seconds = deadline.cap(seconds) or seconds
         try:
             request = self._client.build_request(
                 method.upper(), path, json=json, params=params, headers=headers, timeout=seconds
@@ -262,6 +266,7 @@ class HttpClient:
     def _send(self, request: httpx.Request, seconds: float) -> Any:
         """One attempt: send, check the status, decode the body."""
         method, url = request.method, _display_url(request.url)
+        deadline.check()  # a retry of an abandoned call is never sent
         try:
             response = self._client.send(request)
         except httpx.TimeoutException as e:

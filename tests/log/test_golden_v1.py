@@ -110,5 +110,10 @@ def test_an_interrupted_v1_run_resumes_in_the_current_schema(tmp_path: Path):
     def same(items):
         return [(i.item_id, i.success, [(m.key, m.value) for m in i.metrics]) for i in items]
 
-    assert same(read_items(old)) == same(read_items(fresh.path))
+    # The 10 finished items are kept as recorded; the 5 dropped ones are redone with today's
+    # mnemometer, so they equal a fresh run's (rankings changed since the golden run was
+    # recorded: ties are no longer broken by insertion order).
+    resumed_items = read_items(old)
+    assert same(resumed_items[:10]) == same(read_items(V1 / "retrieval-bm25")[:10])
+    assert same(resumed_items[10:]) == same(read_items(fresh.path)[10:])
     assert resumed.summary.source == "suite" and resumed.header.resumes == 1

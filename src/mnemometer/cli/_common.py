@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -44,3 +45,105 @@ def stderr_progress(label: str) -> Any:
 def echo_err(message: str) -> None:
     """Print one line to stderr."""
     click.echo(message, err=True)
+
+
+class FormatChoice(click.Choice):
+    """``--format`` choices read from the renderer registry when first needed.
+
+    Every format registered for ``kind`` (``text``, ``md``, ``json``, ``html``, ...) is a
+    choice, so a new renderer appears in every command at once; the registry is imported
+    only when the option is used or shown.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        super().__init__([])
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        """The registered formats of the kind."""
+        from mnemometer.report import formats
+
+        return tuple(formats(self.kind))
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        pass  # fixed by the registry
+
+
+_SUFFIXES = {".html": "html", ".htm": "html", ".md": "md", ".json": "json", ".csv": "csv"}
+_SUFFIXES[".txt"] = "text"
+
+
+def format_of(path: Path | None, kind: str) -> str | None:
+    """The format a file's suffix names (``report.html`` → ``html``), if ``kind`` has it."""
+    if path is None:
+        return None
+    from mnemometer.report import formats
+
+    fmt = _SUFFIXES.get(path.suffix.lower())
+    return fmt if fmt in formats(kind) else None
+
+
+def write_output(path: Path, text: str, what: str) -> None:
+    """Write a rendered report to ``path`` (parents made) and say where on stderr."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text if text.endswith("\n") else text + "\n", "utf-8")
+    size = path.stat().st_size
+    shown = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB"
+    echo_err(f"{what}: {path} ({shown})")
+
+
+def default_of(config: type, name: str) -> Any:
+    """The default of field ``name`` of a dataclass ``config``: CLI defaults are never copies."""
+    import dataclasses
+
+    for f in dataclasses.fields(config):
+        if f.name == name:
+            return f.default
+    raise AttributeError(f"{config.__name__} has no field {name!r}")
+
+
+_LLM_OPTIONS = [
+    click.option(
+        "--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1."
+    ),
+    click.option("--llm-model", help="Model name at that endpoint."),
+    click.option("--llm-api-key", help="API key, if the endpoint wants one (never written down)."),
+    click.option(
+        "--llm-config",
+        type=click.Path(path_type=Path),
+        help="TOML file with an [llm] table (base_url, model, api_key, ...).",
+    ),
+    click.option(
+        "--llm-cache",
+        type=click.Path(path_type=Path),
+        help="Directory for the LLM disk cache (keyed on the full request).",
+    ),
+]
+LLM_KEYS = ("llm_base_url", "llm_model", "llm_api_key", "llm_config", "llm_cache")
+"""The keyword arguments :func:`llm_options` adds."""
+
+
+def llm_options(f: Any) -> Any:
+    """Add the LLM endpoint options (every one also from MNEMOMETER_LLM_* in the environment)."""
+    for opt in reversed(_LLM_OPTIONS):
+        f = opt(f)
+    return f
+
+
+def llm_settings(kw: dict[str, Any]) -> Any:
+    """:class:`~mnemometer.llm.LLMSettings` from the options, the environment and a config file.
+
+    Raises:
+        LLMError: no endpoint anywhere (the message names the flags to pass).
+    """
+    from mnemometer.llm import resolve_settings
+
+    return resolve_settings(
+        kw.get("llm_base_url"),
+        kw.get("llm_model"),
+        kw.get("llm_api_key"),
+        config_file=kw.get("llm_config"),
+        cache_dir=kw.get("llm_cache"),
+    )

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
-from mnemometer.cli._common import echo_err, stderr_progress
+from mnemometer.cli._common import (
+    default_of,
+    echo_err,
+    llm_options,
+    llm_settings,
+    stderr_progress,
+)
+from mnemometer.datasets.build._build import BuildConfig
 
 
 @click.command("build")
@@ -22,7 +30,7 @@ from mnemometer.cli._common import echo_err, stderr_progress
 @click.option(
     "--lang",
     type=click.Choice(["auto", "en", "zh"]),
-    default="auto",
+    default=default_of(BuildConfig, "lang"),
     show_default=True,
     help="Prompt and query language; auto detects from the corpus.",
 )
@@ -36,36 +44,22 @@ from mnemometer.cli._common import echo_err, stderr_progress
     is_flag=True,
     help="Continue an interrupted build from its checkpoint (OUT.build.jsonl).",
 )
-@click.option(
-    "--llm-base-url",
-    help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (env MNEMOMETER_LLM_BASE_URL).",
-)
-@click.option("--llm-model", help="Model name at that endpoint (env MNEMOMETER_LLM_MODEL).")
-@click.option(
-    "--llm-api-key",
-    help="API key, if the endpoint wants one "
-    "(env MNEMOMETER_LLM_API_KEY; never written to the dataset).",
-)
-@click.option(
-    "--llm-config",
-    type=click.Path(path_type=Path),
-    help="TOML file with an [llm] table (base_url, model, api_key, ...).",
-)
-@click.option(
-    "--llm-cache",
-    type=click.Path(path_type=Path),
-    help="LLM disk cache directory (default: OUT.llm-cache next to the output).",
-)
+@llm_options
 @click.option("--no-llm-cache", is_flag=True, help="Do not cache LLM replies on disk.")
 @click.option(
     "--max-chars",
     type=int,
-    default=3000,
+    default=default_of(BuildConfig, "max_chars"),
     show_default=True,
     help="Largest chunk sent at once; files are split at paragraphs, never cut.",
 )
 @click.option(
-    "--concurrency", "-c", type=int, default=1, show_default=True, help="Chunks in flight at once."
+    "--concurrency",
+    "-c",
+    type=int,
+    default=default_of(BuildConfig, "concurrency"),
+    show_default=True,
+    help="Chunks in flight at once.",
 )
 @click.option(
     "--no-classify",
@@ -73,37 +67,47 @@ from mnemometer.cli._common import echo_err, stderr_progress
     help="Skip asking whether location strings are places, eras or concepts.",
 )
 @click.option(
-    "--queries-per-type", type=int, default=30, show_default=True, help="Most queries of each type."
+    "--queries-per-type",
+    type=int,
+    default=default_of(BuildConfig, "queries_per_type"),
+    show_default=True,
+    help="Most queries of each type.",
 )
 @click.option(
     "--max-tokens",
     type=int,
-    default=4096,
+    default=default_of(BuildConfig, "max_tokens"),
     show_default=True,
     help="Completion tokens allowed per call.",
 )
 @click.option(
     "--retries",
     type=int,
-    default=2,
+    default=default_of(BuildConfig, "retries"),
     show_default=True,
     help="Follow-up requests when a reply does not validate.",
 )
 @click.option(
     "--price-prompt",
     type=float,
-    default=0.0,
+    default=default_of(BuildConfig, "price_prompt"),
     show_default=True,
     help="Price per million prompt tokens, for the cost figure.",
 )
 @click.option(
     "--price-completion",
     type=float,
-    default=0.0,
+    default=default_of(BuildConfig, "price_completion"),
     show_default=True,
     help="Price per million completion tokens.",
 )
-@click.option("--seed", type=int, default=42, show_default=True, help="Seed of query selection.")
+@click.option(
+    "--seed",
+    type=int,
+    default=default_of(BuildConfig, "seed"),
+    show_default=True,
+    help="Seed of query selection.",
+)
 @click.option("--name", help="Dataset name (default: the corpus directory's name).")
 def build_cmd(
     corpus_dir: Path,
@@ -111,11 +115,6 @@ def build_cmd(
     lang: str,
     merge: bool,
     resume: bool,
-    llm_base_url: str | None,
-    llm_model: str | None,
-    llm_api_key: str | None,
-    llm_config: Path | None,
-    llm_cache: Path | None,
     no_llm_cache: bool,
     max_chars: int,
     concurrency: int,
@@ -127,6 +126,7 @@ def build_cmd(
     price_completion: float,
     seed: int,
     name: str | None,
+    **llm_kw: Any,
 ) -> None:
     """Build a dataset from CORPUS_DIR (.md/.txt files, recursively) with an LLM.
 
@@ -139,11 +139,9 @@ def build_cmd(
     --llm-model smollm2
     """
     from mnemometer.datasets.build import BuildConfig, build_dataset
-    from mnemometer.llm import LLMClient, resolve_settings
+    from mnemometer.llm import LLMClient
 
-    settings = resolve_settings(
-        llm_base_url, llm_model, llm_api_key, config_file=llm_config, cache_dir=llm_cache
-    )
+    settings = llm_settings(llm_kw)
     cache = None if no_llm_cache else settings.cache_dir or out.with_name(out.name + ".llm-cache")
     client = LLMClient(
         settings.base_url,

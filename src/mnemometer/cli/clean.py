@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from mnemometer.cli._common import echo_err
+from mnemometer.cli._common import default_of, echo_err
+from mnemometer.datasets.clean import CleanConfig
 
 
 def _keys(value: str) -> tuple[str, ...]:
@@ -25,14 +26,20 @@ def _keys(value: str) -> tuple[str, ...]:
 @click.option(
     "--near-dup-threshold",
     type=float,
-    default=0.6,
+    default=default_of(CleanConfig, "near_dup_threshold"),
     show_default=True,
     help="Jaccard similarity above which memories are near duplicates; 0 disables.",
 )
-@click.option("--num-perm", type=int, default=128, show_default=True, help="MinHash permutations.")
+@click.option(
+    "--num-perm",
+    type=int,
+    default=default_of(CleanConfig, "num_perm"),
+    show_default=True,
+    help="MinHash permutations.",
+)
 @click.option(
     "--group-by",
-    default="book,event_type",
+    default=",".join(default_of(CleanConfig, "group_by")),
     show_default=True,
     help="Metadata keys that must match for two memories to be compared.",
 )
@@ -44,41 +51,51 @@ def _keys(value: str) -> tuple[str, ...]:
 )
 @click.option(
     "--person-key",
-    default="person",
+    default=default_of(CleanConfig, "person_key"),
     show_default=True,
     help="Metadata key naming a memory's person; '' disables person rules.",
 )
 @click.option(
     "--key-percentile",
     type=float,
-    default=80.0,
+    default=default_of(CleanConfig, "key_percentile"),
     show_default=True,
     help="Persons at or above this percentile of memory counts are key persons.",
 )
 @click.option(
     "--key-cap",
     type=int,
-    default=60,
+    default=default_of(CleanConfig, "key_cap"),
     show_default=True,
     help="Memories kept per key person; 0 disables balancing.",
 )
 @click.option(
-    "--other-cap", type=int, default=30, show_default=True, help="Memories kept per other person."
+    "--other-cap",
+    type=int,
+    default=default_of(CleanConfig, "other_cap"),
+    show_default=True,
+    help="Memories kept per other person.",
 )
 @click.option(
     "--strata",
-    default="event_type,book",
+    default=",".join(default_of(CleanConfig, "strata")),
     show_default=True,
     help="Metadata keys forming the strata of diverse sampling.",
 )
 @click.option(
     "--query-person-cap",
     type=int,
-    default=10,
+    default=default_of(CleanConfig, "query_person_cap"),
     show_default=True,
     help="Queries kept per person; 0 keeps all.",
 )
-@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the random fill.")
+@click.option(
+    "--seed",
+    type=int,
+    default=default_of(CleanConfig, "seed"),
+    show_default=True,
+    help="Seed of the random fill.",
+)
 @click.option(
     "--lang",
     type=click.Choice(["auto", "en", "zh"]),

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from mnemometer.cli._common import echo_err
+from mnemometer import stats
+from mnemometer.cli._common import FormatChoice, format_of, write_output
 
 
 @click.command("compare")
@@ -27,25 +28,41 @@ from mnemometer.cli._common import echo_err
     help="Pair runs over different suites, options or datasets anyway (recorded).",
 )
 @click.option(
-    "--resamples", type=int, default=10_000, show_default=True, help="Bootstrap resamples."
+    "--resamples",
+    type=int,
+    default=stats.DEFAULT_RESAMPLES,
+    show_default=True,
+    help="Bootstrap resamples.",
 )
-@click.option("--seed", type=int, default=0x5EED, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--seed", type=int, default=stats.DEFAULT_SEED, show_default=True, help="Bootstrap seed."
+)
 @click.option(
     "--confidence", type=float, default=0.95, show_default=True, help="Interval coverage."
 )
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "md", "json"]),
+    type=FormatChoice("comparison"),
     default="text",
     show_default=True,
-    help="Output format.",
+    help="Output format (html: one self-contained page with forest plots and the discordant "
+    "items).",
 )
 @click.option(
     "--out",
     "-o",
+    "outs",
+    multiple=True,
     type=click.Path(path_type=Path),
-    help="Also write the comparison JSON here (for `mnemometer gate`).",
+    help="Write the comparison to this file, in the format its suffix names: .json (what "
+    "`mnemometer gate` reads), .html, .md; another suffix gets --format. Repeatable.",
+)
+@click.option(
+    "--policy",
+    "-p",
+    type=click.Path(path_type=Path),
+    help="Gate policy (TOML) whose verdict the HTML page shows (default: a drop in success fails).",
 )
 def compare_cmd(
     runs: tuple[str, ...],
@@ -56,23 +73,35 @@ def compare_cmd(
     seed: int,
     confidence: float,
     fmt: str,
-    out: Path | None,
+    outs: tuple[Path, ...],
+    policy: Path | None,
 ) -> None:
-    """Compare BASELINE runs with CANDIDATE runs, paired item by item.
+    r"""Compare BASELINE runs with CANDIDATE runs, paired item by item.
 
     RUNS are run directories or directories holding them. Give them as
     `BASELINE... vs CANDIDATE...`, as two run directories, or mixed with --baseline and
     --candidate naming the conditions (no-memory is the baseline by default).
 
-    Example: mnemometer compare runs/team --baseline no-memory --candidate hybrid -o cmp.json
+    \b
+    Examples:
+      mnemometer compare runs/team --baseline no-memory --candidate hybrid -o cmp.json
+      mnemometer compare runs/kw vs runs/bm25 --format html -o cmp.html
     """
     from mnemometer.comparison import compare, split_sides
     from mnemometer.report import render
 
     base, cand = split_sides(runs, baseline, candidate)
     result = compare(base, cand, force=force, resamples=resamples, seed=seed, confidence=confidence)
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(render(result, "json") + "\n", "utf-8")
-        echo_err(f"comparison: {out}")
-    click.echo(render(result, fmt))  # type: ignore[arg-type]
+    context = {}
+    if policy is not None:
+        from mnemometer.comparison import gate
+
+        context = {"gate_result": gate(result, policy), "policy": str(policy)}
+    written = set()
+    for out in outs:
+        file_fmt = format_of(out, "comparison") or fmt
+        extra = context if file_fmt == "html" else {}
+        write_output(out, render(result, file_fmt, **extra), "comparison")
+        written.add(file_fmt)
+    shown = "text" if fmt in written else fmt
+    click.echo(render(result, shown, **(context if shown == "html" else {})))

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from mnemometer.cli._common import FormatChoice
+
 
 @click.command("gate")
 @click.argument("comparison", type=click.Path(path_type=Path))
@@ -16,7 +18,7 @@ import click
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json"]),
+    type=FormatChoice("gate"),
     default="text",
     show_default=True,
     help="Output format.",

@@ -6,19 +6,38 @@ from pathlib import Path
 
 import click
 
+from mnemometer.cli._common import FormatChoice, format_of, write_output
+
 
 @click.command("report")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "md", "json"]),
-    default="text",
-    show_default=True,
-    help="text for people, md for documents, json for machines.",
+    type=FormatChoice("run"),
+    default=None,
+    help="text for people, md for documents, json for machines, html for a page to open "
+    "(default: from --out's suffix, else text).",
 )
-def report_cmd(run_dir: Path, fmt: str) -> None:
-    """Show the results of RUN_DIR: every aggregated metric, by group, with counts."""
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path),
+    help="Write the report to this file instead of printing it.",
+)
+def report_cmd(run_dir: Path, fmt: str | None, out: Path | None) -> None:
+    """Show the results of RUN_DIR: every aggregated metric, by group, with counts.
+
+    Reads the run directory only. The HTML page is one file with everything inline (charts,
+    styles, every item, searchable); it opens from disk and loads nothing from the network.
+
+    Example: mnemometer report runs/demo/demo-en-bm25 --format html -o report.html
+    """
     from mnemometer.report import report
 
-    click.echo(report(run_dir, fmt))  # type: ignore[arg-type]
+    fmt = fmt or format_of(out, "run") or "text"
+    text = report(run_dir, fmt)
+    if out is None:
+        click.echo(text)
+    else:
+        write_output(out, text, "report")

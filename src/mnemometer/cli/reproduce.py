@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
+from mnemometer import stats
 from mnemometer.cli._common import echo_err
+from mnemometer.cli._progress import PhaseProgress
 
 
 @click.command("reproduce")
@@ -30,7 +32,11 @@ from mnemometer.cli._common import echo_err
     "--memories", type=click.Path(path_type=Path), help="Seed memories overriding the manifest's."
 )
 @click.option(
-    "--resamples", type=int, default=10_000, show_default=True, help="Bootstrap resamples."
+    "--resamples",
+    type=int,
+    default=stats.DEFAULT_RESAMPLES,
+    show_default=True,
+    help="Bootstrap resamples.",
 )
 def reproduce_cmd(
     suite: Path,
@@ -50,17 +56,20 @@ def reproduce_cmd(
     Example: mnemometer reproduce examples/suites/team-memory
     """
     from mnemometer.report import render
+    from mnemometer.runner import RunSettings
     from mnemometer.workflows._reproduce import reproduce
 
-    r = reproduce(
-        suite,
-        out=out,
-        policy=policy,
-        baseline=baseline,
-        candidate=candidate,
-        memories=memories,
-        resamples=resamples,
-    )
+    with PhaseProgress(f"reproduce · {baseline} vs {candidate}") as progress:
+        r = reproduce(
+            suite,
+            out=out,
+            policy=policy,
+            baseline=baseline,
+            candidate=candidate,
+            memories=memories,
+            resamples=resamples,
+            settings=RunSettings(progress=progress),
+        )
     click.echo(render(r.comparison))
     echo_err(f"comparison: {r.comparison_path}")
     if r.verdict is None:

@@ -16,12 +16,18 @@ from typing import Any
 
 import click
 
-from mnemometer.cli._common import echo_err, parse_options, stderr_progress
+from mnemometer.cli._common import (
+    LLM_KEYS,
+    echo_err,
+    llm_options,
+    llm_settings,
+    parse_options,
+)
+from mnemometer.cli._progress import PhaseProgress
 from mnemometer.errors import MnemometerError
 from mnemometer.runner._run import RunSettings
 
 _DEFAULTS = RunSettings()
-_LLM_FLAGS = ("llm_base_url", "llm_model", "llm_api_key", "llm_config", "llm_cache")
 
 
 @cache
@@ -120,21 +126,7 @@ def _with_suite_flags(fn: Any) -> Any:
     metavar="KEY=VALUE",
     help="Option for the suite; repeatable.",
 )
-@click.option("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1.")
-@click.option("--llm-model", help="Model name at that endpoint.")
-@click.option(
-    "--llm-api-key", help="API key, if the endpoint wants one (never written to the log)."
-)
-@click.option(
-    "--llm-config",
-    type=click.Path(path_type=Path),
-    help="TOML file with an [llm] table (base_url, model, api_key, ...).",
-)
-@click.option(
-    "--llm-cache",
-    type=click.Path(path_type=Path),
-    help="Directory for the LLM disk cache (keyed on the full request).",
-)
+@llm_options
 @click.option(
     "--out",
     "-o",
@@ -154,7 +146,7 @@ def _with_suite_flags(fn: Any) -> Any:
     type=float,
     default=_DEFAULTS.timeout,
     show_default=True,
-    help="Seconds allowed per item call; 0 for no limit.",
+    help="Seconds allowed per call of the system under test (a scenario gets this per turn; 0 for no limit).",
 )
 @click.option(
     "--seed",
@@ -163,6 +155,7 @@ def _with_suite_flags(fn: Any) -> Any:
     show_default=True,
     help="Seed for anything random in the run (recorded).",
 )
+@click.option("--limit", type=int, help="Run only the first N items (a quick run; recorded).")
 @click.option(
     "--resume",
     type=click.Path(path_type=Path),
@@ -198,10 +191,8 @@ def run_cmd(suite: str, **kw: Any) -> None:
       mnemometer run scenarios --agent rag --store bm25 --llm-base-url URL --llm-model M
       mnemometer run examples/suites/team-memory --condition no-memory --condition hybrid
     """
-    with stderr_progress(f"{suite}") as bar:
-        task = bar.add_task("items", total=None)
-        settings = _settings(kw, lambda done, total: bar.update(task, completed=done, total=total))
-        _run(suite, kw, settings)
+    with PhaseProgress(f"{suite}") as progress:
+        _run(suite, kw, _settings(kw, progress))
 
 
 def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
@@ -229,6 +220,7 @@ def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
             suite_options=options,
             out=kw["out"],
             settings=settings,
+            limit=kw["limit"],
         )
         _single_out(result, kw)
 
@@ -246,17 +238,9 @@ def _settings(kw: dict[str, Any], progress: Any) -> RunSettings:
 
 def _llm(kw: dict[str, Any]) -> Any:
     """LLM settings when a flag names one or an agent needs one (``None``: leave it)."""
-    if not any(kw.get(k) for k in _LLM_FLAGS) and kw.get("agent") not in ("rag", "mem0"):
+    if not any(kw.get(k) for k in LLM_KEYS) and kw.get("agent") not in ("rag", "mem0"):
         return None
-    from mnemometer.llm import resolve_settings
-
-    return resolve_settings(
-        kw.get("llm_base_url"),
-        kw.get("llm_model"),
-        kw.get("llm_api_key"),
-        config_file=kw.get("llm_config"),
-        cache_dir=kw.get("llm_cache"),
-    )
+    return llm_settings(kw)
 
 
 def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -327,7 +311,7 @@ def _experiment(
 
     systems = _conditions(kw, list(kw["conditions"])) if kw["conditions"] else [_system(kw)]
     dataset = str(kw["dataset"]) if kw["dataset"] is not None else None
-    exp = Experiment(name, systems, kw["repeat"] or 1, dataset, options)
+    exp = Experiment(name, systems, kw["repeat"] or 1, dataset, options, kw["limit"])
     return run_experiment(exp, kw["out"], settings=settings, on_run=_on_run(kw))
 
 
@@ -352,11 +336,16 @@ def _suite_dir(options: dict[str, Any], kw: dict[str, Any], settings: RunSetting
         suite_options=options,
         settings=settings,
         on_run=_on_run(kw),
+        limit=kw["limit"],
     )
 
 
 def _refuse_with_resume(kw: dict[str, Any]) -> None:
-    given = [f"--{k.replace('_', '-')}" for k in ("dataset", "store", "agent", "out") if kw.get(k)]
+    given = [
+        f"--{k.replace('_', '-')}"
+        for k in ("dataset", "store", "agent", "out", "limit")
+        if kw.get(k)
+    ]
     if kw["conditions"]:
         given.append("--condition")
     if given:

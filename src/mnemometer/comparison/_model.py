@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -180,6 +180,40 @@ class Comparison(StrictModel):
     """Breakdowns by item type and item metadata."""
     notes: list[str] = Field(default_factory=list)
     """Caveats the reader should see."""
+
+    def to_pandas(self) -> Any:
+        """One row per (group, metric): means, delta, p, Holm p and the preferred interval.
+
+        The success rate is the metric ``success``; the overall rows have group ``""``.
+        Needs ``pip install 'mnemometer[analysis]'``.
+        """
+        from mnemometer.log._frame import pandas
+
+        def row(group: str, key: str, t: SuccessStats | MetricDelta) -> dict[str, Any]:
+            base = t.baseline_rate if isinstance(t, SuccessStats) else t.baseline_mean
+            cand = t.candidate_rate if isinstance(t, SuccessStats) else t.candidate_mean
+            delta = t.delta if isinstance(t, SuccessStats) else t.mean_delta
+            iv = next(
+                (i for m in ("cluster-bca", "bca") for i in t.intervals if i.method == m), None
+            )
+            return {
+                "group": group,
+                "metric": key,
+                "items": t.pairs,
+                "baseline": base,
+                "candidate": cand,
+                "delta": delta,
+                "p": t.p_value,
+                "p_holm": t.p_holm,
+                "ci_low": iv.low if iv else None,
+                "ci_high": iv.high if iv else None,
+                "ci_method": iv.method if iv else None,
+            }
+
+        rows = [row("", "success", self.success)] + [row("", m.key, m) for m in self.metrics]
+        for g in self.groups:
+            rows += [row(g.key, "success", g.success)] + [row(g.key, m.key, m) for m in g.metrics]
+        return pandas().DataFrame(rows)
 
     def group(self, key: str) -> GroupStats | None:
         """The group with ``key``, if any."""

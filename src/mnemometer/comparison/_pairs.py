@@ -85,6 +85,7 @@ def _identity(h: RunHeader) -> dict[str, Any]:
         "suite_version": h.suite_version,
         "dataset content hash": h.dataset.content_hash,
         "suite options": h.suite_options,
+        "limit": h.limit,
     }
 
 

@@ -31,6 +31,20 @@ class RunLog:
     items: list[ItemResult]
     summary: Summary | None = None
 
+    def to_pandas(self) -> Any:
+        """One row per item result (needs ``pip install 'mnemometer[analysis]'``)."""
+        from mnemometer.log._frame import items_frame
+
+        h = self.header
+        return items_frame(
+            self.items,
+            run_id=h.run_id,
+            suite=h.suite,
+            system=h.system.name,
+            condition=h.system.condition or h.system.name,
+            repeat=h.repeat,
+        )
+
 
 def _raw_header(run_dir: str | Path) -> dict[str, Any]:
     path = Path(run_dir) / HEADER_FILE

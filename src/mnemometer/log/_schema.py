@@ -157,7 +157,10 @@ class RunHeader(StrictModel):
     status: Literal["running", "finished"] = "running"
     """``finished`` once every item has a result."""
     item_count: int = 0
-    """How many items the suite planned."""
+    """How many items the run has (the suite's plan, cut to ``limit``)."""
+    limit: int | None = None
+    """Only the first ``limit`` items of the suite's plan ran (a quick run); compared runs
+    must agree on it."""
     timings: dict[str, float] = Field(default_factory=dict)
     """Seconds spent per phase (``setup``, ``items``, ``total``), summed over resumes."""
     resumes: int = 0

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mnemometer.log._schema import Metric, RunHeader, Summary
+from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
 from mnemometer.report._registry import register_kind, renderer
 
 _HEADLINE = ("hit", "recall", "mrr", "ndcg", "precision")
+FAILURE_SHARE = 0.5
+"""Above this share of failed items a report shows the failures, not a headline number."""
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,8 @@ class RunView:
     path: Path
     header: RunHeader
     summary: Summary
+    items: list[ItemResult] | None = None
+    """The item results, when the caller read them already (else read when needed)."""
 
 
 register_kind(RunView, "run")
@@ -32,7 +36,37 @@ def run_json(v: RunView) -> str:
         "header": v.header.model_dump(mode="json"),
         "summary": v.summary.model_dump(mode="json"),
     }
+    banner = failure_banner(v)
+    if banner:
+        doc["no_result"] = banner[0]
     return json.dumps(doc, indent=1, ensure_ascii=False)
+
+
+def failure_banner(v: RunView) -> list[str]:
+    """When most items failed: say so, with the most common errors, instead of numbers.
+
+    A mean of 0.000 with an interval [0.000, 0.000] because every call failed is not a
+    result about the system; it must not read like one.
+    """
+    c = v.summary.counts
+    items = c.get("items", 0)
+    failed = c.get("errors", 0) + c.get("timeouts", 0)
+    if not items or failed / items <= FAILURE_SHARE:
+        return []
+    from collections import Counter
+
+    from mnemometer.log._reader import read_items
+
+    errors = Counter(
+        (r.error or r.status).split(";")[0][:160] for r in read_items(v.path) if r.status != "ok"
+    )
+    out = [
+        f"NO RESULT: {failed} of {items} items failed ({c.get('timeouts', 0)} timed out); "
+        "these numbers would describe the failures, not the system.",
+        "most common errors:",
+    ]
+    out += [f"  {n} x {msg}" for msg, n in errors.most_common(3)]
+    return out
 
 
 @renderer("run", "text")
@@ -40,6 +74,9 @@ def run_text(v: RunView) -> str:
     """For people at a terminal."""
     h, s = v.header, v.summary
     out = [_title(h), f"run {h.run_id} · status {h.status} · items {_counts(s)}"]
+    banner = failure_banner(v)
+    if banner:
+        return "\n".join(out + banner + [f"note: {n}" for n in s.notes])
     cols, rows = _rank_table(s.overall)
     if rows:
         out.append(_grid(cols, rows))
@@ -61,6 +98,12 @@ def run_markdown(v: RunView) -> str:
     """For documents."""
     h, s = v.header, v.summary
     out = [f"## {_title(h)}", "", f"Run `{h.run_id}`, status {h.status}, items {_counts(s)}.", ""]
+    banner = failure_banner(v)
+    if banner:
+        return (
+            "\n".join([*out, f"**{banner[0]}**", "", *(f"- {b.strip()}" for b in banner[1:])])
+            + "\n"
+        )
     cols, rows = _rank_table(s.overall)
     if rows:
         out += _md_table(cols, rows)

@@ -42,6 +42,7 @@ class Experiment:
         repeats: runs of every condition.
         dataset: the dataset (a path or built-in name) for suites that take one.
         suite_options: options for the suite.
+        limit: run only the first ``limit`` items of the suite's plan.
     """
 
     suite: str
@@ -49,6 +50,7 @@ class Experiment:
     repeats: int = 1
     dataset: str | None = None
     suite_options: dict[str, Any] = field(default_factory=dict)
+    limit: int | None = None
 
     def checked(self) -> Experiment:
         """Validated plan.
@@ -98,6 +100,8 @@ class ExperimentFile(StrictModel):
     """One entry per condition, in run order."""
     repeats: int
     """Runs per condition."""
+    limit: int | None = None
+    """Only the first ``limit`` items ran."""
     created_at: datetime
     """When it started (UTC)."""
 
@@ -159,6 +163,7 @@ def run_experiment(
             for s in exp.systems
         ],
         repeats=exp.repeats,
+        limit=exp.limit,
         created_at=datetime.now(UTC),
     )
     (out / EXPERIMENT_FILE).write_text(plan.model_dump_json(indent=1) + "\n", "utf-8")
@@ -229,6 +234,7 @@ def _complete(
                     settings=settings,
                     run_group=plan.run_group,
                     repeat=r,
+                    limit=plan.limit,
                 )
             results.append(result)
             if on_run is not None:
@@ -248,6 +254,7 @@ def run_suite(
     suite_options: dict[str, Any] | None = None,
     settings: RunSettings | None = None,
     on_run: OnRun | None = None,
+    limit: int | None = None,
 ) -> ExperimentResult:
     """Run a suite directory under each condition, ``repeat`` times (an experiment).
 
@@ -263,6 +270,7 @@ def run_suite(
         suite_options: more options for the ``items`` suite (``min_support``, ...).
         settings: concurrency, timeouts, LLM endpoint, ...
         on_run: called with each finished run.
+        limit: run only the first ``limit`` items.
 
     Raises:
         MnemometerError: bad suite, unknown condition, bad options.
@@ -287,7 +295,7 @@ def run_suite(
             "pass --profile llm (the offline profile makes no provider calls)"
         )
     repeats = loaded.manifest.default_repeats if repeat is None else repeat
-    exp = Experiment("items", systems, repeats, None, opts)
+    exp = Experiment("items", systems, repeats, None, opts, limit)
     return run_experiment(exp, out, settings=settings, on_run=on_run)
 
 

@@ -2,9 +2,11 @@
 
 Workers hand each outcome straight to ``on_done`` (serialised by one lock), so a finished
 item costs no thread hand-off. Python cannot kill a thread: a call that overruns its timeout
-is reported as a timeout at once, its worker is retired (it exits when the call finally
-returns and its late result is dropped) and a fresh worker takes its place, so concurrency
-never shrinks behind hung calls.
+is reported as a timeout at once, its worker is retired and a fresh worker takes its place,
+so concurrency never shrinks behind hung calls. Each call runs under a
+:class:`~mnemometer.deadline.Deadline` that the timeout cancels, so the abandoned call stops
+at its next check (an HTTP attempt, a scenario turn) instead of going on in the background;
+its late result is dropped.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+from mnemometer import deadline
 
 T = TypeVar("T")
 
@@ -48,7 +52,8 @@ def execute(
         for item in items:
             t0 = time.perf_counter()
             try:
-                r = fn(item)
+                with deadline.bound(deadline.Deadline(label=_label(item))):
+                    r = fn(item)
             except Exception as e:
                 on_done(Done(item, error=e, seconds=time.perf_counter() - t0))
             else:
@@ -63,7 +68,8 @@ class _Worker(threading.Thread):
         super().__init__(daemon=True)
         self.pool = pool
         self.retired = False
-        self.current: tuple[int, float] | None = None  # (item position, start time)
+        # (item position, start time, the call's deadline)
+        self.current: tuple[int, float, deadline.Deadline] | None = None
 
     def run(self) -> None:
         p = self.pool
@@ -74,11 +80,12 @@ class _Worker(threading.Thread):
                 pos = p.next
                 p.next += 1
                 t0 = time.perf_counter()
-                self.current = (pos, t0)
+                limit = deadline.Deadline.after(p.timeout, _label(p.items[pos]))
+                self.current = (pos, t0, limit)
             try:
-                done = Done(
-                    p.items[pos], result=p.fn(p.items[pos]), seconds=time.perf_counter() - t0
-                )
+                with deadline.bound(limit):
+                    result = p.fn(p.items[pos])
+                done = Done(p.items[pos], result=result, seconds=time.perf_counter() - t0)
             except Exception as e:
                 done = Done(p.items[pos], error=e, seconds=time.perf_counter() - t0)
             with p.cond:
@@ -143,7 +150,12 @@ class _Pool:
                 continue
             w.retired = True
             w.current = None
+            cur[2].cancel()  # the abandoned call stops at its next check
             fresh = _Worker(self)
             self.workers[i] = fresh
             fresh.start()
             self.report(Done(self.items[cur[0]], timed_out=True, seconds=now - cur[1]))
+
+
+def _label(item: Any) -> str:
+    return f"item {getattr(item, 'id', item)!s:.60}"

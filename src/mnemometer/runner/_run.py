@@ -22,8 +22,9 @@ from mnemometer.suites import create_suite
 from mnemometer.suites._base import Item, RunContext, Suite
 from mnemometer.systems import SystemSpec, close
 
-ProgressFn = Callable[[int, int], None]
-"""Called with ``(finished, planned)`` after every item."""
+ProgressFn = Callable[[str, int, int | None], None]
+"""Called with ``(phase, done, total)``: ``index``/``ingest``/... while a suite sets up,
+then ``items`` after every item (``total`` ``None`` when unknown)."""
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class RunSettings:
         llm: :class:`~mnemometer.llm.LLMSettings` for agents and suites that ask a model
             (``None``: the environment's).
         executor: where items run (default: local threads).
-        progress: called with ``(finished, planned)`` after each item.
+        progress: called with ``(phase, done, total)`` as work advances (see
+            :data:`ProgressFn`).
     """
 
     concurrency: int = 1
@@ -73,6 +75,12 @@ class RunResult:
     summary: Summary
     """Aggregated results (also in ``summary.json``)."""
 
+    def to_pandas(self) -> Any:
+        """One row per item result (needs ``pip install 'mnemometer[analysis]'``)."""
+        from mnemometer.log._reader import read_log
+
+        return read_log(self.path).to_pandas()
+
     @property
     def failed_items(self) -> int:
         """Items that errored or timed out."""
@@ -100,6 +108,7 @@ def run(
     settings: RunSettings | None = None,
     run_group: str | None = None,
     repeat: int = 0,
+    limit: int | None = None,
 ) -> RunResult:
     """Run ``suite`` against ``system`` and write a run directory.
 
@@ -118,18 +127,21 @@ def run(
         settings: concurrency, timeouts, seed, LLM endpoint, executor, progress.
         run_group: group id shared by repeats (default: a new one).
         repeat: this run's index within its group.
+        limit: run only the first ``limit`` items of the plan (recorded; a quick run).
 
     Raises:
         MnemometerError: bad input (dataset, names, options, run directory).
     """
     settings = (settings or RunSettings()).checked()
     spec = SystemSpec.of(system)
+    if limit is not None and limit < 1:
+        raise MnemometerError(f"--limit must be at least 1, got {limit}")
     the_suite = suite if not isinstance(suite, str) else create_suite(suite, suite_options)
     _check_kind(the_suite, spec)
     ds, dataset_path = _dataset_for(the_suite, dataset)
     run_dir = _new_run_dir(out, the_suite.name, spec.label)
     live = spec.create(_workdir(run_dir, spec), lang=ds.info.language, llm=settings.llm)
-    items = the_suite.plan(ds)
+    items = _limited(the_suite.plan(ds), limit)
     header = new_header(
         the_suite,
         ds,
@@ -140,6 +152,7 @@ def run(
         repeat=repeat,
         item_count=len(items),
         notes=list(spec.notes),
+        limit=limit,
     )
     write_header(run_dir, header)
     prepared = _Prepared(run_dir, header, the_suite, spec, live, ds, items)
@@ -184,7 +197,8 @@ def resume(
         update={"status": "running", "resumes": header.resumes + 1, "executor": executor}
     )
     write_header(path, header)
-    prepared = _Prepared(path, header, the_suite, spec, live, ds, the_suite.plan(ds))
+    items = _limited(the_suite.plan(ds), header.limit)
+    prepared = _Prepared(path, header, the_suite, spec, live, ds, items)
     return _execute(prepared, done, settings)
 
 
@@ -212,7 +226,9 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
     timings = dict(p.header.timings)
     todo = [it for it in p.items if it.id not in done]
     writer = ItemWriter(p.run_dir, fsync=settings.fsync)
-    ctx = RunContext(p.run_dir, p.spec, p.header.repeat, p.header.seed, settings.llm)
+    ctx = RunContext(
+        p.run_dir, p.spec, p.header.repeat, p.header.seed, settings.llm, settings.progress
+    )
     executor = settings.executor or LocalExecutor()
     timeout = p.suite.item_timeout(settings.timeout)
     try:
@@ -228,7 +244,7 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
                 writer.write(result)
             finished[0] += 1
             if settings.progress is not None:
-                settings.progress(finished[0], total)
+                settings.progress("items", finished[0], total)
 
         run_item = p.suite.run_item
         executor.map(
@@ -279,6 +295,7 @@ def new_header(
     repeat: int,
     item_count: int,
     notes: list[str],
+    limit: int | None = None,
 ) -> RunHeader:
     """The header of a new run: what determines its numbers, plus the environment."""
     info = dataset.info
@@ -312,9 +329,17 @@ def new_header(
         git_revision=_env.git_revision(),
         created_at=datetime.now(UTC),
         item_count=item_count,
+        limit=limit,
         executor=(settings.executor or LocalExecutor()).name,
         notes=notes,
     )
+
+
+def _limited(items: list[Item], limit: int | None) -> list[Item]:
+    """The first ``limit`` items in plan order (the plan's index, not its run order)."""
+    if limit is None:
+        return items
+    return sorted(sorted(items, key=lambda it: it.index)[:limit], key=items.index)
 
 
 def _check_kind(suite: Suite, spec: SystemSpec) -> None:

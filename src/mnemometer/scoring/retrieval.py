@@ -18,6 +18,30 @@ def dedupe(ids: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+def duplicate_count(ids: Sequence[str]) -> int:
+    """How many entries of ``ids`` repeat an earlier one (what :func:`dedupe` drops)."""
+    return len(ids) - len(set(ids))
+
+
+def cutoff_tie(scores: Sequence[float], k: int) -> dict[str, float | str | bool]:
+    """Whether the top-``k`` cut-off falls inside a tie, as a plain metric dict.
+
+    ``scores`` are a ranking's hit scores, best first, with one hit past the cut-off when
+    the store has one. The value is 1 when the ``k``-th and ``(k+1)``-th hits score the
+    same: which of the tied memories made the cut was then decided by the store's tie
+    rule, not by its scores. Fewer than ``k + 1`` hits cut nothing off: 0. The mean over
+    queries is the share of queries whose cut-off falls inside a tie.
+    """
+    tie = len(scores) > k and scores[k - 1] == scores[k]
+    # No ``k`` field: the cut-off is the suite's top_k (in the run header), and a metric
+    # without k is shown by every report beside the rank table.
+    return {
+        "name": "tie_at_cutoff",
+        "value": 1.0 if tie else 0.0,
+        "higher_is_better": False,
+    }
+
+
 def rank_values(
     ranked: Sequence[str], relevant: Iterable[str], ks: Sequence[int]
 ) -> list[dict[str, float | int | str]]:

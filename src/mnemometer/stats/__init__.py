@@ -16,31 +16,77 @@ The package splits along what each part needs: closed-form intervals
 everything from ``mnemometer.stats``.
 """
 
-from mnemometer.stats._bootstrap import BootstrapResult, bootstrap_columns, paired_bootstrap
-from mnemometer.stats._common import DEFAULT_RESAMPLES, DEFAULT_SEED
-from mnemometer.stats._intervals import (
-    Bounds,
-    Interval,
-    clip,
-    cluster_robust_interval,
-    delta_bounds,
-    mean_interval,
-    newcombe,
-    wilson,
-)
-from mnemometer.stats._items import PairedPerItem, PerItem, paired_per_item, per_item
-from mnemometer.stats._significance import (
-    EXACT_MAX_PAIRS,
-    McNemar,
-    PairedTest,
-    holm,
-    mcnemar_exact,
-    mcnemar_p,
-    minimum_detectable_effect,
-    paired_permutation_test,
-    paired_t_p,
-    permutation_columns,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mnemometer.stats._bootstrap import BootstrapResult, bootstrap_columns, paired_bootstrap
+    from mnemometer.stats._common import DEFAULT_RESAMPLES, DEFAULT_SEED
+    from mnemometer.stats._intervals import (
+        Bounds,
+        Interval,
+        clip,
+        cluster_robust_interval,
+        delta_bounds,
+        mean_interval,
+        newcombe,
+        wilson,
+    )
+    from mnemometer.stats._items import PairedPerItem, PerItem, paired_per_item, per_item
+    from mnemometer.stats._significance import (
+        EXACT_MAX_PAIRS,
+        McNemar,
+        PairedTest,
+        holm,
+        mcnemar_exact,
+        mcnemar_p,
+        minimum_detectable_effect,
+        paired_permutation_test,
+        paired_t_p,
+        permutation_columns,
+    )
+
+# scipy costs about 0.5 s to import: load a name only when it is first used, so the CLI
+# and a report start fast.
+_WHERE = {
+    "BootstrapResult": "mnemometer.stats._bootstrap",
+    "Bounds": "mnemometer.stats._intervals",
+    "DEFAULT_RESAMPLES": "mnemometer.stats._common",
+    "DEFAULT_SEED": "mnemometer.stats._common",
+    "EXACT_MAX_PAIRS": "mnemometer.stats._significance",
+    "Interval": "mnemometer.stats._intervals",
+    "McNemar": "mnemometer.stats._significance",
+    "PairedPerItem": "mnemometer.stats._items",
+    "PairedTest": "mnemometer.stats._significance",
+    "PerItem": "mnemometer.stats._items",
+    "bootstrap_columns": "mnemometer.stats._bootstrap",
+    "clip": "mnemometer.stats._intervals",
+    "cluster_robust_interval": "mnemometer.stats._intervals",
+    "delta_bounds": "mnemometer.stats._intervals",
+    "holm": "mnemometer.stats._significance",
+    "mcnemar_exact": "mnemometer.stats._significance",
+    "mcnemar_p": "mnemometer.stats._significance",
+    "mean_interval": "mnemometer.stats._intervals",
+    "minimum_detectable_effect": "mnemometer.stats._significance",
+    "newcombe": "mnemometer.stats._intervals",
+    "paired_bootstrap": "mnemometer.stats._bootstrap",
+    "paired_per_item": "mnemometer.stats._items",
+    "paired_permutation_test": "mnemometer.stats._significance",
+    "paired_t_p": "mnemometer.stats._significance",
+    "per_item": "mnemometer.stats._items",
+    "permutation_columns": "mnemometer.stats._significance",
+    "wilson": "mnemometer.stats._intervals",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        import importlib
+
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'mnemometer.stats' has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_RESAMPLES",

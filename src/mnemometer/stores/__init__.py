@@ -11,10 +11,12 @@ from mnemometer.stores._protocol import (
     Store,
     capabilities,
 )
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, tie_key
 
 __all__ = [
     "register_store",
     "unregister_store",
+    "DEFAULT_TIE_SEED",
     "BatchStore",
     "ClockAware",
     "DeletableStore",
@@ -25,6 +27,7 @@ __all__ = [
     "capabilities",
     "create_store",
     "store_names",
+    "tie_key",
 ]
 
 

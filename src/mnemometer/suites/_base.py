@@ -64,6 +64,8 @@ class RunContext:
         seed: the run's seed.
         llm: LLM endpoint settings of the run, for suites that ask a model (``None``: the
             environment's).
+        progress: the run's progress callback, ``(phase, done, total)``; use
+            :meth:`report` from setup so long phases (index, ingest) show their counts.
     """
 
     run_dir: Path
@@ -71,6 +73,12 @@ class RunContext:
     repeat: int = 0
     seed: int = 0
     llm: Any = None
+    progress: Any = None
+
+    def report(self, phase: str, done: int, total: int | None = None) -> None:
+        """Tell the user how far a phase of setup has come (a no-op without a listener)."""
+        if self.progress is not None:
+            self.progress(phase, done, total)
 
     def isolated(self, namespace: str, *, lang: str | None = None) -> Any:
         """A fresh system of the same spec whose memory is private to ``namespace``.

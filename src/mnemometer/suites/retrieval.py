@@ -11,7 +11,13 @@ from mnemometer.datasets._models import Dataset, Query
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
 from mnemometer.scoring.aggregate import latency_metrics, mean_metrics
-from mnemometer.scoring.retrieval import dedupe, failed_metrics, rank_values
+from mnemometer.scoring.retrieval import (
+    cutoff_tie,
+    dedupe,
+    duplicate_count,
+    failed_metrics,
+    rank_values,
+)
 from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, Hit
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
 from mnemometer.systems import close
@@ -19,7 +25,9 @@ from mnemometer.systems import close
 DEFAULT_KS = (1, 5, 10, 20)
 
 
-def store_dataset(store: Any, dataset: Dataset, versions: str = "all") -> dict[str, float]:
+def store_dataset(
+    store: Any, dataset: Dataset, versions: str = "all", progress: Any = None
+) -> dict[str, float]:
     """Reset ``store`` and give it every memory; return ``{"index": seconds}``.
 
     The store sees text, ``memory_id`` and ``timestamp`` only: never the answer-key labels.
@@ -36,11 +44,17 @@ def store_dataset(store: Any, dataset: Dataset, versions: str = "all") -> dict[s
             meta["timestamp"] = m.timestamp.isoformat()
         texts = m.texts() if versions == "all" else m.texts()[:1]
         batch.extend((text, dict(meta)) for _, text in texts)
+    total = len(batch)
     if isinstance(store, BatchStore):
         store.store_many(batch)
     else:
-        for text, meta in batch:
+        step = max(1, total // 100)
+        for n, (text, meta) in enumerate(batch, 1):
             store.store(text, meta)
+            if progress is not None and (n % step == 0 or n == total):
+                progress("index", n, total)
+    if progress is not None:
+        progress("index", total, total)
     if isinstance(store, Flushable):
         store.flush()
     return {"index": time.perf_counter() - t0}
@@ -108,8 +122,9 @@ class RetrievalSuite(BaseSuite):
         spec, so no conversation's turns can answer another's questions.
         """
         self._abstains = bool(getattr(system, "abstains", False))
-        timings = store_dataset(system, dataset, self.versions)
-        for conv in dataset.conversations:
+        timings = store_dataset(system, dataset, self.versions, ctx.report)
+        for n, conv in enumerate(dataset.conversations, 1):
+            ctx.report("ingest", n - 1, len(dataset.conversations))
             store = ctx.isolated(_namespace(conv.id), lang=dataset.info.language)
             self._stores[conv.id] = store
             turns = dataset.with_turn_memories(conv.id)
@@ -126,10 +141,17 @@ class RetrievalSuite(BaseSuite):
         """Search once and score the ranking (plain data shaped like an ItemResult)."""
         q: Query = item.payload
         store = self._stores.get(q.conversation_id, system) if q.conversation_id else system
-        hits, ms = timed_search(store, q.text, self.top_k)
+        # One hit past the cut-off shows whether the cut falls inside a tie; only the first
+        # top_k hits are scored and recorded.
+        more, ms = timed_search(store, q.text, self.top_k + 1)
+        hits = more[: self.top_k]
         ranked = dedupe(h.memory_id for h in hits)
+        extra: dict[str, Any] = {"duplicates_dropped": duplicate_count([h.memory_id for h in hits])}
+        if len(more) > self.top_k:
+            extra["next_hit"] = {"id": more[-1].memory_id, "score": more[-1].score}
         if q.relevant_ids:
             metrics: list[dict[str, Any]] = rank_values(ranked, q.relevant_ids, self.ks)
+            metrics.append(cutoff_tie([h.score for h in more], self.top_k))
             rel = set(q.relevant_ids)
             success: bool | None = any(m in rel for m in ranked[: self.top_k])
         else:
@@ -149,6 +171,7 @@ class RetrievalSuite(BaseSuite):
             "metrics": metrics,
             "latency_ms": ms,
             "success": success,
+            "extra": extra,
         }
 
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
@@ -202,7 +225,29 @@ class RetrievalSuite(BaseSuite):
             )
         if counts["errors"] or counts["timeouts"]:
             notes.append("failed and timed-out items score 0 on every metric")
+        notes += _tie_and_duplicate_notes(overall, items, self.top_k)
         return Summary(overall=overall, groups=groups, counts=counts, notes=notes)
+
+
+def _tie_and_duplicate_notes(
+    overall: list[Metric], items: list[ItemResult], top_k: int
+) -> list[str]:
+    notes = []
+    tie = next((m for m in overall if m.name == "tie_at_cutoff" and m.value), None)
+    if tie is not None and tie.value is not None:
+        notes.append(
+            f"tie_at_cutoff {tie.value:.2f}: on that share of queries the hit ranked {top_k} "
+            f"and the next one score the same, so the store's tie rule (not its scores) chose "
+            "which of the tied memories made the cut"
+        )
+    dropped = [int(r.extra.get("duplicates_dropped", 0)) for r in items]
+    if any(dropped):
+        notes.append(
+            f"{sum(dropped)} duplicate hits (a memory id already returned higher in the same "
+            f"result) dropped before scoring, in {sum(d > 0 for d in dropped)} of "
+            f"{len(items)} items: the store returns one hit per stored text, not per memory"
+        )
+    return notes
 
 
 def _groups(q: Query) -> dict[str, str]:

@@ -1,6 +1,29 @@
-"""Tools for people who write adapters: the conformance kit and a fake LLM server."""
+"""Tools for people who write adapters: the conformance kit and a test LLM server.
+
+``FakeLLMServer`` is a real OpenAI-compatible HTTP server on 127.0.0.1 that answers from
+rules (text, structured output, tool calls, SSE streaming, embeddings); ``ToolRule`` and
+``ToolCall`` script tool calls; ``remember`` and ``recall`` make it keep and read a memory
+block the way a Letta/MemGPT model does. See docs/testing.md.
+"""
 
 from mnemometer.testing._conformance import Check, ConformanceReport, check_store
+from mnemometer.testing._letta import memory_llm
+from mnemometer.testing._memory import is_question, memory_block, recall, remember
+from mnemometer.testing._schema import instance
+from mnemometer.testing._tools import ToolCall, ToolRule
 from mnemometer.testing.llm_server import FakeLLMServer
 
-__all__ = ["Check", "ConformanceReport", "FakeLLMServer", "check_store"]
+__all__ = [
+    "Check",
+    "ConformanceReport",
+    "FakeLLMServer",
+    "ToolCall",
+    "ToolRule",
+    "check_store",
+    "instance",
+    "is_question",
+    "memory_block",
+    "memory_llm",
+    "recall",
+    "remember",
+]

@@ -1,13 +1,16 @@
 """A deterministic OpenAI-compatible HTTP server on 127.0.0.1, for tests.
 
-It speaks the real protocol over real HTTP (``/v1/chat/completions``, ``/v1/embeddings``,
-``/v1/models``), answers from rules you script, and can misbehave on demand (429, 500,
-malformed or truncated bodies, slow replies) so clients and agents are tested against the
-failures real endpoints produce.
+It speaks the real protocol over real HTTP (``/v1/chat/completions`` plain and streamed as
+SSE, ``/v1/embeddings``, ``/v1/models``), answers from rules you script, and can misbehave
+on demand (429, 500, malformed or truncated bodies, slow replies) so clients and agents are
+tested against the failures real endpoints produce. Real systems (Letta, mem0, Graphiti,
+cognee, LangMem) talk to it as they talk to OpenAI: structured output (``response_format``
+``json_schema`` or ``json_object``) gets an instance valid against the schema, ``tools``
+get the calls a :class:`ToolRule` scripts. See docs/testing.md.
 
 Example::
 
-    from mnemometer.testing import FakeLLMServer
+    from mnemometer.testing import FakeLLMServer, ToolRule
 
     with FakeLLMServer(rules=[("name and city", "Darrin Phoenix")], default="OK") as srv:
         client = LLMClient(srv.base_url, srv.model)
@@ -19,25 +22,54 @@ A rule is ``(match, reply)``. ``match`` is a substring of the last user message
 (case-insensitive), a compiled regex searched in it, or a callable taking the request body.
 ``reply`` is a string, or a callable taking the request body and returning a string or a
 full chat-completion dict. The first matching rule wins; otherwise ``default`` (a string or
-callable) answers. Embeddings are deterministic bag-of-words hashes (same text, same vector;
-shared words give a positive cosine).
+callable) answers. With ``mode="minimal"`` or ``mode="content"``, a structured-output
+request no rule matches gets a generated JSON instance instead of ``default``. Embeddings
+are deterministic bag-of-words hashes (same text, same vector; shared words give a
+positive cosine), or MiniLM vectors with ``embeddings="minilm"``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
+from mnemometer.testing._handler import Handler
+from mnemometer.testing._schema import entities, facts, instance
+from mnemometer.testing._tools import (
+    Match,
+    ToolCall,
+    ToolRule,
+    arguments_for,
+    forced_tool,
+    matches,
+    offered_tools,
+    scripted_call,
+    tool_call_message,
+    user_turn,
+)
+from mnemometer.testing._wire import embeddings_response, hash_embedding
+
+__all__ = [
+    "Fault",
+    "FakeLLMServer",
+    "ToolCall",
+    "ToolRule",
+    "echo_memories",
+    "hash_embedding",
+    "last_user_message",
+    "main",
+]
+
 Reply = str | Callable[[dict[str, Any]], "str | dict[str, Any]"]
-Match = str | re.Pattern[str] | Callable[[dict[str, Any]], bool]
+Embed = Callable[[list[str]], list[list[float]]]
+_MODES = ("scripted", "minimal", "content")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,24 +86,12 @@ class Fault:
 
 
 def last_user_message(body: dict[str, Any]) -> str:
-    """The content of the last ``user`` message in a chat request ("" if none)."""
-    for m in reversed(body.get("messages") or []):
-        if m.get("role") == "user":
-            content = m.get("content")
-            if isinstance(content, list):  # OpenAI content parts
-                return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-            return str(content or "")
-    return ""
+    """The content of the last ``user`` message in a chat request ("" if none).
 
-
-def hash_embedding(text: str, dim: int = 64) -> list[float]:
-    """A deterministic unit vector: hashed lower-case words, counted."""
-    vec = [0.0] * dim
-    for word in re.findall(r"\w+", text.lower()):
-        h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
-        vec[h % dim] += 1.0
-    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
-    return [v / norm for v in vec]
+    JSON event messages that agents inject as user messages (Letta's heartbeats and
+    logins) are skipped: they are not what the user said.
+    """
+    return user_turn(body)[0]
 
 
 class FakeLLMServer:
@@ -80,10 +100,24 @@ class FakeLLMServer:
     Args:
         rules: ``(match, reply)`` pairs tried in order.
         default: the reply when no rule matches.
-        models: model ids served; requests for any other model get a 404 naming it.
+        models: chat model ids served (and listed by ``/v1/models``); requests for any
+            other model get a 404 naming it.
         api_key: when set, requests without ``Authorization: Bearer <api_key>`` get a 401.
         embedding_dim: size of the hashed embedding vectors.
         port: 0 picks a free port.
+        mode: ``scripted`` (every answer comes from ``rules``/``default``), ``minimal``
+            or ``content``: structured-output requests no rule matches get a generated
+            JSON instance, minimal or filled from the user's message (see
+            :mod:`mnemometer.testing._schema`); generated tool arguments follow the same
+            mode.
+        tool_rules: :class:`ToolRule` s: when to call which tool with what arguments.
+        reply_tool: when ``tool_choice`` is ``"required"`` and no tool rule applies, the
+            reply goes out as a call of this tool (its ``message`` argument), if offered.
+        embeddings: ``hash`` (bag-of-words hashes), ``minilm`` (the packaged MiniLM;
+            needs the ``[embeddings]`` extra) or a callable ``texts -> vectors``.
+        embedding_models: further model ids ``/v1/embeddings`` accepts (not listed as
+            chat models), e.g. ``text-embedding-3-small``.
+        log_path: append one JSON line per request (path, request, status, response).
     """
 
     def __init__(
@@ -95,27 +129,56 @@ class FakeLLMServer:
         api_key: str | None = None,
         embedding_dim: int = 64,
         port: int = 0,
+        mode: str = "scripted",
+        tool_rules: Sequence[ToolRule] = (),
+        reply_tool: str = "send_message",
+        embeddings: str | Embed = "hash",
+        embedding_models: Sequence[str] = (),
+        log_path: str | Path | None = None,
     ) -> None:
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
         self.rules = list(rules)
         self.default = default
         self.models = list(models)
         self.api_key = api_key
         self.embedding_dim = embedding_dim
+        self.mode = mode
+        self.tool_rules = list(tool_rules)
+        self.reply_tool = reply_tool
+        self.embedding_models = list(embedding_models)
+        self._embed = self._embedder(embeddings)
+        self.log_path = Path(log_path) if log_path else None
         self.requests: list[dict[str, Any]] = []
         """Every decoded request body (chat and embeddings), in arrival order."""
         self.paths: list[str] = []
         """The path of every request, in arrival order."""
+        self.log: list[dict[str, Any]] = []
+        """Every exchange: ``path``, ``request``, ``status`` and ``response``, in order."""
         self._faults: list[Fault] = []
         self._lock = threading.Lock()
         self._port = port
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
+    def _embedder(self, embeddings: str | Embed) -> Embed:
+        if callable(embeddings):
+            return embeddings
+        if embeddings == "hash":
+            return lambda texts: [hash_embedding(t, self.embedding_dim) for t in texts]
+        if embeddings == "minilm":
+            from mnemometer.embeddings import load_embedder
+
+            model = load_embedder()  # raises naming the [embeddings] extra when missing
+            self.embedding_dim = model.dim
+            return lambda texts: model.encode(texts, cache=False).tolist()
+        raise ValueError(f"embeddings must be 'hash', 'minilm' or a callable, got {embeddings!r}")
+
     # ---- lifecycle ----------------------------------------------------------------------
 
     def start(self) -> FakeLLMServer:
         """Bind and serve in a background thread."""
-        handler = type("_Handler", (_Handler,), {"server_ref": self})
+        handler = type("_Handler", (Handler,), {"server_ref": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
@@ -160,6 +223,11 @@ class FakeLLMServer:
         with self._lock:
             self.rules.append((match, reply))
 
+    def add_tool_rule(self, match: Match, *calls: ToolCall | str | tuple[str, Any]) -> None:
+        """Append a :class:`ToolRule`: on ``match``, make these calls, one per step."""
+        with self._lock:
+            self.tool_rules.append(ToolRule(match, list(calls)))
+
     def fail_next(
         self, n: int = 1, *, status: int = 500, kind: str = "status", delay: float = 0.0
     ) -> None:
@@ -178,6 +246,18 @@ class FakeLLMServer:
                 if p.endswith("/chat/completions")
             ]
 
+    def tool_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every tool call the server answered with, as ``(name, arguments)``, in order."""
+        with self._lock:
+            exchanges = list(self.log)
+        out = []
+        for ex in exchanges:
+            for choice in (ex.get("response") or {}).get("choices") or []:
+                for call in (choice.get("message") or {}).get("tool_calls") or []:
+                    fn = call["function"]
+                    out.append((fn["name"], json.loads(fn["arguments"])))
+        return out
+
     # ---- answering (called from handler threads) ----------------------------------------
 
     def _next_fault(self) -> Fault | None:
@@ -189,21 +269,65 @@ class FakeLLMServer:
             self.requests.append(body)
             self.paths.append(path)
 
-    def answer_chat(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The chat-completion response for ``body``."""
+    def _logged(self, path: str, body: dict[str, Any], status: int, response: Any) -> None:
+        entry = {"time": time.time(), "path": path, "request": body, "status": status}
+        entry["response"] = response
+        with self._lock:
+            self.log.append(entry)
+            if self.log_path is not None:
+                with self.log_path.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(entry, default=str) + "\n")
+
+    def text_reply(self, body: dict[str, Any]) -> str | dict[str, Any]:
+        """What the rules, the structured-output mode or ``default`` answer (no tools)."""
         text = last_user_message(body)
         with self._lock:
             rules = list(self.rules)
-        reply: Reply = self.default
         for match, candidate in rules:
-            if _matches(match, text, body):
-                reply = candidate
-                break
-        out = reply(body) if callable(reply) else reply
-        if isinstance(out, dict):
-            return out
-        prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in body["messages"])
-        completion_tokens = len(str(out).split())
+            if matches(match, text, body):
+                return candidate(body) if callable(candidate) else candidate
+        fmt = body.get("response_format") or {}
+        if self.mode != "scripted" and fmt.get("type") in ("json_schema", "json_object"):
+            schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
+            if schema is not None:
+                return json.dumps(instance(schema, self.mode, text))  # type: ignore[arg-type]
+            if self.mode == "minimal":
+                return "{}"
+            return json.dumps({"entities": entities(text), "facts": facts(text)})
+        return self.default(body) if callable(self.default) else self.default
+
+    def _tool_message(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        tools = offered_tools(body)
+        choice = body.get("tool_choice", "auto")
+        if not tools or choice == "none":
+            return None
+        mode = "minimal" if self.mode == "scripted" else self.mode
+        with self._lock:
+            rules = list(self.tool_rules)
+        call = scripted_call(rules, body, mode)  # type: ignore[arg-type]
+        forced = forced_tool(body)
+        if call is None and (forced or choice == "required"):
+            name = forced or (self.reply_tool if self.reply_tool in tools else next(iter(tools)))
+            out = self.text_reply(body)
+            reply = _content(out)
+            given = {"message": reply} if "message" in _params(tools[name]) else {}
+            call = name, arguments_for(tools[name], given, mode, last_user_message(body))  # type: ignore[arg-type]
+        if call is None:
+            return None
+        return tool_call_message(call[0], call[1], body)
+
+    def answer_chat(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The chat-completion response for ``body``."""
+        message = self._tool_message(body)
+        if message is None:
+            out = self.text_reply(body)
+            if isinstance(out, dict):
+                return out
+            message = {"role": "assistant", "content": str(out)}
+        prompt_tokens = sum(len(_content(m).split()) for m in body.get("messages") or [])
+        completion_tokens = len(_content(message).split()) or (
+            len(json.dumps(message.get("tool_calls"))) // 4
+        )
         return {
             "id": "chatcmpl-"
             + hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12],
@@ -213,8 +337,8 @@ class FakeLLMServer:
             "choices": [
                 {
                     "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": str(out)},
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    "message": message,
                 }
             ],
             "usage": {
@@ -225,128 +349,24 @@ class FakeLLMServer:
         }
 
     def answer_embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The embeddings response for ``body``."""
-        inputs = body.get("input")
-        texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
-        data = [
-            {
-                "object": "embedding",
-                "index": i,
-                "embedding": hash_embedding(str(t), self.embedding_dim),
-            }
-            for i, t in enumerate(texts)
-        ]
-        tokens = sum(len(str(t).split()) for t in texts)
-        return {
-            "object": "list",
-            "data": data,
-            "model": body.get("model"),
-            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-        }
+        """The embeddings response for ``body`` (``encoding_format`` float or base64)."""
+        return embeddings_response(body, self._embed)
 
 
-def _matches(match: Match, text: str, body: dict[str, Any]) -> bool:
-    if isinstance(match, str):
-        return match.lower() in text.lower()
-    if isinstance(match, re.Pattern):
-        return match.search(text) is not None
-    return bool(match(body))
+def _content(message: Any) -> str:
+    if isinstance(message, str):
+        return message
+    if isinstance(message, dict) and "choices" in message:  # a full completion from a rule
+        choices = message.get("choices") or [{}]
+        return _content(choices[0].get("message") or {})
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content or "")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server_ref: FakeLLMServer
-    protocol_version = "HTTP/1.1"
-    # A reply goes out in two writes (headers, then body). With Nagle's algorithm on, the
-    # body waits for the client's delayed ACK of the headers: ~40 ms per request on a
-    # keep-alive connection. Real servers (uvicorn, Go, nginx) set TCP_NODELAY too.
-    disable_nagle_algorithm = True
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
-        pass  # tests stay quiet
-
-    def _send(self, status: int, payload: bytes, *, length: int | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload) if length is None else length))
-        self.end_headers()
-        self.wfile.write(payload)
-        self.wfile.flush()
-
-    def _json(self, status: int, obj: Any) -> None:
-        self._send(status, json.dumps(obj).encode())
-
-    def _error(self, status: int, message: str, code: str = "error") -> None:
-        self._json(status, {"error": {"message": message, "type": code, "code": code}})
-
-    def _authorised(self) -> bool:
-        key = self.server_ref.api_key
-        if key is None or self.headers.get("Authorization") == f"Bearer {key}":
-            return True
-        self._error(401, "Incorrect API key provided", "invalid_api_key")
-        return False
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
-        if not self._authorised():
-            return
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
-            data = [
-                {"id": m, "object": "model", "owned_by": "mnemometer"}
-                for m in self.server_ref.models
-            ]
-            self._json(200, {"object": "list", "data": data})
-        else:
-            self._error(404, f"no route {self.path}", "not_found")
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server naming
-        srv = self.server_ref
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length)
-        if not self._authorised():
-            return
-        try:
-            body = json.loads(raw)
-        except json.JSONDecodeError:
-            self._error(400, "request body is not JSON", "invalid_request_error")
-            return
-        path = self.path.rstrip("/")
-        srv._record(path, body)
-        fault = srv._next_fault()
-        if fault is not None:
-            if fault.kind == "status":
-                self.send_response(fault.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Retry-After", "0")
-                payload = json.dumps({"error": {"message": f"scripted {fault.status}"}}).encode()
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-                return
-            if fault.kind == "malformed":
-                self._send(200, b"<html>not json</html>")
-                return
-            if fault.kind == "truncated":
-                # Promise the whole body, send half, hang up: what a dropped proxy does.
-                payload = json.dumps(srv.answer_chat(body)).encode()
-                self.close_connection = True
-                self._send(200, payload[: len(payload) // 2], length=len(payload))
-                return
-            if fault.kind == "empty":
-                self._json(200, {"object": "chat.completion", "choices": []})
-                return
-            time.sleep(fault.delay)  # "slow": then answer normally
-        model = body.get("model")
-        if model not in srv.models:
-            self._error(404, f"The model `{model}` does not exist", "model_not_found")
-            return
-        if path.endswith("/chat/completions"):
-            try:
-                self._json(200, srv.answer_chat(body))
-            except Exception as e:  # a rule that raises is the server's 500, as in real life
-                self._error(500, f"{type(e).__name__}: {e}", "server_error")
-        elif path.endswith("/embeddings"):
-            self._json(200, srv.answer_embeddings(body))
-        else:
-            self._error(404, f"no route {self.path}", "not_found")
+def _params(fn: dict[str, Any]) -> dict[str, Any]:
+    return (fn.get("parameters") or {}).get("properties") or {}
 
 
 def echo_memories(body: dict[str, Any]) -> str:
@@ -367,11 +387,33 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--port", type=int, default=8090)
     p.add_argument("--model", default="fake-llm")
     p.add_argument("--reply", default=None, help="fixed reply (default: echo the memories)")
+    p.add_argument(
+        "--mode",
+        choices=_MODES,
+        default="minimal",
+        help="structured output: generated instances (minimal or content) or scripted",
+    )
+    p.add_argument(
+        "--embeddings", choices=("hash", "minilm"), default="hash", help="embedding vectors"
+    )
+    p.add_argument("--embedding-dim", type=int, default=64, help="size of hashed vectors")
+    p.add_argument(
+        "--embedding-model",
+        action="append",
+        default=[],
+        help="a further model id /v1/embeddings accepts (repeatable)",
+    )
+    p.add_argument("--log", default=None, help="append every exchange to this JSONL file")
     args = p.parse_args(argv)
     srv = FakeLLMServer(
         default=args.reply if args.reply is not None else echo_memories,
         models=[args.model],
         port=args.port,
+        mode=args.mode,
+        embeddings=args.embeddings,
+        embedding_dim=args.embedding_dim,
+        embedding_models=args.embedding_model,
+        log_path=args.log,
     ).start()
     print(f"serving {args.model} at {srv.base_url}", flush=True)
     try:

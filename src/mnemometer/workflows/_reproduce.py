@@ -18,6 +18,7 @@ from mnemometer.config import StrictModel
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import HEADER_FILE
 from mnemometer.runner._experiment import ExperimentResult, run_suite
+from mnemometer.runner._run import RunSettings
 from mnemometer.suites.items._manifest import load_suite
 
 
@@ -50,6 +51,7 @@ def reproduce(
     candidate: str = "full-memory",
     memories: str | Path | None = None,
     resamples: int = 10_000,
+    settings: RunSettings | None = None,
 ) -> Reproduction:
     """Seed the suite's memories, run two conditions offline, compare them and gate.
 
@@ -61,6 +63,7 @@ def reproduce(
         candidate: candidate condition.
         memories: seed memories overriding the manifest's.
         resamples: bootstrap resamples.
+        settings: run settings (concurrency, timeouts, a progress callback).
     """
     loaded = load_suite(suite_dir, memories)
     if out is None:
@@ -74,6 +77,7 @@ def reproduce(
         profile="offline",
         out=out,
         memories=memories,
+        settings=settings,
     )
     comparison = compare(
         [r.path for r in runs.runs[::2]], [r.path for r in runs.runs[1::2]], resamples=resamples

@@ -1,27 +1,27 @@
 """``scenarios``: conversational scenarios against memory-backed agents.
 
 The Letta-vs-Mem0 benchmark's nine scenarios (as its code runs them) plus the four
-alternative versions its documents describe, graded per turn with whole-word keywords,
-forbidden words, order and word limits (see :mod:`._grade`), with seeded noise, repeats,
-a calibrated similarity rescue, and latency split into memory and LLM time.
+alternative versions its documents describe, graded per turn by
+:mod:`mnemometer.scoring.keywords` (whole words, negation, competing values, hedges, order,
+word limits), with seeded noise, repeats, a calibrated similarity rescue that exact answers
+never get, and latency split into memory and LLM time.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import math
 import re
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, ClassVar
 
+from mnemometer import deadline
 from mnemometer.datasets._models import Dataset, DatasetInfo
 from mnemometer.errors import MnemometerError
-from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
-from mnemometer.scoring import text as grading
-from mnemometer.scoring.aggregate import distribution
+from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
+from mnemometer.scoring import keywords as grading
+from mnemometer.scoring.calibrate import calibration_record
 from mnemometer.scoring.similarity import MINILM_THRESHOLD, Similarity
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
 from mnemometer.suites.scenarios._format import (
@@ -32,6 +32,12 @@ from mnemometer.suites.scenarios._format import (
     load_scenarios,
 )
 from mnemometer.suites.scenarios._noise import perturb
+from mnemometer.suites.scenarios._summary import (
+    CSV_FILE,
+    mean_ci,
+    summarize_items,
+    write_csv,
+)
 
 __all__ = [
     "Grade",
@@ -40,11 +46,10 @@ __all__ = [
     "ScenarioSuite",
     "load_scenario",
     "load_scenarios",
+    "mean_ci",
+    "summarize_items",
     "write_csv",
 ]
-
-CSV_FILE = "scenarios.csv"
-CSV_COLUMNS = ("backend", "scenario", "mean_latency_ms", "accuracy", "mean_similarity")
 
 
 class ScenarioSuite(BaseSuite):
@@ -60,12 +65,18 @@ class ScenarioSuite(BaseSuite):
             the environment, with ``embedding_model``) or ``none``.
         embedding_model: model name for ``similarity=endpoint``.
         rescue_threshold: cosine at or above which a reply missing keywords gets 0.5
-            (default: the MiniLM calibration; ``none`` turns the rescue off).
+            (default: the MiniLM calibration; ``none`` turns the rescue off). Exact answers
+            (e-mails, times, weekdays, months, numbers, yes/no) are never rescued.
         seed: seeds the noise.
+        rescue_calibration: recorded, not chosen: the calibration set (file, rows,
+            SHA-256) and its measured false-accept rates behind the default threshold. A
+            resumed run checks that the installed calibration is the one it started with.
     """
 
     name: ClassVar[str] = "scenarios"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
+    """2: negation, competing values, hedges, canonical times and dates, no rescue for exact
+    answers (1: whole words, forbidden words, order)."""
     systems: ClassVar[frozenset[str]] = frozenset({"agent"})
     flags: ClassVar[tuple[Flag, ...]] = (
         Flag(
@@ -98,6 +109,7 @@ class ScenarioSuite(BaseSuite):
         rescue_threshold: float | str | None = "calibrated",
         seed: int = 0,
         embedding_model: str | None = None,
+        rescue_calibration: dict[str, Any] | None = None,
     ) -> None:
         if isinstance(scenarios, str):
             scenarios = [s for s in scenarios.split(",") if s]
@@ -136,6 +148,17 @@ class ScenarioSuite(BaseSuite):
             self.threshold = MINILM_THRESHOLD if similarity == "minilm" else None
         else:
             self.threshold = float(rescue_threshold)
+        self.calibration = (
+            calibration_record()
+            if similarity == "minilm" and self.threshold == MINILM_THRESHOLD
+            else None
+        )
+        if rescue_calibration is not None and rescue_calibration != self.calibration:
+            raise MnemometerError(
+                "this run's similarity rescue was calibrated on "
+                f"{rescue_calibration}, the installed package's on {self.calibration}; "
+                "resume with the mnemometer version that started the run"
+            )
         self.seed = int(seed)
 
     def options(self) -> dict[str, Any]:
@@ -146,6 +169,7 @@ class ScenarioSuite(BaseSuite):
             "epochs": self.epochs,
             "similarity": self.similarity_backend,
             "rescue_threshold": self.threshold,
+            "rescue_calibration": self.calibration,
             "seed": self.seed,
         }
 
@@ -186,6 +210,12 @@ class ScenarioSuite(BaseSuite):
         # started last would otherwise be the whole tail of a concurrent run.
         return sorted(items, key=lambda it: (-_user_turns(it.payload[0]), it.index))
 
+    def item_timeout(self, default: float | None) -> float | None:
+        """``default`` per agent call: a scenario makes one call per user turn."""
+        if default is None:
+            return None
+        return default * max((_user_turns(s) for s in self.scenarios), default=1)
+
     def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
         """Load the similarity model once."""
         del system, dataset, ctx
@@ -214,6 +244,7 @@ class ScenarioSuite(BaseSuite):
         try:
             agent.start_session(persona)
             for idx, step in steps:
+                deadline.check()  # a scenario that timed out stops here, not at its end
                 if step.kind == "session":
                     session += 1
                     agent.start_session(persona)
@@ -222,7 +253,7 @@ class ScenarioSuite(BaseSuite):
                     persona = step.content
                     continue
                 text = perturb(step.content, level, f"{self.seed}:{scenario.id}:{idx}:{rep}")
-                turns.append(self._turn(agent, idx, session, text, step.grade, errors))
+                turns.append(self._turn(agent, idx, session, text, step, errors))
         finally:
             try:
                 agent.close()
@@ -231,8 +262,9 @@ class ScenarioSuite(BaseSuite):
         return self._result(item, scenario, level, rep, turns, errors)
 
     def _turn(
-        self, agent: Any, idx: int, session: int, text: str, grade: Grade | None, errors: list[str]
+        self, agent: Any, idx: int, session: int, text: str, step: Any, errors: list[str]
     ) -> dict[str, Any]:
+        grade: Grade | None = step.grade
         row: dict[str, Any] = {"turn": idx, "session": session, "input": text}
         t0 = time.perf_counter()
         try:
@@ -252,20 +284,39 @@ class ScenarioSuite(BaseSuite):
             tokens=dict(reply.tokens),
         )
         if grade is not None:
-            row["grade"] = _grade_row(self.grade(reply.text, grade), grade)
+            row["grade"] = _grade_row(self.grade(reply.text, grade, step.context), grade)
         return row
 
-    def grade(self, reply: str, grade: Grade) -> grading.TurnGrade:
-        """Grade one reply against one graded turn (similarity rescue included)."""
+    def grade(self, reply: str, grade: Grade, context: str = "") -> grading.TurnGrade:
+        """Grade one reply against one graded turn (similarity rescue included).
+
+        ``context`` is the conversation up to this turn (``Step.context``): values it
+        mentioned are never counted as hedge candidates. Without it the hedge check is
+        stricter, never laxer.
+        """
+        facts = {
+            "competitors": grade.competitors,
+            "allowed": grade.allowed,
+            "context": context,
+            "expected": grade.expected,
+        }
+        similarity = self.sim(reply, grade.expected)
         if grade.grader == "persona":
             markers = grade.markers or list(grading.PERSONA_MARKERS)
-            g = grading.grade_persona(reply, grade.required, markers, grade.forbidden)
-            return grading.rescue(g, self.sim(reply, grade.expected), None)
+            g = grading.grade_persona(reply, grade.required, markers, grade.forbidden, **facts)
+            return grading.rescue(g, similarity, None)
         g = grading.grade_keywords(
-            reply, grade.required, grade.forbidden, ordered=grade.ordered, max_words=grade.max_words
+            reply,
+            grade.required,
+            grade.forbidden,
+            negative=grade.negative,
+            ordered=grade.ordered,
+            max_words=grade.max_words,
+            **facts,
         )
-        threshold = self.threshold if grade.rescue else None
-        return grading.rescue(g, self.sim(reply, grade.expected), threshold)
+        exact = grading.exact_answer(grade.expected, grade.required)
+        threshold = self.threshold if grade.rescue and not exact else None
+        return grading.rescue(g, similarity, threshold)
 
     def _result(
         self,
@@ -348,195 +399,10 @@ def _grade_row(g: grading.TurnGrade, spec: Grade) -> dict[str, Any]:
         "reason": g.reason,
         "words": g.words,
         "missing": list(g.missing),
+        "negated": list(g.negated),
         "forbidden": list(g.forbidden),
+        "competing": list(g.competing),
         "similarity": g.similarity,
         "rescued": g.rescued,
         "expected": spec.expected,
     }
-
-
-def mean_ci(values: list[float]) -> tuple[float | None, float | None, float | None]:
-    """Mean and a 95% Student-t interval (``None`` bounds with fewer than two values)."""
-    if not values:
-        return None, None, None
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, None, None
-    from scipy.stats import t
-
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-    return mean, max(0.0, mean - half), min(1.0, mean + half)
-
-
-def _value(r: ItemResult, name: str) -> float | None:
-    return next((m.value for m in r.metrics if m.name == name), None)
-
-
-def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
-    """The scenarios summary (also used to rebuild reports from a run directory)."""
-    del header
-    acc = [_value(r, "accuracy") or 0.0 for r in items]
-    sims = [v for r in items if (v := _value(r, "similarity")) is not None]
-    turns = [t for r in items for t in r.extra.get("turns", [])]
-    total = [t["latency_ms"] for t in turns if t.get("latency_ms") is not None]
-    mem = [t["memory_ms"] for t in turns if t.get("memory_ms") is not None]
-    llm = [t["llm_ms"] for t in turns if t.get("llm_ms") is not None]
-    tok = [sum((t.get("tokens") or {}).values()) for t in turns if t.get("tokens")]
-    mean, lo, hi = mean_ci(acc)
-    overall = [
-        Metric(
-            name="accuracy",
-            value=mean,
-            n=len(acc),
-            interval=Interval(low=lo, high=hi, method="t") if mean is not None else None,
-        ),
-        Metric(name="similarity", value=sum(sims) / len(sims) if sims else None, n=len(sims)),
-    ]
-    for label, values in (("turn", total), ("memory", mem), ("llm", llm)):
-        overall += [m for m in distribution(f"{label}_latency", values) if m.percentile]
-    overall += [m for m in distribution("tokens_per_turn", tok, unit="tokens") if not m.percentile]
-    by: dict[tuple[str, str], list[ItemResult]] = defaultdict(list)
-    by_noise: dict[str, list[float]] = defaultdict(list)
-    for r in items:
-        by[(r.groups.get("scenario", r.item_id), r.groups.get("noise", "0"))].append(r)
-        by_noise[r.groups.get("noise", "0")].append(_value(r, "accuracy") or 0.0)
-    rows = []
-    for (sid, level), rs in by.items():
-        a = [_value(r, "accuracy") or 0.0 for r in rs]
-        m, low, high = mean_ci(a)
-        s = [v for r in rs if (v := _value(r, "similarity")) is not None]
-        lat = [
-            t["latency_ms"]
-            for r in rs
-            for t in r.extra.get("turns", [])
-            if t.get("latency_ms") is not None
-        ]
-        rows.append(
-            {
-                "scenario": sid,
-                "noise": float(level),
-                "n": len(rs),
-                "accuracy": m,
-                "ci_low": low,
-                "ci_high": high,
-                "mean_latency_ms": sum(lat) / len(lat) if lat else None,
-                "mean_similarity": sum(s) / len(s) if s else None,
-                "failed": sum(1 for r in rs if r.status != "ok"),
-            }
-        )
-    noise_rows = []
-    for level, a in sorted(by_noise.items(), key=lambda kv: float(kv[0])):
-        m, low, high = mean_ci(a)
-        noise_rows.append(
-            {"noise": float(level), "n": len(a), "accuracy": m, "ci_low": low, "ci_high": high}
-        )
-    counts = {
-        "items": len(items),
-        "errors": sum(1 for r in items if r.status == "error"),
-        "timeouts": sum(1 for r in items if r.status == "timeout"),
-        "graded_turns": sum(1 for t in turns if "grade" in t),
-        "failed_turns": sum(1 for t in turns if t.get("error")),
-    }
-    notes = []
-    if counts["errors"] or counts["timeouts"]:
-        notes.append("failed scenarios and turns score 0.0 (they are counted, not dropped)")
-    return Summary(
-        overall=overall,
-        counts=counts,
-        notes=notes,
-        tables=[
-            _table(
-                "scenarios",
-                "Accuracy by scenario (mean and 95% CI over epochs)",
-                [
-                    "scenario",
-                    "noise",
-                    "n",
-                    "accuracy",
-                    "95% CI",
-                    "mean latency ms",
-                    "mean similarity",
-                    "failed",
-                ],
-                [
-                    [
-                        r["scenario"],
-                        f"{r['noise']:g}",
-                        r["n"],
-                        _f(r["accuracy"]),
-                        _ci(r),
-                        _f(r["mean_latency_ms"], 1),
-                        _f(r["mean_similarity"]),
-                        r["failed"],
-                    ]
-                    for r in rows
-                ],
-                rows,
-            ),
-            _table(
-                "accuracy_vs_noise",
-                "Accuracy against noise",
-                ["noise", "n", "accuracy", "95% CI"],
-                [[f"{r['noise']:g}", r["n"], _f(r["accuracy"]), _ci(r)] for r in noise_rows],
-                noise_rows,
-            ),
-        ],
-    )
-
-
-def _f(v: float | None, digits: int = 3) -> str:
-    return "n/a" if v is None else f"{v:.{digits}f}"
-
-
-def _ci(r: dict[str, Any]) -> str:
-    if r["ci_low"] is None:
-        return "n/a"
-    return f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-
-
-def _table(name: str, title: str, columns: list[str], rows: list[list[Any]], data: list) -> Table:
-    """A report table (rendered by every report format) that keeps its raw numbers."""
-    return Table(
-        name=name, title=title, columns=columns, rows=[[str(c) for c in r] for r in rows], data=data
-    )
-
-
-def write_csv(path: Path, header: RunHeader, summary: Summary) -> None:
-    """The seed's CSV: backend, scenario, mean_latency_ms, accuracy, mean_similarity.
-
-    Rows are sorted by scenario, followed by an ``AVERAGE`` row (unweighted mean of the
-    rows, as the seed computed it).
-    """
-    backend = header.system.name
-    store = header.system.options.get("store")
-    if store:
-        backend += f":{store}"
-    data = summary.table("scenarios").data
-    rows = sorted(data, key=lambda r: (r["scenario"], r["noise"]))
-    multi = len({r["noise"] for r in rows}) > 1
-
-    def fmt(v: float | None) -> str:
-        return "" if v is None else f"{v:.6f}"
-
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(CSV_COLUMNS)
-        for r in rows:
-            name = r["scenario"] + (f"@noise={r['noise']:g}" if multi else "")
-            w.writerow(
-                [
-                    backend,
-                    name,
-                    fmt(r["mean_latency_ms"]),
-                    fmt(r["accuracy"]),
-                    fmt(r["mean_similarity"]),
-                ]
-            )
-        cols = ("mean_latency_ms", "accuracy", "mean_similarity")
-        avg = []
-        for c in cols:
-            vals = [r[c] for r in rows if r[c] is not None]
-            avg.append(fmt(sum(vals) / len(vals)) if vals else "")
-        w.writerow([backend, "AVERAGE", *avg])

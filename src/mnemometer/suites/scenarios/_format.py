@@ -41,14 +41,28 @@ class _Frozen(StrictModel):
 
 
 class Grade(_Frozen):
-    """How one reply is graded."""
+    """How one reply is graded (docs/scenarios.md, "Grading")."""
 
     expected: str = Field(min_length=1)
     """This turn's own reference answer (for similarity; never shown to the agent)."""
     required: list[str] = Field(default_factory=list)
-    """Keywords that must appear as whole words; ``a|b`` lists alternatives."""
+    """Keywords the reply must assert, as whole words. ``a|b`` lists accepted
+    alternatives: synonyms and right paraphrases ("no|nope", "choice|choice-branded")."""
     forbidden: list[str] = Field(default_factory=list)
-    """Keywords whose presence fails the turn (stale facts, wrong entities)."""
+    """Keywords whose assertion fails the turn (a mention marked former or denied does not
+    count)."""
+    competitors: list[str] = Field(default_factory=list)
+    """The other candidate values the scenario itself offers for this answer (the old
+    employer, the other hotel chain, the other tier); asserting one fails the turn, as a
+    forbidden keyword does. Another e-mail, time, weekday, month or number than a required
+    one competes without being listed."""
+    allowed: list[str] = Field(default_factory=list)
+    """Words a right answer may list beside the answer without hedging ("Arizona" after
+    "Phoenix"). Words of the conversation so far are always allowed."""
+    negative: bool = False
+    """The question asks what to exclude ("what must my dinner not contain?"): a keyword
+    counts when the reply denies it ("no meat") or names it alone in a list ("meat,
+    peanuts"), not when it asserts it in a clause ("you can eat meat")."""
     ordered: bool = False
     """Required keywords must appear in the order listed."""
     max_words: int | None = Field(default=None, ge=1)
@@ -58,12 +72,13 @@ class Grade(_Frozen):
     markers: list[str] | None = None
     """Persona markers (whole words); default: sir, ma'am, madam, mister, mr, mrs, ms, miss."""
     rescue: bool = True
-    """Whether the similarity rescue may lift a 0.0 to 0.5 (never for ``persona``)."""
+    """Whether the similarity rescue may lift a 0.0 to 0.5 (never for ``persona``, and
+    never for an exact answer: an e-mail, time, weekday, month, number or yes/no)."""
 
-    @field_validator("required", "forbidden")
+    @field_validator("required", "forbidden", "competitors", "allowed")
     @classmethod
     def _no_blank(cls, v: list[str]) -> list[str]:
-        if any(not k.strip() for k in v):
+        if any(not k.strip() or not all(a.strip() for a in k.split("|")) for k in v):
             raise ValueError("keywords must not be blank")
         return v
 
@@ -109,6 +124,9 @@ class Step:
     content: str = ""
     grade: Grade | None = None
     line: int = 0
+    context: str = ""
+    """For a graded turn: every user and system message up to and including it (the
+    values the conversation has mentioned, for the hedge check)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +144,11 @@ class Scenario:
     def graded(self) -> int:
         """How many turns are graded."""
         return sum(1 for s in self.steps if s.grade is not None)
+
+    @property
+    def graded_steps(self) -> list[Step]:
+        """The graded turns, in order."""
+        return [s for s in self.steps if s.grade is not None]
 
 
 def _where(path: Path, line: int) -> str:
@@ -168,7 +191,9 @@ def load_scenario(path: str | Path) -> Scenario:
                 turn = Turn.model_validate(obj)
                 if turn.role == "system" and turn.grade is not None:
                     raise ScenarioError(f"{_where(path, n)}: a system turn cannot be graded")
-                steps.append(Step(turn.role, turn.content, turn.grade, n))
+                said = "\n".join(s.content for s in steps if s.content)
+                context = f"{said}\n{turn.content}" if turn.grade is not None else ""
+                steps.append(Step(turn.role, turn.content, turn.grade, n, context))
         except ValidationError as e:
             what = "header" if header is None else "turn"
             raise ScenarioError(f"{_where(path, n)}: invalid {what}: {_explain(e)}") from None

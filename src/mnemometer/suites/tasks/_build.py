@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mnemometer.log._schema import ItemResult, Metric
+from mnemometer.log._schema import ItemResult
 from mnemometer.suites.items._manifest import slugify
 from mnemometer.suites.items._types import ItemType
 from mnemometer.suites.tasks import _evidence as ev
@@ -32,6 +32,14 @@ from mnemometer.suites.tasks._models import (
     AgentBuildTask,
     BuildStep,
     CommandTask,
+)
+from mnemometer.suites.tasks._scores import (
+    Scores,
+    aggregate,
+    check_workspace,
+    metric,
+    status,
+    totals,
 )
 from mnemometer.suites.tasks._shell import (
     CommandError,
@@ -135,29 +143,13 @@ def build_dir(suite: Any, item_id: str) -> Path:
     return root / "build-runs" / name
 
 
-def _m(name: str, value: float | None, higher: bool = True) -> Metric:
-    return Metric(name=name, value=value, higher_is_better=higher)
-
-
-def _status(res: CommandResult | None) -> dict[str, Any] | None:
-    if res is None:
-        return None
-    return {
-        "argv": res.argv,
-        "exit_code": res.exit_code,
-        "timed_out": res.timed_out,
-        "seconds": round(res.seconds, 3),
-        "error": res.error,
-    }
-
-
 def _invalid(item: Any, problems: list[str], **extra: Any) -> ItemResult:
     return ItemResult(
         item_id=item.id,
         index=0,
         status="error",
         error="; ".join(problems),
-        metrics=[_m("success", 0.0)],
+        metrics=[metric("success", 0.0)],
         extra={"problems": problems, **extra},
     )
 
@@ -167,7 +159,7 @@ def _dry(item: Any, totals: dict[str, int]) -> ItemResult:
         item_id=item.id,
         index=0,
         input=getattr(item, "prompt", "") or "",
-        metrics=[_m("success", None)],
+        metrics=[metric("success", None)],
         extra={"dry_run": True, "note": "dry-run: validated, nothing executed", "totals": totals},
     )
 
@@ -202,7 +194,7 @@ def run_command_task(it: CommandTask, ctx: Any) -> ItemResult:
         "item": it.id,
         "eval_type": it.eval_type,
         "condition": suite.condition,
-        "command": _status(res),
+        "command": status(res),
         "expected_exit_code": it.expected_exit_code,
         "success": ok,
     }
@@ -214,7 +206,10 @@ def run_command_task(it: CommandTask, ctx: Any) -> ItemResult:
         input=it.command,
         output=note,
         latency_ms=res.seconds * 1000,
-        metrics=[_m("success", float(ok)), _m("timed_out", float(res.timed_out), higher=False)],
+        metrics=[
+            metric("success", float(ok)),
+            metric("timed_out", float(res.timed_out), higher=False),
+        ],
         extra={"exit_code": res.exit_code, "timed_out": res.timed_out, "build_dir": str(build)},
     )
 
@@ -233,119 +228,6 @@ def _suite_fixture(suite: Any) -> Path | None:
 # ---- agent builds ----------------------------------------------------------------------
 
 
-@dataclass
-class _Scores:
-    """One agent run's deterministic scores (Memory Layer's names)."""
-
-    agent: CommandResult | None = None
-    setup: list[CommandResult] = field(default_factory=list)
-    score: list[tuple[str, bool]] = field(default_factory=list)
-    files: list[tuple[str, bool]] = field(default_factory=list)
-    forbidden: list[tuple[str, bool]] = field(default_factory=list)
-    content: list[tuple[str, bool]] = field(default_factory=list)
-    evidence: ev.Evidence | None = None
-    tokens: dict[str, int] | None = None
-    tokens_required: bool = False
-    workspace_present: bool = True
-    notes: list[str] = field(default_factory=list)
-
-    def counts(self) -> dict[str, int]:
-        e = self.evidence
-        return {
-            "agent_exit_code": -1
-            if self.agent is None or self.agent.exit_code is None
-            else self.agent.exit_code,
-            "agent_timed_out": int(bool(self.agent and self.agent.timed_out)),
-            "workspace_present": int(self.workspace_present),
-            "setup_commands_passed": sum(r.ok for r in self.setup),
-            "setup_commands_total": len(self.setup),
-            "score_commands_passed": sum(ok for _, ok in self.score),
-            "score_commands_total": len(self.score),
-            "required_files_present": sum(ok for _, ok in self.files),
-            "required_files_total": len(self.files),
-            "forbidden_files_absent": sum(ok for _, ok in self.forbidden),
-            "forbidden_files_total": len(self.forbidden),
-            "content_assertions_passed": sum(ok for _, ok in self.content),
-            "content_assertions_total": len(self.content),
-            "memory_queries_required": e.required if e else 0,
-            "memory_queries_verified": e.verified if e else 0,
-            "memory_evidence_ok": int(bool(e and e.ok)),
-            "token_usage_ok": int(self.tokens is not None or not self.tokens_required),
-        }
-
-    def success(self) -> bool:
-        c = self.counts()
-        return (
-            c["agent_exit_code"] == 0
-            and not c["agent_timed_out"]
-            and c["workspace_present"] == 1
-            and c["setup_commands_passed"] == c["setup_commands_total"]
-            and c["score_commands_passed"] == c["score_commands_total"]
-            and c["required_files_present"] == c["required_files_total"]
-            and c["forbidden_files_absent"] == c["forbidden_files_total"]
-            and c["content_assertions_passed"] == c["content_assertions_total"]
-            and c["memory_evidence_ok"] == 1
-            and c["token_usage_ok"] == 1
-        )
-
-    def metrics(self, success: bool | None = None) -> list[Metric]:
-        c = self.counts()
-        checks = [ok for _, ok in self.score + self.files + self.forbidden + self.content]
-        return [
-            _m("success", float(self.success() if success is None else success)),
-            _m("checks_passed", sum(checks) / len(checks) if checks else None),
-            _m("memory_evidence_ok", float(c["memory_evidence_ok"])),
-            _m(
-                "memory_queries_verified",
-                c["memory_queries_verified"] / c["memory_queries_required"]
-                if c["memory_queries_required"]
-                else None,
-            ),
-            _m("token_usage_ok", float(c["token_usage_ok"])),
-            _m("agent_timed_out", float(c["agent_timed_out"]), higher=False),
-        ]
-
-    def detail(self) -> dict[str, Any]:
-        e = self.evidence
-        return {
-            "counts": self.counts(),
-            "success": self.success(),
-            "agent": _status(self.agent),
-            "setup": [_status(r) for r in self.setup],
-            "score_commands": [{"command": c, "ok": ok} for c, ok in self.score],
-            "required_files": dict(self.files),
-            "forbidden_files": dict(self.forbidden),
-            "required_content": [{"check": c, "ok": ok} for c, ok in self.content],
-            "memory_evidence": None
-            if e is None
-            else {
-                "ok": e.ok,
-                "required": e.required,
-                "verified": e.verified,
-                "notes": e.notes,
-                "questions": e.questions,
-            },
-            "token_usage": self.tokens,
-            "token_usage_required": self.tokens_required,
-            "notes": self.notes,
-        }
-
-
-def _check_workspace(ws: Path, step: Any, sc: _Scores) -> None:
-    for rel in step.required_files:
-        sc.files.append((rel, (ws / rel).is_file()))
-    for rel in step.forbidden_files:
-        p = ws / rel
-        sc.forbidden.append((rel, not (p.exists() or p.is_symlink())))
-    for rc in step.required_content:
-        p = ws / rc.file
-        try:
-            ok = p.is_file() and rc.contains in p.read_text("utf-8", errors="replace")
-        except OSError:
-            ok = False
-        sc.content.append((f"{rc.file} contains {rc.contains!r}", ok))
-
-
 def _agent_turn(
     env: _Env,
     ws: Path,
@@ -356,9 +238,9 @@ def _agent_turn(
     checks: Any,
     timeout: float,
     step: str = "",
-) -> _Scores:
+) -> Scores:
     """Prompt, helper, agent, score commands, checks, evidence, tokens: one agent run."""
-    sc = _Scores(
+    sc = Scores(
         tokens_required=env.item.require_token_usage or ev.wants_token_usage(env.item.agent_command)
     )
     prompt = run_dir / "prompt.md"
@@ -390,7 +272,7 @@ def _agent_turn(
             sc.score.append((cmd, r.ok))
         else:
             sc.score.append((cmd, False))
-    _check_workspace(ws, checks, sc)
+    check_workspace(ws, checks, sc)
     ask = None
     if env.memory:
 
@@ -420,7 +302,7 @@ def _start(it: Any, ctx: Any) -> ItemResult | tuple[_Env, Path, list[CommandResu
     if problems:
         return _invalid(it, problems)
     if suite.dry_run:
-        return _dry(it, _totals(it))
+        return _dry(it, totals(it))
     env = _Env(ctx, it, build_dir(suite, it.id), memory_enabled(suite))
     fresh_dir(env.build, Path(suite.build_root or "runs"))
     (env.build / "tmp").mkdir()
@@ -491,7 +373,7 @@ def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult | l
     env, ws, setup = started
     suite = ctx.suite
     setup_ok = all(r.ok for r in setup) and len(setup) == len(it.setup_commands)
-    steps: list[tuple[BuildStep, _Scores]] = []
+    steps: list[tuple[BuildStep, Scores]] = []
     subs: list[ItemResult] = []
     for n, step in enumerate(it.steps, 1):
         run_dir = env.build / "steps" / f"{n:02d}-{slugify(step.id)}"
@@ -553,7 +435,7 @@ def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult | l
                 },
             )
         )
-    total = _aggregate([sc for _, sc in steps], setup)
+    total = aggregate([sc for _, sc in steps], setup)
     oks = [any(m.name == "success" and m.value == 1.0 for m in r.metrics) for r in subs]
     usage = [sc.tokens for _, sc in steps if sc.tokens]
     tokens = {k: sum(u[k] for u in usage) for k in ("input", "output", "total")} if usage else {}
@@ -566,7 +448,7 @@ def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult | l
         "success": all(oks),
         "steps_succeeded": sum(oks),
         "steps": len(subs),
-        "setup": [_status(r) for r in setup],
+        "setup": [status(r) for r in setup],
         "token_usage": tokens or None,
         "per_step": [
             {"step": s.id, "success": ok, "counts": sc.counts()}
@@ -581,34 +463,6 @@ def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult | l
     }
     subs[0].extra["build_dir"] = str(env.build)
     return subs
-
-
-def _aggregate(scores: list[_Scores], setup: list[CommandResult]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for sc in scores:
-        for k, v in sc.counts().items():
-            out[k] = out.get(k, 0) + v
-    out["agent_exit_code"] = 0 if all(sc.counts()["agent_exit_code"] == 0 for sc in scores) else 1
-    out["memory_evidence_ok"] = int(all(sc.counts()["memory_evidence_ok"] for sc in scores))
-    out["workspace_present"] = int(all(sc.workspace_present for sc in scores))
-    out["token_usage_ok"] = int(all(sc.counts()["token_usage_ok"] for sc in scores))
-    out["setup_commands_passed"] = sum(r.ok for r in setup)
-    out["setup_commands_total"] = len(setup)
-    return out
-
-
-def _totals(it: Any) -> dict[str, int]:
-    """What a dry run reports: how much would be checked."""
-    parts = list(getattr(it, "steps", None) or [it])
-    return {
-        "steps": len(parts) if hasattr(it, "steps") else 0,
-        "setup_commands": len(it.setup_commands),
-        "score_commands": sum(len(p.score_commands) for p in parts),
-        "required_files": sum(len(p.required_files) for p in parts),
-        "forbidden_files": sum(len(p.forbidden_files) for p in parts),
-        "content_assertions": sum(len(p.required_content) for p in parts),
-        "memory_questions": sum(len(p.memory_questions) for p in parts),
-    }
 
 
 def timeout_budget(it: Any) -> float:

@@ -1,0 +1,202 @@
+"""The scenarios suite's summary and the seed-compatible CSV (read back from run logs)."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
+from mnemometer.scoring.aggregate import distribution
+
+CSV_FILE = "scenarios.csv"
+CSV_COLUMNS = ("backend", "scenario", "mean_latency_ms", "accuracy", "mean_similarity")
+
+
+def mean_ci(values: list[float]) -> tuple[float | None, float | None, float | None]:
+    """Mean and a 95% Student-t interval (``None`` bounds with fewer than two values)."""
+    if not values:
+        return None, None, None
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, None, None
+    from scipy.stats import t
+
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    return mean, max(0.0, mean - half), min(1.0, mean + half)
+
+
+def _value(r: ItemResult, name: str) -> float | None:
+    return next((m.value for m in r.metrics if m.name == name), None)
+
+
+def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
+    """The scenarios summary (also used to rebuild reports from a run directory)."""
+    del header
+    acc = [_value(r, "accuracy") or 0.0 for r in items]
+    sims = [v for r in items if (v := _value(r, "similarity")) is not None]
+    turns = [t for r in items for t in r.extra.get("turns", [])]
+    total = [t["latency_ms"] for t in turns if t.get("latency_ms") is not None]
+    mem = [t["memory_ms"] for t in turns if t.get("memory_ms") is not None]
+    llm = [t["llm_ms"] for t in turns if t.get("llm_ms") is not None]
+    tok = [sum((t.get("tokens") or {}).values()) for t in turns if t.get("tokens")]
+    mean, lo, hi = mean_ci(acc)
+    overall = [
+        Metric(
+            name="accuracy",
+            value=mean,
+            n=len(acc),
+            interval=Interval(low=lo, high=hi, method="t") if mean is not None else None,
+        ),
+        Metric(name="similarity", value=sum(sims) / len(sims) if sims else None, n=len(sims)),
+    ]
+    for label, values in (("turn", total), ("memory", mem), ("llm", llm)):
+        overall += [m for m in distribution(f"{label}_latency", values) if m.percentile]
+    overall += [m for m in distribution("tokens_per_turn", tok, unit="tokens") if not m.percentile]
+    by: dict[tuple[str, str], list[ItemResult]] = defaultdict(list)
+    by_noise: dict[str, list[float]] = defaultdict(list)
+    for r in items:
+        by[(r.groups.get("scenario", r.item_id), r.groups.get("noise", "0"))].append(r)
+        by_noise[r.groups.get("noise", "0")].append(_value(r, "accuracy") or 0.0)
+    rows = []
+    for (sid, level), rs in by.items():
+        a = [_value(r, "accuracy") or 0.0 for r in rs]
+        m, low, high = mean_ci(a)
+        s = [v for r in rs if (v := _value(r, "similarity")) is not None]
+        lat = [
+            t["latency_ms"]
+            for r in rs
+            for t in r.extra.get("turns", [])
+            if t.get("latency_ms") is not None
+        ]
+        rows.append(
+            {
+                "scenario": sid,
+                "noise": float(level),
+                "n": len(rs),
+                "accuracy": m,
+                "ci_low": low,
+                "ci_high": high,
+                "mean_latency_ms": sum(lat) / len(lat) if lat else None,
+                "mean_similarity": sum(s) / len(s) if s else None,
+                "failed": sum(1 for r in rs if r.status != "ok"),
+            }
+        )
+    noise_rows = []
+    for level, a in sorted(by_noise.items(), key=lambda kv: float(kv[0])):
+        m, low, high = mean_ci(a)
+        noise_rows.append(
+            {"noise": float(level), "n": len(a), "accuracy": m, "ci_low": low, "ci_high": high}
+        )
+    counts = {
+        "items": len(items),
+        "errors": sum(1 for r in items if r.status == "error"),
+        "timeouts": sum(1 for r in items if r.status == "timeout"),
+        "graded_turns": sum(1 for t in turns if "grade" in t),
+        "failed_turns": sum(1 for t in turns if t.get("error")),
+    }
+    notes = []
+    if counts["errors"] or counts["timeouts"]:
+        notes.append("failed scenarios and turns score 0.0 (they are counted, not dropped)")
+    return Summary(
+        overall=overall,
+        counts=counts,
+        notes=notes,
+        tables=[
+            _table(
+                "scenarios",
+                "Accuracy by scenario (mean and 95% CI over epochs)",
+                [
+                    "scenario",
+                    "noise",
+                    "n",
+                    "accuracy",
+                    "95% CI",
+                    "mean latency ms",
+                    "mean similarity",
+                    "failed",
+                ],
+                [
+                    [
+                        r["scenario"],
+                        f"{r['noise']:g}",
+                        r["n"],
+                        _f(r["accuracy"]),
+                        _ci(r),
+                        _f(r["mean_latency_ms"], 1),
+                        _f(r["mean_similarity"]),
+                        r["failed"],
+                    ]
+                    for r in rows
+                ],
+                rows,
+            ),
+            _table(
+                "accuracy_vs_noise",
+                "Accuracy against noise",
+                ["noise", "n", "accuracy", "95% CI"],
+                [[f"{r['noise']:g}", r["n"], _f(r["accuracy"]), _ci(r)] for r in noise_rows],
+                noise_rows,
+            ),
+        ],
+    )
+
+
+def _f(v: float | None, digits: int = 3) -> str:
+    return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+def _ci(r: dict[str, Any]) -> str:
+    if r["ci_low"] is None:
+        return "n/a"
+    return f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+
+
+def _table(name: str, title: str, columns: list[str], rows: list[list[Any]], data: list) -> Table:
+    """A report table (rendered by every report format) that keeps its raw numbers."""
+    return Table(
+        name=name, title=title, columns=columns, rows=[[str(c) for c in r] for r in rows], data=data
+    )
+
+
+def write_csv(path: Path, header: RunHeader, summary: Summary) -> None:
+    """The seed's CSV: backend, scenario, mean_latency_ms, accuracy, mean_similarity.
+
+    Rows are sorted by scenario, followed by an ``AVERAGE`` row (unweighted mean of the
+    rows, as the seed computed it).
+    """
+    backend = header.system.name
+    store = header.system.options.get("store")
+    if store:
+        backend += f":{store}"
+    data = summary.table("scenarios").data
+    rows = sorted(data, key=lambda r: (r["scenario"], r["noise"]))
+    multi = len({r["noise"] for r in rows}) > 1
+
+    def fmt(v: float | None) -> str:
+        return "" if v is None else f"{v:.6f}"
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(CSV_COLUMNS)
+        for r in rows:
+            name = r["scenario"] + (f"@noise={r['noise']:g}" if multi else "")
+            w.writerow(
+                [
+                    backend,
+                    name,
+                    fmt(r["mean_latency_ms"]),
+                    fmt(r["accuracy"]),
+                    fmt(r["mean_similarity"]),
+                ]
+            )
+        cols = ("mean_latency_ms", "accuracy", "mean_similarity")
+        avg = []
+        for c in cols:
+            vals = [r[c] for r in rows if r[c] is not None]
+            avg.append(fmt(sum(vals) / len(vals)) if vals else "")
+        w.writerow([backend, "AVERAGE", *avg])
