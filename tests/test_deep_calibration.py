@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemometer.datasets.generate import write_generated
 from mnemometer.datasets.generate import calibrate as C
+from mnemometer.datasets.generate import write_generated
 
 pytestmark = [
     pytest.mark.slow,

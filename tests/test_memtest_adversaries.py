@@ -31,6 +31,7 @@ from conftest import seed_file
 
 from mnemometer.datasets import load_dataset
 from mnemometer.datasets.generate import write_generated
+from mnemometer.log import read_items
 from mnemometer.runner import run
 from mnemometer.stores.bm25 import BM25Store
 from mnemometer.suites.memtest._labels import people
@@ -199,7 +200,12 @@ def test_bm25_keeps_a_sensible_profile(runs: dict[str, dict], generated: Path) -
     assert d["storage"]["score"] == 1.0
     assert d["retrieval"]["score"] > 0.6 and d["reasoning"]["score"] > 0.5
     deep = {b: v["recall@10"] for b, v in d["deep"]["by_distance"].items()}
-    assert deep["near"] > deep["mid"] > deep["far"] > 0, deep  # lexical decay with distance
+    # Lexical decay with distance. The distances are measured on English; Chinese queries
+    # take their English twin's phrasing, and BM25 on characters need not order mid and far
+    # the same way (2,000 memories: about 40 queries a bucket).
+    assert deep["near"] > max(deep["mid"], deep["far"]) and deep["far"] > 0, deep
+    if generated.stem == "en":
+        assert deep["mid"] > deep["far"], deep
     assert d["forgetting"]["score"] == 0.5
     org = d["organisation"]
     assert org["baseline"] > 0 and org["lift"] > 0.7 and 0 <= org["score"] <= 1
@@ -219,11 +225,13 @@ def test_every_query_type_is_reported_beside_its_ceiling(runs: dict[str, dict]) 
 
 @pytest.mark.parametrize("name", ["sample_db_100.json", "hp_benchmark_db.json"])
 def test_id_only_store_on_memtest_seed_sets(name: str, tmp_path: Path) -> None:
-    res = run(
-        "memtest", IdOnlyStore(), dataset=seed_file("memtest", name), out=tmp_path / "r"
-    )
+    path = seed_file("memtest", name)
+    res = run("memtest", IdOnlyStore(), dataset=path, out=tmp_path / "r")
     s = res.summary.sections["memtest"]["dimensions"]["storage"]
-    assert s["listed"] == s["stored"] and s["score"] < 0.02, s
+    # It answers every search with the same 5 ids, so it "reads back" those 5 memories and
+    # no other: 5 / N (5% of the 100-memory set), never what it claims.
+    n = len(load_dataset(path).memories)
+    assert s["listed"] == s["stored"] and s["score"] <= 5 / n + 1e-9, s
 
 
 def test_name_only_store_on_a_memtest_seed_set(tmp_path: Path) -> None:
@@ -235,3 +243,33 @@ def test_name_only_store_on_a_memtest_seed_set(tmp_path: Path) -> None:
     assert org.get("score") is None or org["score"] <= 0.2, org
     header = json.loads((tmp_path / "r" / "header.json").read_text())
     assert header["suite_version"] == "2"
+
+
+class EchoVersionsStore(BM25Store):
+    """BM25 that returns each hit three times (one per stylistic version it stored)."""
+
+    def search(self, query: str, top_k: int) -> list[Any]:
+        hits = super().search(query, top_k)
+        return [h for h in hits for _ in range(3)][:top_k]
+
+
+def test_duplicate_hits_are_dropped_counted_and_noted(tmp_path: Path) -> None:
+    path = tmp_path / "en.jsonl"
+    write_generated(path, 300, "en", seed=3)
+    opts = {"storage_limit": 50, "cluster_probes": 50}
+    echo = run("memtest", EchoVersionsStore(), dataset=path, out=tmp_path / "e", suite_options=opts)
+    plain = run("memtest", "bm25", dataset=path, out=tmp_path / "b", suite_options=opts)
+    items = {r.item_id: r for r in read_items(echo.path)}
+    base = {r.item_id: r for r in read_items(plain.path)}
+    queries = [i for i in items if i.startswith("query/") and items[i].expected]
+    assert queries
+    for i in queries:
+        r = items[i]
+        assert r.extra["duplicates_dropped"] == len(r.retrieved) - len({h.id for h in r.retrieved})
+        assert r.extra["duplicates_dropped"] > 0 or len(r.retrieved) <= 1
+        assert base[i].extra["duplicates_dropped"] == 0
+        # First occurrence kept: the top hit is scored exactly as the plain store's.
+        top = {(m.name, m.k): m.value for m in r.metrics}
+        assert top[("hit", 1)] == {(m.name, m.k): m.value for m in base[i].metrics}[("hit", 1)]
+    assert any("duplicate hits" in n for n in echo.summary.notes)
+    assert not any("duplicate hits" in n for n in plain.summary.notes)

@@ -13,6 +13,7 @@ from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary, Table
 from mnemometer.scoring.aggregate import latency_metrics
 from mnemometer.suites.memtest import _dimensions as D
 from mnemometer.suites.memtest._dimensions import chain_metrics, kendall_tau, pct, rnd
+from mnemometer.suites.retrieval import duplicates_note
 
 __all__ = ["DEFAULT_WEIGHTS", "DIMENSIONS", "chain_metrics", "kendall_tau", "summarize"]
 
@@ -115,6 +116,9 @@ def summarize(
             f"{neg['n']} negative queries not scored: the store does not declare "
             "that an empty result means 'nothing relevant' (abstains)"
         )
+    dup = duplicates_note(items)
+    if dup:
+        notes.append(dup)
     if counts["errors"] or counts["timeouts"]:
         notes.append("failed and timed-out items score 0 on their dimension")
     overall_metrics = [Metric(name="overall", value=overall, n=len(used))]

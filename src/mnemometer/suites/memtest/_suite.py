@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from mnemometer.datasets._models import Dataset, Query
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, Summary
-from mnemometer.scoring.retrieval import dedupe, rank_metrics
+from mnemometer.scoring.retrieval import dedupe, duplicate_count, rank_metrics
 from mnemometer.stores._protocol import ClockAware, ListableStore
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
 from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
@@ -223,7 +223,7 @@ class MemtestSuite(BaseSuite):
             retrieved=_log_hits(hits),
             metrics=metrics,
             latency_ms=ms,
-            extra={"memories": n_memories},
+            extra={"memories": n_memories, **_dropped(hits)},
         )
 
     def _item_query(self, system: Any, item: Item) -> ItemResult:
@@ -261,6 +261,7 @@ class MemtestSuite(BaseSuite):
             retrieved=_log_hits(hits),
             metrics=metrics,
             latency_ms=ms,
+            extra=_dropped(hits),
         )
 
     def _item_cluster(self, system: Any, item: Item) -> ItemResult:
@@ -285,6 +286,7 @@ class MemtestSuite(BaseSuite):
             retrieved=_log_hits(hits),
             metrics=metrics,
             latency_ms=ms,
+            extra=_dropped(hits),
         )
 
     def _item_deep(self, system: Any, item: Item) -> ItemResult:
@@ -300,6 +302,7 @@ class MemtestSuite(BaseSuite):
             retrieved=_log_hits(hits),
             metrics=rank_metrics(ranked, [p.memory_id], self.ks),
             latency_ms=ms,
+            extra=_dropped(hits),
         )
 
     def _item_forget(self, system: Any, item: Item) -> ItemResult:
@@ -400,6 +403,11 @@ def _dimension(q: Query) -> str:
     if q.type == "deep":
         return "deep"
     return "retrieval"
+
+
+def _dropped(hits: list[Any]) -> dict[str, int]:
+    """``duplicates_dropped``: hits repeating a memory id already returned (scored once)."""
+    return {"duplicates_dropped": duplicate_count([h.memory_id for h in hits])}
 
 
 def _log_hits(hits: list[Any]) -> list[RetrievedHit]:
