@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import json
 import random
-from collections import defaultdict
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 from conftest import seed_file
+from test_label_independence import OrderReplayStore
 
 from mnemometer.datasets import load_dataset
 from mnemometer.datasets.generate import write_generated
@@ -58,33 +58,20 @@ class IdOnlyStore:
         return [{"memory_id": m, "score": 1.0} for m in list(self.ids)[:top_k]]
 
 
-class NameOnlyStore:
+class NameOnlyStore(OrderReplayStore):
     """Knows the people's names (given by the test) and nothing else: a query gets every
-    memory that mentions a person it names, in the order the store was given them."""
+    memory that mentions a person it names (all of them, not only the first), in the order
+    the store was given them."""
 
     names: ClassVar[list[str]] = []  # longest first
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        self.order: dict[str, int] = {}
-        self.by_name: dict[str, dict[str, None]] = defaultdict(dict)
-
-    def store(self, text: str, metadata: dict[str, Any]) -> None:
-        mid = metadata["memory_id"]
-        self.order.setdefault(mid, len(self.order))
-        for name in self.names:
-            if name in text:
-                self.by_name[name][mid] = None
 
     def search(self, query: str, top_k: int) -> list[dict[str, Any]]:
         found: dict[str, None] = {}
         for name in self.names:
             if name in query:
                 query = query.replace(name, " ")
-                found.update(self.by_name[name])
-        ranked = sorted(found, key=self.order.__getitem__)[:top_k]
+                found.update(self.people[name])
+        ranked = sorted(found, key=self.first.__getitem__)[:top_k]
         return [{"memory_id": m, "score": 1.0} for m in ranked]
 
 
