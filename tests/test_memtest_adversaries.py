@@ -29,7 +29,7 @@ import pytest
 from conftest import seed_file
 from test_label_independence import OrderReplayStore
 
-from mnemometer.datasets import load_dataset
+from mnemometer.datasets import Dataset, DatasetInfo, Memory, load_dataset
 from mnemometer.datasets.generate import write_generated
 from mnemometer.log import read_items
 from mnemometer.runner import run
@@ -260,3 +260,23 @@ def test_duplicate_hits_are_dropped_counted_and_noted(tmp_path: Path) -> None:
         assert top[("hit", 1)] == {(m.name, m.k): m.value for m in base[i].metrics}[("hit", 1)]
     assert any("duplicate hits" in n for n in echo.summary.notes)
     assert not any("duplicate hits" in n for n in plain.summary.notes)
+
+
+def test_identical_texts_widen_the_read_back_window(tmp_path: Path) -> None:
+    # Eight memories share one text (as the MemTest novels' "第57回情节发展" do): no search can
+    # tell them apart, so each is kept if it is in the top 5 + 7. Before, BM25 "lost" the
+    # ones that the tie rule put 6th to 8th (four_novels_db: 91.3% read back).
+    mems = [Memory(id=f"m{i}", text="chapter fifty-seven plot development") for i in range(8)]
+    mems += [
+        Memory(id=f"u{i}", text=f"unique memory number {i} about {w}")
+        for i, w in enumerate(["tea", "rain", "maps", "bells", "salt", "jazz", "kites", "moss"])
+    ]
+    ds = Dataset(info=DatasetInfo(name="twins", language="en"), memories=mems, queries=[])
+    got = run("memtest", "bm25", dataset=ds, out=tmp_path / "b").summary.sections["memtest"]
+    assert got["dimensions"]["storage"]["score"] == 1.0
+    items = [r for r in read_items(tmp_path / "b") if r.item_id.startswith("storage/m")]
+    assert {r.extra["identical_texts"] for r in items} == {7}
+    ids = run("memtest", IdOnlyStore(), dataset=ds, out=tmp_path / "i").summary
+    # The id-only store answers the first 5 + 7 ids it was given: a 16-memory set is too
+    # small to hide that, but it still reads back only the memories it happens to list.
+    assert ids.sections["memtest"]["dimensions"]["storage"]["score"] < 1.0
