@@ -23,6 +23,7 @@ from mnemometer.cli.reproduce import reproduce_cmd
 from mnemometer.cli.run import run_cmd
 from mnemometer.cli.serve import serve_group
 from mnemometer.cli.serve_llm import serve_llm_cmd
+from mnemometer.cli.sweep import sweep_cmd
 from mnemometer.errors import MnemometerError
 
 
@@ -40,7 +41,7 @@ for command in (run_cmd, report_cmd, list_cmd, check_store_cmd, log_group, gener
     cli.add_command(command)
 for command in (compare_cmd, gate_cmd, leaderboard_cmd, doctor_cmd, reproduce_cmd, archive_cmd):
     cli.add_command(command)
-for command in (build_cmd, clean_cmd):
+for command in (build_cmd, clean_cmd, sweep_cmd):
     cli.add_command(command)
 cli.add_command(query_cmd)
 
