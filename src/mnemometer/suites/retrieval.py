@@ -270,14 +270,26 @@ def _tie_and_duplicate_notes(
             f"the store returned more hits than asked in {len(over)} of {len(items)} items "
             f"(up to {most} for {top_k + 1}); only the first {top_k} were scored"
         )
-    dropped = [int(r.extra.get("duplicates_dropped", 0)) for r in items]
-    if any(dropped):
-        notes.append(
-            f"{sum(dropped)} duplicate hits (a memory id already returned higher in the same "
-            f"result) dropped before scoring, in {sum(d > 0 for d in dropped)} of "
-            f"{len(items)} items: the store returns one hit per stored text, not per memory"
-        )
+    dup = duplicates_note(items)
+    if dup:
+        notes.append(dup)
     return notes
+
+
+def duplicates_note(items: list[ItemResult]) -> str | None:
+    """The summary note on duplicate hits dropped before scoring (``None`` when none were).
+
+    Reads each item's ``extra.duplicates_dropped``, as the retrieval and memtest suites
+    record it.
+    """
+    dropped = [int(r.extra.get("duplicates_dropped", 0)) for r in items]
+    if not any(dropped):
+        return None
+    return (
+        f"{sum(dropped)} duplicate hits (a memory id already returned higher in the same "
+        f"result) dropped before scoring, in {sum(d > 0 for d in dropped)} of "
+        f"{len(items)} items: the store returns one hit per stored text, not per memory"
+    )
 
 
 def _groups(q: Query) -> dict[str, str]:
