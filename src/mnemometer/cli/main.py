@@ -139,9 +139,8 @@ class LazyGroup(click.Group):
 
 
 def _short(summary: str, limit: int) -> str:
-    from click.utils import make_default_short_help
-
-    return make_default_short_help(summary, limit)
+    """The summary shortened to ``limit`` exactly as click shortens a command's help."""
+    return click.Command(None, help=summary).get_short_help_str(limit)
 
 
 @click.group(
