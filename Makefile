@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 # Extras the test suite exercises for real (heavy backends run embedded, offline).
-TEST_EXTRAS ?= embeddings,mem0,vector,local-llm,letta,analysis,report
+TEST_EXTRAS ?= embeddings,mem0,vector,local-llm,letta,analysis,report,distributed
 # llama.cpp compiles from source. Its default build targets the building CPU
 # (-march=native) and crashed with a general protection fault on an AMX machine here, so
 # we build it portable (AVX2) once per machine and keep the wheel outside pip's cache,

@@ -106,6 +106,8 @@ def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     """Field names of the (nested) model at ``loc``, best effort."""
     current: Any = model
     for part in loc:
+        if isinstance(part, int):  # an entry of a list of tables: its model is the same
+            continue
         fields = getattr(current, "model_fields", None)
         if not isinstance(part, str) or not fields or part not in fields:
             return []

@@ -147,3 +147,36 @@ def llm_settings(kw: dict[str, Any]) -> Any:
         config_file=kw.get("llm_config"),
         cache_dir=kw.get("llm_cache"),
     )
+
+
+def executor_options(fn: Any) -> Any:
+    """``--executor`` and ``--ray-address``, shared by ``run`` and ``sweep``."""
+    fn = click.option(
+        "--ray-address",
+        metavar="ADDR",
+        help="Ray cluster to use (HOST:PORT from `ray start --head`); default with "
+        "--executor ray: a local cluster started for this command.",
+    )(fn)
+    return click.option(
+        "--executor",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where work runs: threads here, or a Ray cluster (pip install "
+        "'mnemometer[distributed]').",
+    )(fn)
+
+
+def make_executor(kw: dict[str, Any]) -> Any:
+    """The executor ``--executor`` / ``--ray-address`` ask for (``None``: local threads).
+
+    Raises:
+        MnemometerError: ``--ray-address`` without ``--executor ray``.
+    """
+    if kw.get("executor", "local") == "local":
+        if kw.get("ray_address"):
+            raise MnemometerError("--ray-address needs --executor ray")
+        return None
+    from mnemometer.runner import RayExecutor
+
+    return RayExecutor(kw.get("ray_address"))

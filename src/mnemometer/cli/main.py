@@ -88,6 +88,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "serve_group",
         "Run a memory system's server stack on 127.0.0.1 (Ctrl-C or SIGTERM stops it).",
     ),
+    "sweep": (
+        "sweep",
+        "sweep_cmd",
+        "Run the sweep in FILE (TOML) into OUT and end with its leaderboard.",
+    ),
     "serve-llm": (
         "serve_llm",
         "serve_llm_cmd",

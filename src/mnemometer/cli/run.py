@@ -20,8 +20,10 @@ import click
 from mnemometer.cli._common import (
     LLM_KEYS,
     echo_err,
+    executor_options,
     llm_options,
     llm_settings,
+    make_executor,
     parse_options,
 )
 from mnemometer.cli._progress import PhaseProgress
@@ -226,6 +228,7 @@ def _click_param(f: Any) -> click.Option:
     show_default=True,
     help="Report printed when the run ends: text, md, json or none.",
 )
+@executor_options
 def run_cmd(suite: str, **kw: Any) -> None:
     r"""Run SUITE (default: retrieval) and write a run directory.
 
@@ -241,9 +244,15 @@ def run_cmd(suite: str, **kw: Any) -> None:
       mnemometer run retrieval --dataset demo-en --store bm25 --out runs/demo
       mnemometer run scenarios --agent rag --store bm25 --llm-base-url URL --llm-model M
       mnemometer run examples/suites/team-memory --condition no-memory --condition hybrid
+      mnemometer run retrieval -d demo-en -s bm25 --executor ray --ray-address 127.0.0.1:6379
     """
     with PhaseProgress(f"{suite}") as progress:
-        _run(suite, kw, _settings(kw, progress))
+        settings = _settings(kw, progress)
+        try:
+            _run(suite, kw, settings)
+        finally:
+            if settings.executor is not None:
+                settings.executor.close()
 
 
 def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
@@ -283,6 +292,7 @@ def _settings(kw: dict[str, Any], progress: Any) -> RunSettings:
         seed=kw["seed"],
         fsync=kw["fsync"],
         llm=_llm(kw),
+        executor=make_executor(kw),
         progress=progress,
     )
 

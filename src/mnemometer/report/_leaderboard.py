@@ -117,11 +117,31 @@ class Leaderboard(StrictModel):
 register_kind(Leaderboard, "leaderboard")
 
 
-def _system(h: RunHeader) -> str:
-    s = h.system
-    label = s.name + (f" ({s.condition})" if s.condition else "")
-    opts = ", ".join(f"{k}={v}" for k, v in sorted(s.options.items()) if not isinstance(v, dict))
-    return label + (f" [{opts}]" if opts else "")
+def _systems(logs: list[RunLog]) -> list[str]:
+    """Row labels: name and condition, plus the options that differ between runs of it.
+
+    Options every run of a system shares (a default ``tie_seed``, a model path) say nothing
+    a reader can choose between, so they stay in the run's header, not in the row name.
+    """
+    base = [
+        h.system.name
+        + (f" ({h.system.condition})" if h.system.condition not in (None, h.system.name) else "")
+        for h in (r.header for r in logs)
+    ]
+    varying: dict[str, set[str]] = defaultdict(set)
+    seen: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for b, r in zip(base, logs, strict=True):
+        opts = {k: v for k, v in r.header.system.options.items() if not isinstance(v, dict)}
+        for k in set(opts) | set(seen[b]):
+            seen[b][k].add(json.dumps(opts.get(k), sort_keys=True, default=str))
+    for b, keys in seen.items():
+        varying[b] = {k for k, values in keys.items() if len(values) > 1}
+    labels = []
+    for b, r in zip(base, logs, strict=True):
+        opts = r.header.system.options
+        shown = ", ".join(f"{k}={opts.get(k)}" for k in sorted(varying[b]))
+        labels.append(b + (f" [{shown}]" if shown else ""))
+    return labels
 
 
 def _column_key(h: RunHeader) -> str:
@@ -219,9 +239,9 @@ def leaderboard(
             progress(i + 1, len(found))
     by_col: dict[str, dict[str, list[RunLog]]] = defaultdict(lambda: defaultdict(list))
     kinds: dict[str, str] = {}
-    for r in logs:
-        by_col[_column_key(r.header)][_system(r.header)].append(r)
-        kinds[_system(r.header)] = r.header.system.kind
+    for r, system in zip(logs, _systems(logs), strict=True):
+        by_col[_column_key(r.header)][system].append(r)
+        kinds[system] = r.header.system.kind
     columns: list[BoardColumn] = []
     cells: dict[str, dict[str, BoardCell]] = defaultdict(dict)
     notes: list[str] = []

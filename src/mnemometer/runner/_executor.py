@@ -1,8 +1,12 @@
-"""Where items run: the ``Executor`` protocol and the local one (a bounded thread pool).
+"""Where work runs: the ``Executor`` protocol and the local one (a bounded thread pool).
 
 An executor calls a function on every work unit and hands each outcome to one callback, in
 the driver's process, as it arrives; the driver is the only writer of the run log, so a
 log is the same whatever ran the items, and ``--resume`` works across executors.
+
+An executor whose workers are other processes (``remote = True``: Ray) cannot be handed the
+live system under test, which is not picklable. It is given a :class:`WorkerFn` instead: a
+picklable recipe that builds what it needs once per worker (``setup``) and then runs units.
 """
 
 from __future__ import annotations
@@ -17,7 +21,13 @@ T = TypeVar("T")
 
 @runtime_checkable
 class Executor(Protocol):
-    """Runs work units and reports each outcome to the driver."""
+    """Runs work units and reports each outcome to the driver.
+
+    An executor whose workers are other processes also sets ``remote = True`` and has
+    ``preflight(systems, paths)``: it is then given a :class:`WorkerFn` for items, and
+    picklable functions for whole runs (``RayExecutor``); without the attribute an
+    executor is taken to run calls in this process.
+    """
 
     name: str
     """Recorded in the run header (``local``, ``ray``, ...)."""
@@ -39,10 +49,38 @@ class Executor(Protocol):
         ...
 
 
+@runtime_checkable
+class WorkerFn(Protocol):
+    """A picklable work function with per-worker state, for executors in other processes.
+
+    The executor ships it to each worker once, calls ``setup`` there (build the suite and
+    the system, e.g. store every memory), then ``__call__`` per unit, and ``teardown`` at
+    the end. ``record_setup`` is called in the driver with each worker's setup timings.
+    """
+
+    def setup(self) -> dict[str, float]:
+        """Prepare this worker; return phase timings in seconds."""
+        ...
+
+    def __call__(self, unit: Any) -> Any:
+        """Run one unit."""
+        ...
+
+    def teardown(self) -> None:
+        """Release what ``setup`` made."""
+        ...
+
+    def record_setup(self, timings: dict[str, float]) -> None:
+        """In the driver: one worker finished its setup."""
+        ...
+
+
 class LocalExecutor:
     """Threads in this process, ``concurrency`` at a time, a timeout on every call."""
 
     name = "local"
+    remote = False
+    """Calls run in this process, on the driver's live system."""
 
     def map(
         self,
@@ -57,4 +95,4 @@ class LocalExecutor:
         execute(fn, units, on_done, concurrency, timeout)
 
 
-__all__ = ["Done", "Executor", "LocalExecutor"]
+__all__ = ["Done", "Executor", "LocalExecutor", "WorkerFn"]

@@ -4,6 +4,10 @@ An experiment directory holds ``experiment.json`` (the plan) and one run directo
 (condition, repeat): ``OUT/<condition>-r<repeat>``. Runs go repeat-major, so an interrupted
 experiment has whole repeats, and :func:`resume_experiment` finishes what is missing:
 unfinished runs resume, missing ones start, finished ones stay as they are.
+
+On a remote executor (Ray) the unit is the whole run: every missing or unfinished run is
+sent to a worker at once, and each comes back as files the driver writes
+(``_remote.RunUnit``), so the experiment directory looks the same whatever ran it.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import json
 import shutil
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +27,17 @@ from mnemometer.config import StrictModel, validate
 from mnemometer.errors import MnemometerError, RunLogError
 from mnemometer.log._reader import read_header
 from mnemometer.log._schema import HEADER_FILE
+from mnemometer.log._writer import write_header
 from mnemometer.runner._conditions import load_conditions, resolve, system_for
+from mnemometer.runner._executor import Done
+from mnemometer.runner._remote import (
+    RunUnit,
+    ShippedRun,
+    execute_run_unit,
+    remote_checks,
+    run_files,
+    write_shipped,
+)
 from mnemometer.runner._run import RunResult, RunSettings, resume, run
 from mnemometer.scoring.aggregate import run_summary
 from mnemometer.suites import create_suite
@@ -137,6 +151,7 @@ def run_experiment(
     # Build the suite once before anything is written: bad options, a malformed suite or
     # shell items without --allow-shell fail here, leaving no half-made experiment.
     create_suite(exp.suite, exp.suite_options)
+    check_remote(settings, exp.systems, [exp.dataset, *exp.suite_options.values()])
     if out is None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         out = Path("runs") / f"{exp.suite}-{stamp}-{uuid.uuid4().hex[:4]}"
@@ -146,6 +161,12 @@ def run_experiment(
             f"{out}: already exists and is not empty; choose another --out, "
             "or continue it with --resume"
         )
+    return _complete(out, start_experiment(exp, out), settings, on_run)
+
+
+def start_experiment(experiment: Experiment, out: Path) -> ExperimentFile:
+    """Write ``experiment.json`` for a new experiment in ``out`` (its runs start later)."""
+    exp = experiment.checked()
     out.mkdir(parents=True, exist_ok=True)
     plan = ExperimentFile(
         run_group=uuid.uuid4().hex[:12],
@@ -167,7 +188,23 @@ def run_experiment(
         created_at=datetime.now(UTC),
     )
     (out / EXPERIMENT_FILE).write_text(plan.model_dump_json(indent=1) + "\n", "utf-8")
-    return _complete(out, plan, settings, on_run)
+    return plan
+
+
+def complete_experiments(
+    plans: Sequence[tuple[Path, ExperimentFile]],
+    *,
+    settings: RunSettings | None = None,
+    on_run: OnRun | None = None,
+) -> list[ExperimentResult]:
+    """Finish several experiments; on a remote executor all their runs go out at once.
+
+    Used by sweeps: one experiment per dataset, every run of the matrix in one map.
+    """
+    executor = settings.executor if settings is not None else None
+    if executor is not None and getattr(executor, "remote", False):
+        return _complete_remote(plans, settings or RunSettings(), on_run)
+    return [_complete(out, plan, settings, on_run) for out, plan in plans]
 
 
 def resume_experiment(
@@ -179,7 +216,10 @@ def resume_experiment(
         RunLogError: not an experiment directory.
     """
     out = Path(out)
-    return _complete(out, read_experiment(out), settings, on_run)
+    plan = read_experiment(out)
+    specs = [_spec(e) for e in plan.systems]
+    check_remote(settings, specs, [plan.dataset, *plan.suite_options.values()])
+    return _complete(out, plan, settings, on_run)
 
 
 def is_experiment(path: str | Path) -> bool:
@@ -206,15 +246,42 @@ def read_experiment(out: str | Path) -> ExperimentFile:
         raise RunLogError(str(e)) from None
 
 
+def _spec(entry: _SystemEntry) -> SystemSpec:
+    return SystemSpec(
+        entry.kind, entry.name, dict(entry.options), entry.condition, tuple(entry.notes)
+    )
+
+
+def check_remote(settings: RunSettings | None, specs: Sequence[SystemSpec], inputs: list) -> None:
+    """Before anything is written: a remote executor's workers can build every system.
+
+    Nothing to check for the local executor.
+
+    Raises:
+        MnemometerError: a worker cannot build a system or read an input, Ray is missing,
+            or the cluster cannot be reached.
+    """
+    executor = settings.executor if settings is not None else None
+    if executor is None or not getattr(executor, "remote", False):
+        return
+    systems: list[tuple[str, str]] = []
+    paths: list[str] = []
+    for spec in specs:
+        s, paths = remote_checks(spec, inputs)
+        systems += [x for x in s if x not in systems]
+    executor.preflight(systems, paths)  # type: ignore[attr-defined]
+
+
 def _complete(
     out: Path, plan: ExperimentFile, settings: RunSettings | None, on_run: OnRun | None
 ) -> ExperimentResult:
+    executor = settings.executor if settings is not None else None
+    if executor is not None and getattr(executor, "remote", False):
+        return _complete_remote([(out, plan)], settings or RunSettings(), on_run)[0]
     results: list[RunResult] = []
     for r in range(plan.repeats):
         for entry in plan.systems:
-            spec = SystemSpec(
-                entry.kind, entry.name, dict(entry.options), entry.condition, tuple(entry.notes)
-            )
+            spec = _spec(entry)
             run_dir = out / f"{spec.label}-r{r}"
             if (run_dir / HEADER_FILE).is_file():
                 header = read_header(run_dir)
@@ -240,6 +307,81 @@ def _complete(
             if on_run is not None:
                 on_run(result)
     return ExperimentResult(plan.run_group, out, results)
+
+
+def _complete_remote(
+    plans: Sequence[tuple[Path, ExperimentFile]], settings: RunSettings, on_run: OnRun | None
+) -> list[ExperimentResult]:
+    """Send every missing or unfinished run to the executor; write each as it comes back."""
+    executor: Any = settings.executor
+    on_worker = replace(settings, executor=None, progress=None)
+    done: dict[Path, RunResult] = {}
+    units: list[RunUnit] = []
+    outs: dict[int, Path] = {}
+    for out, plan in plans:
+        for r in range(plan.repeats):
+            for entry in plan.systems:
+                spec = _spec(entry)
+                run_dir = out / f"{spec.label}-r{r}"
+                existing = None
+                if (run_dir / HEADER_FILE).is_file():
+                    header = read_header(run_dir)
+                    if header.status == "finished":
+                        done[run_dir] = RunResult(run_dir, header, run_summary(run_dir))
+                        continue
+                    existing = run_files(run_dir)
+                elif run_dir.exists():  # created, then killed before its header was written
+                    shutil.rmtree(run_dir)
+                unit = RunUnit(
+                    run_dir.name,
+                    plan.suite,
+                    spec,
+                    plan.dataset,
+                    dict(plan.suite_options),
+                    plan.run_group,
+                    r,
+                    on_worker,
+                    existing,
+                    plan.limit,
+                )
+                units.append(unit)
+                outs[id(unit)] = out
+
+    def record(d: Done[RunUnit]) -> None:
+        out = outs[id(d.item)]
+        if d.error is not None:
+            if isinstance(d.error, MnemometerError):
+                raise d.error
+            raise MnemometerError(
+                f"run {out / d.item.name} failed on {executor.name}: "
+                f"{type(d.error).__name__}: {d.error}; the finished runs are kept: "
+                f"continue with --resume"
+            )
+        shipped: ShippedRun = d.result
+        path = write_shipped(out, shipped)
+        header = read_header(path)
+        if d.attempts > 1:
+            note = f"{executor.name}: this run ran {d.attempts} times: {'; '.join(d.lost)}"
+            header = header.model_copy(update={"notes": [*header.notes, note]})
+            write_header(path, header)
+        result = RunResult(path, header, run_summary(path))
+        done[path] = result
+        if on_run is not None:
+            on_run(result)
+
+    executor.map(execute_run_unit, units, record, concurrency=max(1, len(units)), timeout=None)
+    return [
+        ExperimentResult(
+            plan.run_group,
+            out,
+            [
+                done[out / f"{_spec(e).label}-r{r}"]
+                for r in range(plan.repeats)
+                for e in plan.systems
+            ],
+        )
+        for out, plan in plans
+    ]
 
 
 def run_suite(

@@ -24,13 +24,20 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Done(Generic[T]):
-    """One finished call: its result, or the exception, or a timeout."""
+    """One finished call: its result, or the exception, or a timeout.
+
+    ``attempts`` counts the calls made: above 1 when an executor in other processes lost
+    a worker mid-call and ran the unit again elsewhere; ``lost`` says why each retry was
+    needed (recorded in the run header's notes).
+    """
 
     item: T
     result: Any = None
     error: BaseException | None = None
     timed_out: bool = False
     seconds: float = 0.0
+    attempts: int = 1
+    lost: tuple[str, ...] = ()
 
 
 def execute(

@@ -18,6 +18,7 @@ from mnemometer.log._reader import read_header, read_items, upgrade
 from mnemometer.log._schema import DatasetRef, ItemResult, RunHeader, Summary, SystemRef
 from mnemometer.log._writer import ItemWriter, write_header, write_summary
 from mnemometer.runner._executor import Done, Executor, LocalExecutor
+from mnemometer.runner._remote import ItemWork, check_item_unit, remote_checks
 from mnemometer.suites import create_suite
 from mnemometer.suites._base import Item, RunContext, Suite
 from mnemometer.systems import SystemSpec, close
@@ -139,6 +140,7 @@ def run(
     the_suite = suite if not isinstance(suite, str) else create_suite(suite, suite_options)
     _check_kind(the_suite, spec)
     ds, dataset_path = _dataset_for(the_suite, dataset)
+    _preflight(settings.executor, the_suite, spec, dataset_path)
     run_dir = _new_run_dir(out, the_suite.name, spec.label)
     live = spec.create(_workdir(run_dir, spec), lang=ds.info.language, llm=settings.llm)
     items = _limited(the_suite.plan(ds), limit)
@@ -188,6 +190,7 @@ def resume(
             "resume with the same object: resume(run_dir, system=obj)"
         )
     ds = _dataset_to_resume(path, header, the_suite, dataset)
+    _preflight(settings.executor, the_suite, spec, header.dataset.path)
     live = spec.create(_workdir(path, spec), lang=ds.info.language, llm=settings.llm)
     results = read_items(path)
     failed = {r.item_id for r in results if r.status != "ok"}
@@ -224,6 +227,7 @@ def _summarize(path: Path, header: RunHeader, suite: Suite, results: list[ItemRe
 def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
     t_start = time.perf_counter()
     timings = dict(p.header.timings)
+    notes = list(p.header.notes)
     todo = [it for it in p.items if it.id not in done]
     writer = ItemWriter(p.run_dir, fsync=settings.fsync)
     ctx = RunContext(
@@ -231,8 +235,9 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
     )
     executor = settings.executor or LocalExecutor()
     timeout = p.suite.item_timeout(settings.timeout)
+    work = _item_work(p, settings) if getattr(executor, "remote", False) else None
     try:
-        if todo:
+        if todo and work is None:  # a remote executor's workers each run setup
             for phase, secs in p.suite.setup(p.system, p.dataset, ctx).items():
                 timings[phase] = timings.get(phase, 0.0) + secs
         t_items = time.perf_counter()
@@ -242,30 +247,68 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
         def record(d: Done[Item]) -> None:
             for result in _results(p.suite, d, timeout):
                 writer.write(result)
+            if d.attempts > 1 or d.lost:
+                notes.append(_retry_note(executor.name, d))
             finished[0] += 1
             if settings.progress is not None:
                 settings.progress("items", finished[0], total)
 
         run_item = p.suite.run_item
         executor.map(
-            lambda it: run_item(p.system, it),
+            work if work is not None else (lambda it: run_item(p.system, it)),
             todo,
             record,
             concurrency=settings.concurrency,
             timeout=timeout,
         )
         timings["items"] = timings.get("items", 0.0) + time.perf_counter() - t_items
+        for phase, secs in (work.timings() if work is not None else {}).items():
+            timings[phase] = timings.get(phase, 0.0) + secs
     finally:
         writer.close()
         p.suite.teardown()
     timings["total"] = timings.get("total", 0.0) + time.perf_counter() - t_start
-    header = p.header.model_copy(update={"status": "finished", "timings": timings})
+    header = p.header.model_copy(update={"status": "finished", "timings": timings, "notes": notes})
     write_header(p.run_dir, header)
     summary = _summarize(p.run_dir, header, p.suite, read_items(p.run_dir))
     p.suite.write_outputs(p.run_dir, header, summary)
     if p.spec.instance is None:  # objects passed in are the caller's to close
         close(p.system)
     return RunResult(p.run_dir, header, summary)
+
+
+def _item_work(p: _Prepared, settings: RunSettings) -> ItemWork:
+    """The item unit's recipe for workers in other processes (the dataset travels along)."""
+    own = p.suite.dataset() is not None
+    return ItemWork(
+        p.suite.name,
+        {**p.header.suite_options, **p.header.suite_inputs},
+        p.spec,
+        None if own else p.dataset,
+        p.header.repeat,
+        p.header.seed,
+        settings.llm,
+    )
+
+
+def _retry_note(executor: str, d: Done[Item]) -> str:
+    outcome = "failed" if d.error is not None or d.timed_out else "finished"
+    why = d.lost[-1] if d.lost else "worker lost"
+    return (
+        f"{executor}: item {d.item.id} {outcome} after {d.attempts} attempts "
+        f"(retried elsewhere: {why})"
+    )
+
+
+def _preflight(
+    executor: Executor | None, suite: Suite, spec: SystemSpec, dataset_path: str | None
+) -> None:
+    """Before anything is written: a remote executor can run this suite and system."""
+    if executor is None or not getattr(executor, "remote", False):
+        return
+    check_item_unit(suite)
+    systems, paths = remote_checks(spec, [dataset_path, *suite.inputs().values()])
+    executor.preflight(systems, paths)  # type: ignore[attr-defined]
 
 
 def _results(suite: Suite, d: Done[Item], timeout: float | None) -> list[Any]:

@@ -1,6 +1,11 @@
-"""Workflows over whole experiments: ``doctor``, ``reproduce`` (run, compare, gate), ``archive``."""
+"""Workflows over whole experiments: doctor, reproduce, archive, sweep.
+
+``reproduce`` runs, compares and gates; ``sweep`` runs systems × datasets × conditions ×
+repeats and ends with a leaderboard.
+"""
 
 from mnemometer.workflows._doctor import Check, Checks, doctor
+from mnemometer.workflows._leaderboard import write_leaderboard
 from mnemometer.workflows._reproduce import (
     ArchiveManifest,
     Reproduction,
@@ -8,14 +13,20 @@ from mnemometer.workflows._reproduce import (
     reproduce,
     verify_archive,
 )
+from mnemometer.workflows._sweep import SweepFile, SweepResult, load_sweep, sweep
 
 __all__ = [
     "ArchiveManifest",
     "Check",
     "Checks",
     "Reproduction",
+    "SweepFile",
+    "SweepResult",
     "archive",
     "doctor",
+    "load_sweep",
     "reproduce",
+    "sweep",
     "verify_archive",
+    "write_leaderboard",
 ]

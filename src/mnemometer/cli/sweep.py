@@ -1,0 +1,115 @@
+"""``mnemometer sweep FILE``: systems × datasets × conditions × repeats (wraps ``workflows.sweep``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from mnemometer.cli._common import (
+    LLM_KEYS,
+    default_of,
+    echo_err,
+    executor_options,
+    llm_options,
+    llm_settings,
+    make_executor,
+)
+from mnemometer.runner._run import RunSettings
+
+
+@click.command("sweep")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Sweep directory (one experiment per dataset); run again to finish an interrupted one.",
+)
+@click.option(
+    "--concurrency",
+    "-c",
+    type=int,
+    default=default_of(RunSettings, "concurrency"),
+    show_default=True,
+    help="Items in flight at once within each run.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=default_of(RunSettings, "timeout"),
+    show_default=True,
+    help="Seconds allowed per item call; 0 for no limit.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=default_of(RunSettings, "seed"),
+    show_default=True,
+    help="Seed of every run.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "json", "none"]),
+    default="md",
+    show_default=True,
+    help="What to print at the end: the leaderboard, a JSON index, or nothing.",
+)
+@llm_options
+@executor_options
+def sweep_cmd(file: Path, out: Path, **kw: Any) -> None:
+    r"""Run the sweep in FILE (TOML) into OUT and end with its leaderboard.
+
+    FILE names a suite, its options, [[systems]], named conditions, [[datasets]], the
+    repeats and the [[compare]] pairs (see docs/scaling.md). Each dataset becomes one
+    experiment directory OUT/<dataset>; OUT/leaderboard.md ranks the systems; each
+    comparison is written beside its runs. Running the same command again finishes an
+    interrupted sweep. Exit code 1 when items failed (recorded in their run logs).
+
+    \b
+    Examples:
+      mnemometer sweep sweep.toml --out runs/sweep
+      mnemometer sweep sweep.toml --out runs/sweep --executor ray --ray-address 10.0.0.5:6379
+    """
+    from mnemometer.workflows import sweep
+
+    settings = RunSettings(
+        concurrency=kw["concurrency"],
+        timeout=kw["timeout"],
+        seed=kw["seed"],
+        llm=llm_settings(kw) if any(kw.get(k) for k in LLM_KEYS) else None,
+        executor=make_executor(kw),
+    ).checked()
+
+    def on_run(result: Any) -> None:
+        from mnemometer.log import read_items
+
+        items = read_items(result.path)
+        ok = sum(1 for r in items if r.success)
+        echo_err(f"{result.path}: {ok}/{len(items)} items succeeded")
+
+    try:
+        result = sweep(file, out, settings=settings, on_run=on_run)
+    finally:
+        if settings.executor is not None:
+            settings.executor.close()
+    runs = [r for e in result.experiments.values() for r in e.runs]
+    if kw["fmt"] == "md":
+        click.echo(result.leaderboard.read_text("utf-8"), nl=False)
+    elif kw["fmt"] == "json":
+        doc = {
+            "out": str(result.out),
+            "leaderboard": str(result.leaderboard),
+            "comparisons": [str(p) for p in result.comparisons],
+            "runs": [str(r.path) for r in runs],
+        }
+        click.echo(json.dumps(doc, indent=1))
+    failed = sum(r.failed_items for r in runs)
+    if failed:
+        echo_err(f"{failed} items failed across the runs (recorded in their run logs)")
+        sys.exit(1)

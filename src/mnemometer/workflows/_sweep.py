@@ -1,0 +1,268 @@
+"""``sweep``: a matrix of systems × datasets × conditions × repeats from one TOML file.
+
+A sweep is one experiment per dataset (``OUT/<dataset>/``, the same layout as
+``mnemometer run --condition ... --repeat N``), all finished together: on a remote executor
+(Ray) every run of the matrix goes out at once, a whole run per worker. Running the same
+sweep again into the same directory finishes what is missing, so a sweep resumes like an
+experiment. It ends with a leaderboard (``OUT/leaderboard.md``) and the paired comparisons
+the file names (``OUT/<dataset>/comparison-<baseline>-vs-<candidate>.json``).
+
+An example file::
+
+    suite = "retrieval"
+    repeats = 2
+    conditions = ["lexical"]          # named conditions, as --condition
+
+    [[systems]]
+    store = "keyword"
+
+    [[systems]]
+    store = "bm25"
+    name = "bm25-k1.5"                # how runs and the leaderboard name it
+    options = { k1 = 1.5 }
+
+    [[datasets]]
+    path = "demo-en"                  # a built-in name, or a file (relative to this one)
+
+    [[compare]]
+    baseline = "keyword"
+    candidate = "bm25-k1.5"
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from mnemometer.config import StrictModel, load_model
+from mnemometer.errors import MnemometerError
+from mnemometer.runner import (
+    Experiment,
+    ExperimentResult,
+    OnRun,
+    RunSettings,
+    check_remote,
+    complete_experiments,
+    load_conditions,
+    read_experiment,
+    start_experiment,
+)
+from mnemometer.runner._conditions import resolve, system_for
+from mnemometer.suites import create_suite
+from mnemometer.systems import SystemSpec
+from mnemometer.workflows._leaderboard import write_leaderboard
+
+LEADERBOARD_FILE = "leaderboard.md"
+
+
+class SweepSystem(StrictModel):
+    """One system of the matrix: a registered store or agent with options."""
+
+    store: str | None = Field(None, min_length=1)
+    """Registered store name."""
+    agent: str | None = Field(None, min_length=1)
+    """Registered agent name (for conversation suites)."""
+    name: str | None = Field(None, min_length=1)
+    """Label of its runs (default: the store or agent name)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Factory options."""
+
+    @model_validator(mode="after")
+    def _one_system(self) -> SweepSystem:
+        if (self.store is None) == (self.agent is None):
+            raise ValueError("give exactly one of 'store' and 'agent'")
+        return self
+
+    def spec(self) -> SystemSpec:
+        """The system as a spec whose condition is its label."""
+        kind = "store" if self.store else "agent"
+        name = self.store or self.agent or ""
+        return SystemSpec(kind, name, dict(self.options), self.name or name)
+
+
+class SweepDataset(StrictModel):
+    """One dataset of the matrix."""
+
+    path: str = Field(min_length=1)
+    """A built-in dataset name or a file (relative paths are relative to the sweep file)."""
+    name: str | None = Field(None, min_length=1)
+    """Its directory under the sweep's output (default: from the path)."""
+
+
+class SweepComparison(StrictModel):
+    """A paired comparison to run on every dataset when the runs are done."""
+
+    baseline: str = Field(min_length=1)
+    """Label of the baseline system or condition."""
+    candidate: str = Field(min_length=1)
+    """Label of the candidate system or condition."""
+
+
+class SweepFile(StrictModel):
+    """A sweep file: which suite, on which datasets, with which systems, how many times."""
+
+    suite: str = "retrieval"
+    """Registered suite name."""
+    suite_options: dict[str, Any] = Field(default_factory=dict)
+    """Options for the suite (``top_k``, ...)."""
+    repeats: int = Field(1, ge=1)
+    """Runs of every system on every dataset."""
+    systems: list[SweepSystem] = Field(default_factory=list)
+    """Systems by registered name."""
+    conditions: list[str] = Field(default_factory=list)
+    """Named conditions (the built-in ones, or from ``conditions_file``)."""
+    conditions_file: str | None = None
+    """TOML file of more conditions (relative to the sweep file)."""
+    datasets: list[SweepDataset] = Field(min_length=1)
+    """Datasets; each becomes one experiment directory."""
+    compare: list[SweepComparison] = Field(default_factory=list)
+    """Paired comparisons to compute on every dataset."""
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """What :func:`sweep` returns."""
+
+    out: Path
+    """The sweep directory."""
+    experiments: dict[str, ExperimentResult]
+    """One experiment per dataset, by its directory name."""
+    leaderboard: Path
+    """``OUT/leaderboard.md``."""
+    comparisons: list[Path]
+    """The comparison files written."""
+
+
+def load_sweep(path: str | Path) -> SweepFile:
+    """Read and validate a sweep file.
+
+    Raises:
+        MnemometerError: one line naming the file and the key.
+    """
+    sweep_file = load_model(path, SweepFile, what="sweep file")
+    labels = _labels(sweep_file)
+    if len(set(labels)) != len(labels):
+        raise MnemometerError(f"{path}: a system or condition is listed twice: {labels}")
+    for c in sweep_file.compare:
+        for side in (c.baseline, c.candidate):
+            if side not in labels:
+                raise MnemometerError(
+                    f"{path}: [[compare]] names {side!r}, which is not a system or condition "
+                    f"of the sweep ({', '.join(labels)})"
+                )
+    return sweep_file
+
+
+def _labels(s: SweepFile) -> list[str]:
+    return [x.spec().label for x in s.systems] + list(s.conditions)
+
+
+def sweep(
+    path: str | Path,
+    out: str | Path,
+    *,
+    settings: RunSettings | None = None,
+    on_run: OnRun | None = None,
+) -> SweepResult:
+    """Run (or finish) the sweep described by the TOML file at ``path`` into ``out``.
+
+    Raises:
+        MnemometerError: a bad sweep file, or ``out`` holds a different sweep.
+    """
+    path = Path(path)
+    spec = load_sweep(path)
+    if not spec.systems and not spec.conditions:
+        raise MnemometerError(f"{path}: a sweep needs [[systems]] or conditions")
+    base = path.resolve().parent
+    table = load_conditions(_relative(spec.conditions_file, base))
+    systems = [s.spec() for s in spec.systems]
+    systems += [system_for(n, resolve(n, table)) for n in spec.conditions]
+    create_suite(spec.suite, spec.suite_options)  # bad options fail before anything runs
+    out = Path(out)
+    plans = []
+    names: list[str] = []
+    for d in spec.datasets:
+        dataset = _dataset(d.path, base)
+        name = d.name or _slug(Path(d.path).name.split(".")[0])
+        if name in names:
+            raise MnemometerError(f"{path}: two datasets are named {name!r}; give them names")
+        names.append(name)
+        exp = Experiment(spec.suite, systems, spec.repeats, dataset, dict(spec.suite_options))
+        plans.append((out / name, _plan(exp, out / name, settings)))
+    results = complete_experiments(plans, settings=settings, on_run=on_run)
+    experiments = dict(zip(names, results, strict=True))
+    comparisons = _compare(spec, experiments)
+    board = write_leaderboard(out / LEADERBOARD_FILE, experiments, comparisons)
+    return SweepResult(out, experiments, board, [c for c, _ in comparisons])
+
+
+def _plan(exp: Experiment, out: Path, settings: RunSettings | None) -> Any:
+    """A new experiment's plan, or the recorded one when the sweep ran here before."""
+    check_remote(settings, exp.checked().systems, [exp.dataset, *exp.suite_options.values()])
+    if not (out / "experiment.json").is_file():
+        if out.exists() and any(out.iterdir()):
+            raise MnemometerError(f"{out}: exists and is not an experiment of this sweep")
+        return start_experiment(exp, out)
+    plan = read_experiment(out)
+    recorded = [(e.kind, e.name, e.options, e.condition) for e in plan.systems]
+    wanted = [(s.kind, s.name, s.options, s.condition) for s in exp.systems]
+    same = (plan.suite, plan.dataset, plan.repeats, plan.suite_options) == (
+        exp.suite,
+        exp.dataset,
+        exp.repeats,
+        exp.suite_options,
+    )
+    if not same or recorded != wanted:
+        raise MnemometerError(
+            f"{out}: holds an experiment of a different sweep (suite, dataset, systems or "
+            "repeats differ); choose another --out"
+        )
+    return plan
+
+
+def _compare(spec: SweepFile, experiments: dict[str, ExperimentResult]) -> list[tuple[Path, Any]]:
+    from mnemometer.comparison import compare
+    from mnemometer.report import render
+
+    written = []
+    for name, exp in experiments.items():
+        for c in spec.compare:
+            base = [r.path for r in exp.runs if _label(r) == c.baseline]
+            cand = [r.path for r in exp.runs if _label(r) == c.candidate]
+            result = compare(base, cand)
+            target = exp.out / f"comparison-{_slug(c.baseline)}-vs-{_slug(c.candidate)}.json"
+            target.write_text(render(result, "json") + "\n", "utf-8")
+            written.append((target, (name, c.baseline, c.candidate, result)))
+    return written
+
+
+def _label(run: Any) -> str:
+    return run.header.system.condition or run.header.system.name
+
+
+def _relative(value: str | None, base: Path) -> Path | None:
+    if value is None:
+        return None
+    p = Path(value)
+    return p if p.is_absolute() else base / p
+
+
+def _dataset(value: str, base: Path) -> str:
+    """A built-in name as is; a file as an absolute path (so every worker finds it)."""
+    from mnemometer.datasets._io import BUILTIN
+
+    if value in BUILTIN:
+        return value
+    p = _relative(value, base)
+    assert p is not None
+    if not p.exists():
+        raise MnemometerError(f"dataset {value!r}: no such file (looked at {p})")
+    return str(p.resolve())
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "dataset"
