@@ -41,6 +41,7 @@ from typing import Any
 
 from pydantic import Field
 
+from mnemometer import _env
 from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError
 from mnemometer.http import HttpClient, HttpError
@@ -105,6 +106,9 @@ class LLMSettings:
     timeout: float = 60.0
     max_retries: int = 3
     cache_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        _env.remember_secret(self.api_key)  # scrubbed from anything a run writes
 
     def redacted(self) -> dict[str, Any]:
         """Settings for a run header: never the key."""
