@@ -17,9 +17,9 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "mnemometer"
 DOCS = [SRC.parents[1] / "README.md", *sorted((SRC.parents[1] / "docs").rglob("*.md"))]
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "_jsonl", "_env", "text"),
-    ("config", "_registry", "deadline"),
-    ("http", "services"),
+    ("errors", "_jsonl", "_env", "_gc"),
+    ("config", "_registry", "deadline", "_zhdict"),
+    ("http", "services", "text"),
     ("log", "llm", "local_llm", "stats", "embeddings"),
     ("datasets", "stores", "scoring"),
     ("agents",),

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import re
 import subprocess
 import sys
+from functools import cache
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
+from pathlib import Path
 from typing import Any
 
 _SECRET = re.compile(r"(key|token|secret|password|passwd|auth|credential)", re.I)
@@ -84,32 +87,62 @@ def package_version() -> str:
 
 
 def distribution_version(obj: object) -> str | None:
-    """Version of the distribution that provides ``obj``'s top-level module."""
+    """Version of the distribution that provides ``obj``'s top-level module.
+
+    A distribution named like the module (``mnemometer``, most plug-ins) answers at once;
+    only other names pay for the map of every installed distribution's files, which reads
+    every ``RECORD`` on the machine (seconds in a large environment).
+    """
     top = type(obj).__module__.split(".")[0]
     try:
-        dists = packages_distributions().get(top) or [top]
+        return version(top)
+    except PackageNotFoundError:
+        pass
+    try:
+        dists = _packages_distributions().get(top) or [top]
         return version(dists[0])
     except (PackageNotFoundError, IndexError):
         return None
 
 
+@cache
+def _packages_distributions() -> dict[str, list[str]]:
+    return packages_distributions()
+
+
 def git_revision() -> str | None:
-    """The working directory's git revision (``+dirty`` when modified), if any."""
+    """The working directory's git revision (``+dirty`` when modified), if any.
+
+    One ``git status`` answers both (``# branch.oid`` and a line per modified file).
+    """
     try:
-        rev = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
-        )
-        if rev.returncode != 0:
-            return None
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+        status = subprocess.run(
+            ["git", "status", "--porcelain=v2", "--branch", "--untracked-files=no"],
             capture_output=True,
             text=True,
             timeout=5,
         )
-        return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None
+    if status.returncode != 0:
+        return None
+    rev, dirty = None, False
+    for line in status.stdout.splitlines():
+        if line.startswith("# branch.oid "):
+            rev = line.removeprefix("# branch.oid ").strip()
+        elif line and not line.startswith("#"):
+            dirty = True
+    if not rev or rev == "(initial)":  # no commit yet
+        return None
+    return rev + ("+dirty" if dirty else "")
+
+
+def cache_root() -> Path:
+    """``$MNEMOMETER_CACHE``, else ``$XDG_CACHE_HOME/mnemometer``, else ``~/.cache/mnemometer``."""
+    if os.environ.get("MNEMOMETER_CACHE"):
+        return Path(os.environ["MNEMOMETER_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "mnemometer"
 
 
 def python_version() -> str:

@@ -86,9 +86,16 @@ class Registry:
 
 
 @cache
+def _all_entry_points() -> Any:
+    # One pass over every installed distribution's entry points serves every group (a
+    # run looks up stores, suites and readers; each lookup used to read them all again).
+    return entry_points()
+
+
+@cache
 def _group(group: str) -> dict[str, EntryPoint]:
     eps: dict[str, EntryPoint] = {}
-    for ep in entry_points(group=group):
+    for ep in _all_entry_points().select(group=group):
         if ep.name in eps and eps[ep.name].value != ep.value:
             warnings.warn(
                 f"{group}: {ep.name!r} is registered twice ({eps[ep.name].value}, {ep.value}); "

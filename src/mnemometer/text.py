@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import re
 import threading
 from collections.abc import Callable, Iterable
@@ -28,7 +27,8 @@ def tokenizer(lang: str, stem: bool = True) -> Tokenizer:
 
     English: lower-cased words, stop words removed, Snowball-stemmed when ``stem``.
     Chinese: jieba search-mode segmentation (words and their sub-words), plus any Latin
-    words, stop words removed.
+    words, stop words removed; jieba's dictionary loads a character at a time
+    (:mod:`mnemometer._zhdict`), with the same tokens as jieba's own loader.
     """
     return _zh_tokenizer() if lang.startswith("zh") else _en_tokenizer(stem)
 
@@ -51,17 +51,16 @@ def _en_tokenizer(stem: bool) -> Tokenizer:
 
 @cache
 def _zh_tokenizer() -> Tokenizer:
-    import jieba
+    from mnemometer._zhdict import jieba_cutter
 
-    jieba.setLogLevel(logging.WARNING)
-    with _jieba_lock:  # jieba's lazy dictionary load is not thread-safe
-        jieba.initialize()
+    with _jieba_lock:  # jieba's dictionary load is not thread-safe
+        cut = jieba_cutter()
     en = _en_tokenizer(True)
 
     def tok(text: str) -> list[str]:
         out: list[str] = []
         for run in _CJK_RUN.findall(text):
-            out.extend(w for w in jieba.lcut_for_search(run) if w not in _ZH_STOP)
+            out.extend(w for w in cut(run) if w not in _ZH_STOP)
         rest = _CJK_RUN.sub(" ", text)
         if rest.strip():
             out.extend(en(rest))

@@ -1,34 +1,163 @@
-"""The ``mnemometer`` command: one thin module per verb."""
+"""The ``mnemometer`` command: one thin module per verb, imported only when it runs.
+
+``mnemometer --help`` and ``mnemometer --version`` import click and this table, nothing
+else: each command's module (and whatever it needs: pydantic, numpy, the runner) loads only
+when that command is invoked or its own ``--help`` is asked for.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import Any
 
 import click
 
-from mnemometer.cli.archive import archive_cmd
-from mnemometer.cli.build import build_cmd
-from mnemometer.cli.check_store import check_store_cmd
-from mnemometer.cli.clean import clean_cmd
-from mnemometer.cli.compare import compare_cmd
-from mnemometer.cli.doctor import doctor_cmd
-from mnemometer.cli.export import export_cmd
-from mnemometer.cli.gate import gate_cmd
-from mnemometer.cli.generate import generate_cmd
-from mnemometer.cli.leaderboard import leaderboard_cmd
-from mnemometer.cli.list import list_cmd
-from mnemometer.cli.log import log_group
-from mnemometer.cli.query import query_cmd
-from mnemometer.cli.report import report_cmd
-from mnemometer.cli.reproduce import reproduce_cmd
-from mnemometer.cli.run import run_cmd
-from mnemometer.cli.serve import serve_group
-from mnemometer.cli.serve_llm import serve_llm_cmd
-from mnemometer.cli.sweep import sweep_cmd
 from mnemometer.errors import MnemometerError
 
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "archive": (
+        "archive",
+        "archive_cmd",
+        "Bundle SUITE and RUNS (run directories, or directories of them) as a tar.gz.",
+    ),
+    "build": (
+        "build",
+        "build_cmd",
+        "Build a dataset from CORPUS_DIR (.md/.txt files, recursively) with an LLM.",
+    ),
+    "check-store": (
+        "check_store",
+        "check_store_cmd",
+        "Run the store conformance checks against store NAME; exit 1 if any fails.",
+    ),
+    "clean": (
+        "clean",
+        "clean_cmd",
+        "Clean DATASET: exact and near duplicates, per-person balance, queries kept consistent.",
+    ),
+    "compare": (
+        "compare",
+        "compare_cmd",
+        "Compare BASELINE runs with CANDIDATE runs, paired item by item.",
+    ),
+    "doctor": (
+        "doctor",
+        "doctor_cmd",
+        "Check the environment and, when given, a SUITE directory: one line per check.",
+    ),
+    "export": (
+        "export",
+        "export_cmd",
+        "Write RUN_DIR's answers, one JSON line per question.",
+    ),
+    "gate": (
+        "gate",
+        "gate_cmd",
+        "Check a COMPARISON JSON (from `mnemometer compare -o`) against a gate policy.",
+    ),
+    "generate": (
+        "generate",
+        "generate_cmd",
+        "Generate a deterministic dataset: same arguments, same bytes.",
+    ),
+    "leaderboard": (
+        "leaderboard",
+        "leaderboard_cmd",
+        "Rank systems across RUNS (run directories or directories of them).",
+    ),
+    "list": (
+        "list",
+        "list_cmd",
+        "List registered stores, suites, agents or dataset readers, or the built-in datasets.",
+    ),
+    "log": ("log", "log_group", "Inspect the run-log format."),
+    "query": (
+        "query",
+        "query_cmd",
+        "Seed STORE with the suite's memories and print the hits for QUESTION.",
+    ),
+    "report": (
+        "report",
+        "report_cmd",
+        "Show the results of RUN_DIR: every aggregated metric, by group, with counts.",
+    ),
+    "reproduce": (
+        "reproduce",
+        "reproduce_cmd",
+        "Reproduce a suite's headline result in one command, offline and keyless.",
+    ),
+    "run": ("run", "run_cmd", "Run SUITE (default: retrieval) and write a run directory."),
+    "serve": (
+        "serve",
+        "serve_group",
+        "Run a memory system's server stack on 127.0.0.1 (Ctrl-C or SIGTERM stops it).",
+    ),
+    "sweep": (
+        "sweep",
+        "sweep_cmd",
+        "Run the sweep in FILE (TOML) into OUT and end with its leaderboard.",
+    ),
+    "serve-llm": (
+        "serve_llm",
+        "serve_llm_cmd",
+        "Serve a local OpenAI-compatible LLM until interrupted (needs the [local-llm] extra).",
+    ),
+}
+"""Command name -> (module under ``mnemometer.cli``, attribute, first sentence of its help).
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+The sentence is what ``mnemometer --help`` lists; a test checks it against each command's
+own docstring, so the two cannot drift apart."""
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use; the listing comes from a table."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str, str]], **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command name, sorted (as click lists them)."""
+        return sorted({*self.lazy, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command, importing its module the first time it is asked for."""
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            module, attr, _ = self.lazy[cmd_name]
+            command = getattr(importlib.import_module(f"mnemometer.cli.{module}"), attr)
+            self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The "Commands" section from the table, without importing any command."""
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.commands:
+                cmd = self.commands[name]
+                if cmd.hidden:
+                    continue
+                rows.append((name, cmd.get_short_help_str))
+            else:
+                summary = self.lazy[name][2]
+                rows.append((name, lambda limit, s=summary: _short(s, limit)))
+        if not rows:
+            return
+        limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, short(limit)) for name, short in rows])
+
+
+def _short(summary: str, limit: int) -> str:
+    """The summary shortened to ``limit`` exactly as click shortens a command's help."""
+    return click.Command(None, help=summary).get_short_help_str(limit)
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(package_name="mnemometer")
 def cli() -> None:
     """Measure AI-agent memory.
@@ -36,19 +165,6 @@ def cli() -> None:
     Every option can also be set from the environment as MNEMOMETER_<COMMAND>_<OPTION>,
     e.g. MNEMOMETER_RUN_STORE=bm25.
     """
-
-
-for command in (run_cmd, report_cmd, list_cmd, check_store_cmd, log_group, generate_cmd):
-    cli.add_command(command)
-for command in (compare_cmd, gate_cmd, leaderboard_cmd, doctor_cmd, reproduce_cmd, archive_cmd):
-    cli.add_command(command)
-for command in (build_cmd, clean_cmd, sweep_cmd):
-    cli.add_command(command)
-cli.add_command(query_cmd)
-cli.add_command(export_cmd)
-
-cli.add_command(serve_llm_cmd)
-cli.add_command(serve_group)
 
 
 def _log_to_stderr() -> None:

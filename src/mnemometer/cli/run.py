@@ -8,6 +8,7 @@ Wraps :func:`mnemometer.run`, :func:`mnemometer.runner.run_experiment` and
 from __future__ import annotations
 
 import json
+import os
 import sys
 import warnings
 from functools import cache
@@ -66,13 +67,64 @@ def _click_option(f: Any) -> Any:
     return click.option(f.flag, key, type=kind, multiple=f.multiple, help=f.help)
 
 
-def _with_suite_flags(fn: Any) -> Any:
-    for f, _ in reversed(list(suite_flags().values())):
-        fn = _click_option(f)(fn)
-    return fn
+class RunCommand(click.Command):
+    """``run``: its suites' own flags (``--noise``, ``--allow-shell``, ...) load on demand.
+
+    Knowing them means importing every registered suite (scenario formats, typed items,
+    their pydantic models): about 50 ms a run does not need when its command line and
+    environment name none of them. They are added before parsing whenever an argument
+    is an option that is not one of ``run``'s own (``--help`` included), or a
+    ``MNEMOMETER_RUN_*`` variable is not one of its own, so parsing, help and errors are
+    exactly what they would be with every flag declared up front.
+    """
+
+    suite_flags_loaded = False
+
+    def add_suite_flags(self) -> None:
+        """Declare every registered suite's flags (once), after ``run``'s own options."""
+        if self.suite_flags_loaded:
+            return
+        self.suite_flags_loaded = True
+        self.params.extend(_click_param(f) for f, _ in suite_flags().values())
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Add the suite flags when the arguments or environment may use one, then parse."""
+        if self._may_name_suite_flag(ctx, args):
+            self.add_suite_flags()
+        return super().parse_args(ctx, args)
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        """Every parameter; for help and completion, the suite flags too."""
+        if ctx.resilient_parsing:  # shell completion lists every option
+            self.add_suite_flags()
+        return super().get_params(ctx)
+
+    def _may_name_suite_flag(self, ctx: click.Context, args: list[str]) -> bool:
+        own = {o for p in self.params for o in (*p.opts, *p.secondary_opts)}
+        own -= set(ctx.help_option_names)  # help lists the suite flags: load them
+        for arg in args:
+            if arg == "--":
+                break
+            if arg.startswith("-") and arg.split("=", 1)[0] not in own:
+                return True
+        prefix = f"{ctx.auto_envvar_prefix}_" if ctx.auto_envvar_prefix else None
+        if prefix:
+            names = {f"{prefix}{p.name.upper()}" for p in self.params if p.name}
+            if any(k.startswith(prefix) and k not in names for k in os.environ):
+                return True
+        return False
 
 
-@click.command("run")
+def _click_param(f: Any) -> click.Option:
+    """The click option of a suite :class:`~mnemometer.suites.Flag`."""
+
+    def target() -> None: ...
+
+    _click_option(f)(target)
+    return target.__click_params__[0]  # type: ignore[attr-defined]
+
+
+@click.command("run", cls=RunCommand)
 @click.argument("suite", required=False, default="retrieval")
 @click.option(
     "--dataset", "-d", help="Dataset file or built-in name (see `mnemometer list datasets`)."
@@ -171,7 +223,6 @@ def _with_suite_flags(fn: Any) -> Any:
     help="Report printed when the run ends: text, md, json or none.",
 )
 @executor_options
-@_with_suite_flags
 def run_cmd(suite: str, **kw: Any) -> None:
     r"""Run SUITE (default: retrieval) and write a run directory.
 
@@ -249,17 +300,17 @@ def _llm(kw: dict[str, Any]) -> Any:
 
 def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The suite's registered name and its options from -O and the suite's own flags."""
-    from mnemometer.suites.items import is_suite_path
-
     options = parse_options(kw["suite_opts"], "--suite-option")
-    name = "items" if is_suite_path(suite) else suite
+    name = "items" if _is_suite_path(suite) else suite
     if name == "items":
         options["suite_dir"] = str(suite)
     if kw.get("dataset") is not None and _reads_dataset(name):
         # A benchmark suite loads (and streams) its file itself: --dataset is its input.
         options["dataset"] = str(Path(kw["dataset"]).resolve())
         kw["dataset"] = None
-    for key, (flag, users) in suite_flags().items():
+    # Without the flags declared, none was given (RunCommand adds them when one may be).
+    declared = suite_flags() if run_cmd.suite_flags_loaded else {}
+    for key, (flag, users) in declared.items():
         value = kw.get(key)
         if value is None or value is False or value == ():
             continue
@@ -280,6 +331,19 @@ def _reads_dataset(name: str) -> bool:
         return bool(getattr(SUITES.load(name), "reads_dataset", False))
     except MnemometerError:
         return False
+
+
+def _is_suite_path(suite: str) -> bool:
+    """Whether SUITE names a suite directory or manifest.
+
+    The items suite is imported only for a name that is a file or directory here (a
+    registered name like ``retrieval`` is not one).
+    """
+    if not Path(suite).exists():
+        return False
+    from mnemometer.suites.items import is_suite_path
+
+    return is_suite_path(suite)
 
 
 def _system(kw: dict[str, Any]) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -237,9 +238,26 @@ def _from_unix(v: Any) -> datetime | None:
 def _parse_time(v: Any) -> datetime | None:
     if not isinstance(v, str):
         return None
+    m = _ISO_SHAPE.fullmatch(v.strip())
+    if m is not None:  # the generator's "YYYY-MM-DD HH:MM:SS": what strptime would give
+        try:
+            return datetime(*(int(g) for g in m.groups() if g is not None))
+        except ValueError:
+            return None
+    return _parse_other(v.strip())
+
+
+# Zero-padded "%Y-%m-%d %H:%M:%S" or "%Y-%m-%d", the first two of _TIME_FORMATS.
+_ISO_SHAPE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?: ([0-9]{2}):([0-9]{2}):([0-9]{2}))?")
+
+
+@lru_cache(maxsize=4096)
+def _parse_other(v: str) -> datetime | None:
+    # Novel sets repeat a few hundred labels ("1991-1998", "Winter 1993") that match no
+    # format: each is tried once, not once per memory.
     for fmt in _TIME_FORMATS:
         try:
-            return datetime.strptime(v.strip(), fmt)
+            return datetime.strptime(v, fmt)
         except ValueError:
             continue
     return None

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mnemometer._gc import paused
 from mnemometer.errors import RunLogError
 from mnemometer.log._migrate import HEADER_STEPS, ITEM_STEPS
 from mnemometer.log._schema import (
@@ -104,6 +105,11 @@ def read_items(run_dir: str | Path) -> list[ItemResult]:
         return []
     raw_header = _raw_header(run_dir)
     version = raw_header["schema_version"]
+    with paused():  # tens of thousands of small models, none in a cycle
+        return _read_items(path, version, raw_header)
+
+
+def _read_items(path: Path, version: int, raw_header: dict[str, Any]) -> list[ItemResult]:
     lines = path.read_bytes().split(b"\n")
     current: dict[str, list[ItemResult]] = {}  # the attempt being read, per item
     complete: dict[str, list[ItemResult]] = {}  # the last complete attempt, per item
@@ -143,6 +149,27 @@ def _migrate_item(line: bytes, version: int, raw_header: dict[str, Any]) -> dict
         header = HEADER_STEPS[version](header)
         version += 1
     return raw
+
+
+def count_results(run_dir: str | Path) -> int:
+    """How many result lines ``items.jsonl`` holds, without parsing them.
+
+    A result redone on resume counts twice here and once in :func:`read_items`; a line cut
+    short by a crash counts too. So when this equals a summary's ``results`` (the distinct
+    results it was computed from), the log has not grown since: an append-only log that
+    grew has more lines than distinct results before it. Any other count means "read the
+    items to know".
+    """
+    path = Path(run_dir) / ITEMS_FILE
+    n, last = 0, b"\n"
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 22):
+                n += chunk.count(b"\n")
+                last = chunk[-1:]
+    except FileNotFoundError:
+        return 0
+    return n + (last != b"\n")
 
 
 def read_summary(run_dir: str | Path) -> Summary | None:

@@ -7,13 +7,16 @@ leaderboards. The HTML pages need the ``[report]`` extra (charts), imported only
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from mnemometer.log._reader import read_header, read_items, read_summary
 from mnemometer.report._export import EXPORT_FORMATS, export_run
-from mnemometer.report._leaderboard import Leaderboard, leaderboard
 from mnemometer.report._registry import formats, kind_of, register_kind, render, renderer
 from mnemometer.report._run import RunView
 from mnemometer.scoring.aggregate import run_summary
+
+if TYPE_CHECKING:
+    from mnemometer.report._leaderboard import Leaderboard, leaderboard
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -45,3 +48,12 @@ def report(run_dir: str | Path, fmt: str = "text") -> str:
     if summary is None or summary.results != len(items):
         summary = run_summary(run_dir)  # unfinished or older runs: computed from the items
     return render(RunView(Path(run_dir), header, summary, items), fmt)
+
+
+def __getattr__(name: str) -> Any:
+    # The leaderboard (and the comparison models it needs) loads only when asked for.
+    if name in ("Leaderboard", "leaderboard"):
+        from mnemometer.report import _leaderboard
+
+        return getattr(_leaderboard, name)
+    raise AttributeError(f"module 'mnemometer.report' has no attribute {name!r}")

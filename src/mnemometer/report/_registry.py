@@ -35,7 +35,7 @@ def register_kind(cls: type, kind: str) -> None:
 
 def formats(kind: str) -> list[str]:
     """The formats registered for ``kind``, in registration order."""
-    _load_builtins()
+    _load_builtins(kind)
     return list(_RENDERERS.get(kind, {}))
 
 
@@ -45,7 +45,11 @@ def kind_of(obj: Any) -> str:
     Raises:
         MnemometerError: nothing renders objects of its type.
     """
-    _load_builtins()
+    for cls in type(obj).__mro__:
+        kind = _BUILTIN_KINDS.get(f"{cls.__module__}.{cls.__qualname__}")
+        if kind is not None:
+            return kind
+    _load_builtins(None)
     for cls, kind in _KINDS:
         if isinstance(obj, cls):
             return kind
@@ -62,7 +66,7 @@ def render(obj: Any, fmt: str = "text", *, kind: str | None = None, **context: A
         MnemometerError: no renderer for that kind and format (naming the formats).
     """
     kind = kind or kind_of(obj)
-    _load_builtins()
+    _load_builtins(kind)
     table = _RENDERERS.get(kind, {})
     if fmt not in table:
         raise MnemometerError(
@@ -72,13 +76,31 @@ def render(obj: Any, fmt: str = "text", *, kind: str | None = None, **context: A
     return table[fmt](obj, **context) if context else table[fmt](obj)
 
 
-def _load_builtins() -> None:
+_BUILTIN_KINDS = {
+    "mnemometer.report._run.RunView": "run",
+    "mnemometer.comparison._model.Comparison": "comparison",
+    "mnemometer.comparison._gate.GateResult": "gate",
+    "mnemometer.report._leaderboard.Leaderboard": "leaderboard",
+}
+"""Built-in classes by qualified name, so naming an object's kind imports nothing."""
+
+_BUILTIN_MODULES = {
+    "run": ("_run", "_html_run"),
+    "comparison": ("_comparison", "_html_comparison"),
+    "gate": ("_comparison", "_html_comparison"),
+    "leaderboard": ("_leaderboard",),
+}
+"""The modules whose renderers serve each built-in kind, in registration order."""
+
+
+def _load_builtins(kind: str | None) -> None:
     # The built-in renderers register on import; importing them here (not at module load)
-    # keeps this registry free of the modules that use it.
-    from mnemometer.report import (  # noqa: F401
-        _comparison,
-        _html_comparison,
-        _html_run,
-        _leaderboard,
-        _run,
-    )
+    # keeps this registry free of the modules that use it, and importing only the kind's
+    # own keeps a run's text report from loading comparisons, leaderboards and HTML.
+    import importlib
+
+    names = _BUILTIN_MODULES.get(kind) if kind is not None else None
+    if names is None:  # an unknown kind (a plug-in's, a typo): every built-in, as before
+        names = tuple(dict.fromkeys(m for ms in _BUILTIN_MODULES.values() for m in ms))
+    for name in names:
+        importlib.import_module(f"mnemometer.report.{name}")

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from mnemometer._env import cache_root
 from mnemometer.errors import MnemometerError
 
 #: Server versions run by our tests, with the pins that make each install resolve and run.
@@ -46,14 +47,6 @@ _NETWORK = re.compile(
 )
 
 Log = Callable[[str], None]
-
-
-def cache_root() -> Path:
-    """``$MNEMOMETER_CACHE``, else ``$XDG_CACHE_HOME/mnemometer``, else ``~/.cache/mnemometer``."""
-    if os.environ.get("MNEMOMETER_CACHE"):
-        return Path(os.environ["MNEMOMETER_CACHE"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "mnemometer"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,118 @@
+"""Loading and reporting against plain JSON parsing of the same files, in one run.
+
+1. a generated 10,000-memory native JSONL dataset (``mnemometer generate --size 10000``):
+   ``load_dataset`` (parse, validate, check ids, content hash) against ``json.loads`` of
+   every line of the same file (named reference; target: within 1.5x);
+2. a 35,746-item run log (the memtest suite with bm25 on that dataset): ``read_log``
+   (every item validated into typed results) against ``json.loads`` of every line, and
+   ``mnemometer report RUN`` as a whole process against ``python -c`` reading
+   ``summary.json`` (target: report under 1 s).
+
+In-process figures are CPU seconds, the best of ``--repeat`` alternating tries (a loaded
+shared machine inflates wall time, and CPU time less); the whole-process row uses
+``_procs.py`` (medians of alternating runs).
+
+Run: ``.venv/bin/python benchmarks/bench_loading.py [--repeat 5] [--run RUN_DIR]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from _procs import alternate, load_line
+
+CLI = str(Path(sys.executable).with_name("mnemometer"))
+
+
+def best(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Best CPU seconds of each function over ``repeat`` alternating tries."""
+    out = {name: float("inf") for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.process_time()
+            fn()
+            out[name] = min(out[name], time.process_time() - t0)
+    return out
+
+
+def json_lines(path: Path) -> list[object]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--run", type=Path, help="an existing memtest run directory to reuse")
+    args = ap.parse_args()
+    from mnemometer.datasets import load_dataset
+    from mnemometer.log import read_log
+
+    print(f"machine: {load_line()}; CPU seconds, best of {args.repeat} alternating tries")
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        data = tmp / "en10k.jsonl"
+        subprocess.run(
+            [CLI, "generate", "--size", "10000", "--lang", "en", "-o", str(data)],
+            check=True,
+            capture_output=True,
+        )
+        print("1. 10,000-memory native JSONL dataset (plus its queries)")
+        t = best(
+            {"json": lambda: json_lines(data), "load": lambda: load_dataset(data)}, args.repeat
+        )
+        ratio = t["load"] / t["json"]
+        print(f"  json.loads of every line (reference) {t['json']:6.3f} s")
+        print(f"  load_dataset                         {t['load']:6.3f} s")
+        verdict = "OK" if ratio <= 1.5 else "MISSED"
+        print(f"  load_dataset / json.loads: {ratio:.2f}x; target <= 1.5x: {verdict}")
+
+        run = args.run
+        if run is None:
+            run = tmp / "mt"
+            subprocess.run(
+                [CLI, "run", "memtest", "-d", str(data), "-s", "bm25", "-o", str(run)]
+                + ["--format", "none"],
+                check=True,
+                capture_output=True,
+            )
+        items = run / "items.jsonl"
+        n = sum(1 for _ in open(items, "rb"))
+        print(f"2. run log of {n:,} items ({items.stat().st_size / 1e6:.1f} MB)")
+        t = best({"json": lambda: json_lines(items), "read": lambda: read_log(run)}, args.repeat)
+        print(f"  json.loads of every line (reference) {t['json']:6.3f} s")
+        print(f"  read_log (every item validated)      {t['read']:6.3f} s")
+        print(f"  read_log / json.loads: {t['read'] / t['json']:.2f}x")
+        py = str(Path(CLI).with_name("python"))
+        summary = str(run / "summary.json")
+        s = alternate(
+            {
+                "read summary.json (reference)": [
+                    py,
+                    "-c",
+                    f"import json;json.load(open({summary!r}))",
+                ],
+                "mnemometer report RUN": [CLI, "report", str(run)],
+            },
+            args.repeat,
+        )
+        ref, rep = s["read summary.json (reference)"], s["mnemometer report RUN"]
+        print(f"  {'whole process':36} {'wall s':>7} {'CPU s':>7}")
+        for label, x in s.items():
+            print(f"  {label:36} {x.wall_s:7.3f} {x.cpu_s:7.3f}")
+        verdict = "OK" if rep.wall_s < 1.0 else "MISSED"
+        print(
+            f"  report / reading summary.json: wall {rep.wall_s / ref.wall_s:.2f}x, "
+            f"CPU {rep.cpu_s / ref.cpu_s:.2f}x; target report < 1 s: {verdict}"
+        )
+
+
+if __name__ == "__main__":
+    main()
