@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "mnemometer"
 DOCS = [SRC.parents[1] / "README.md", *sorted((SRC.parents[1] / "docs").rglob("*.md"))]
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "_jsonl", "_env", "text"),
+    ("errors", "_jsonl", "_env", "envfile", "text"),
     ("config", "_registry", "deadline"),
     ("http", "services"),
     ("log", "llm", "local_llm", "stats", "embeddings"),

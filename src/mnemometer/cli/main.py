@@ -24,6 +24,7 @@ from mnemometer.cli.run import run_cmd
 from mnemometer.cli.serve import serve_group
 from mnemometer.cli.serve_llm import serve_llm_cmd
 from mnemometer.cli.sweep import sweep_cmd
+from mnemometer.envfile import prepare_environment
 from mnemometer.errors import MnemometerError
 
 
@@ -50,7 +51,12 @@ cli.add_command(serve_group)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: user errors become one line on stderr and exit code 2."""
+    """Entry point: user errors become one line on stderr and exit code 2.
+
+    The nearest ``.env`` is loaded first and the seeds' variable names become aliases of
+    ``MNEMOMETER_*`` ones (docs/configuration.md).
+    """
+    prepare_environment()
     try:
         cli.main(
             args=argv,
