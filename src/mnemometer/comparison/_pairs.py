@@ -86,6 +86,7 @@ def _identity(h: RunHeader) -> dict[str, Any]:
         "dataset content hash": h.dataset.content_hash,
         "suite options": h.suite_options,
         "limit": h.limit,
+        "sample (size, seed)": (h.sample, h.seed) if h.sample is not None else None,
     }
 
 
