@@ -75,6 +75,11 @@ class RetrievalSuite(BaseSuite):
         top_k: how many hits to ask for (default: the largest k).
         ks: cut-offs for the metrics.
         versions: ``all`` stores every stylistic version of a memory, ``first`` only one.
+        relevance: ``ids`` (the default) counts a hit when its id is one of the query's
+            relevant ids. ``entity`` is MemTest's published rule, opt-in: a hit counts when
+            the query's ``target_entity`` (from its metadata) appears in the memory's text,
+            and recall divides by min(memories naming the entity, k). Queries without a
+            target entity keep the ids rule.
     """
 
     name: ClassVar[str] = "retrieval"
@@ -89,7 +94,11 @@ class RetrievalSuite(BaseSuite):
     )
 
     def __init__(
-        self, top_k: int | None = None, ks: Sequence[int] = DEFAULT_KS, versions: str = "all"
+        self,
+        top_k: int | None = None,
+        ks: Sequence[int] = DEFAULT_KS,
+        versions: str = "all",
+        relevance: str = "ids",
     ) -> None:
         ks = sorted({int(k) for k in ks})
         if not ks or ks[0] < 1:
@@ -100,6 +109,10 @@ class RetrievalSuite(BaseSuite):
             ks = sorted({k for k in ks if k <= int(top_k)} | {int(top_k)})
         if versions not in ("all", "first"):
             raise MnemometerError(f"versions must be 'all' or 'first', got {versions!r}")
+        if relevance not in ("ids", "entity"):
+            raise MnemometerError(f"relevance must be 'ids' or 'entity', got {relevance!r}")
+        self.relevance = relevance
+        self._entity: dict[str, tuple[str, list[str]]] = {}  # query id -> entity, memories
         self.ks = ks
         self.top_k = int(top_k) if top_k is not None else ks[-1]
         self.versions = versions
@@ -108,10 +121,15 @@ class RetrievalSuite(BaseSuite):
 
     def options(self) -> dict[str, Any]:
         """Resolved options."""
-        return {"top_k": self.top_k, "ks": self.ks, "versions": self.versions}
+        opts: dict[str, Any] = {"top_k": self.top_k, "ks": self.ks, "versions": self.versions}
+        if self.relevance != "ids":  # recorded only when opted in: old runs stay comparable
+            opts["relevance"] = self.relevance
+        return opts
 
     def plan(self, dataset: Dataset) -> list[Item]:
         """One item per query."""
+        if self.relevance == "entity":
+            self._entity = entity_relevance(dataset)
         return [Item(q.id, i, q) for i, q in enumerate(dataset.queries)]
 
     def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
@@ -149,11 +167,18 @@ class RetrievalSuite(BaseSuite):
         extra: dict[str, Any] = {"duplicates_dropped": duplicate_count([h.memory_id for h in hits])}
         if len(more) > self.top_k:
             extra["next_hit"] = {"id": more[-1].memory_id, "score": more[-1].score}
-        if q.relevant_ids:
-            metrics: list[dict[str, Any]] = rank_values(ranked, q.relevant_ids, self.ks)
+        entity = self._entity.get(q.id)
+        if entity is not None:
+            extra.update(relevance="entity", entity=entity[0], entity_memories=len(entity[1]))
+            metrics: list[dict[str, Any]] = entity_values(ranked, entity[1], self.ks)
+            metrics.append(cutoff_tie([h.score for h in more], self.top_k))
+            rel_e = set(entity[1])
+            success: bool | None = any(m in rel_e for m in ranked[: self.top_k])
+        elif q.relevant_ids:
+            metrics = rank_values(ranked, q.relevant_ids, self.ks)
             metrics.append(cutoff_tie([h.score for h in more], self.top_k))
             rel = set(q.relevant_ids)
-            success: bool | None = any(m in rel for m in ranked[: self.top_k])
+            success = any(m in rel for m in ranked[: self.top_k])
         else:
             # A negative query: the right answer is nothing. Only a store that declares
             # that an empty result means "nothing relevant" can be scored on it.
@@ -248,6 +273,37 @@ def _tie_and_duplicate_notes(
             f"{len(items)} items: the store returns one hit per stored text, not per memory"
         )
     return notes
+
+
+def entity_relevance(dataset: Dataset) -> dict[str, tuple[str, list[str]]]:
+    """Query id -> (target entity, ids of memories whose text names it), MemTest's rule.
+
+    Only queries with a ``target_entity`` in their metadata get an entry; the match is a
+    case-insensitive substring of any stored version of a memory.
+    """
+    texts = [(m.id, " ".join(t for _, t in m.texts()).casefold()) for m in dataset.memories]
+    out: dict[str, tuple[str, list[str]]] = {}
+    for q in dataset.queries:
+        entity = str(q.metadata.get("target_entity") or "").strip()
+        if entity:
+            needle = entity.casefold()
+            out[q.id] = (entity, [mid for mid, text in texts if needle in text])
+    return out
+
+
+def entity_values(ranked: Sequence[str], relevant: Sequence[str], ks: Sequence[int]) -> list:
+    """Rank metrics under the entity rule: recall divides by min(relevant, k), as the seed did.
+
+    With no memory naming the entity every metric is 0 (the seed's script skipped nothing).
+    """
+    if not relevant:
+        return [m.model_dump(exclude_none=True) for m in failed_metrics(ks)]
+    values = rank_values(ranked, relevant, ks)
+    for v in values:
+        if v["name"] == "recall":
+            k = int(v["k"])
+            v["value"] = float(v["value"]) * len(relevant) / min(len(relevant), k)
+    return values
 
 
 def _groups(q: Query) -> dict[str, str]:
