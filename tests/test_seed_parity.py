@@ -71,3 +71,26 @@ def test_four_novels_entity_rule_scores_above_ids(tmp_path):
     )
     assert ent.header.item_count == ids.header.item_count == 40
     assert _metric(ent, "precision", 20) > 2 * _metric(ids, "precision", 20)
+
+
+def test_report_group_by_any_metadata_field(tmp_path):
+    import json
+
+    from conftest import invoke_cli
+
+    from mnemometer.report import report
+
+    ds = _dataset()
+    ds.queries.append(
+        Query(id="q2", text="dumplings", type="event", relevant_ids=["m4"], metadata={"novel": "b"})
+    )
+    ds.queries[0].metadata["novel"] = "a"
+    res = run("retrieval", "bm25", dataset=ds, out=tmp_path / "r")
+    text = report(res.path, "text", ["novel"])
+    assert "by novel" in text and "by novel" not in report(res.path, "text")
+    groups = json.loads(report(res.path, "json", ["novel"]))["summary"]["groups"]
+    assert sorted(groups["novel"]) == ["a", "b"]
+    assert "By novel" in report(res.path, "md", ["novel"])
+    bad = invoke_cli("report", res.path, "--group-by", "book")
+    assert bad.exit_code == 2
+    assert "fields: novel, target_entity, type" in bad.output

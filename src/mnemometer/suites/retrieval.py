@@ -307,7 +307,14 @@ def entity_values(ranked: Sequence[str], relevant: Sequence[str], ks: Sequence[i
 
 
 def _groups(q: Query) -> dict[str, str]:
-    g = {"type": q.type}
+    # Short scalar metadata (novel, book, source_type, ...) so a report can break results
+    # down by any of it (``report --group-by``); long values such as answers stay out.
+    g = {
+        k: str(v)
+        for k, v in q.metadata.items()
+        if isinstance(v, str | int) and not isinstance(v, bool) and len(str(v)) <= 60
+    }
+    g["type"] = q.type
     if q.difficulty:
         g["difficulty"] = q.difficulty
     if q.conversation_id:  # a comparison clusters the questions of one conversation
