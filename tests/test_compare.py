@@ -365,3 +365,30 @@ def test_retrieval_suite_runs_compare(tmp_path):
     d = run("retrieval", "bm25", dataset=ds, out=tmp_path / "d", suite_options={"top_k": 1})
     with pytest.raises(PairingError, match="suite options: ks=.*top_k=2 vs 1"):
         compare([a.path], [d.path])
+
+
+def test_compare_says_plainly_when_a_fallback_made_both_sides_the_same_system(tmp_path):
+    from mnemometer import SystemSpec
+    from mnemometer.report import render
+    from mnemometer.runner import run
+
+    note = "condition 'semantic': store 'dense' unavailable (no model); fell back to 'bm25'"
+    fell = SystemSpec("store", "bm25", {}, "semantic", (note,))
+    base = run(
+        "retrieval",
+        SystemSpec("store", "bm25", {}, "lexical"),
+        dataset="demo-zh",
+        out=tmp_path / "b",
+    )
+    cand = run("retrieval", fell, dataset="demo-zh", out=tmp_path / "c")
+    c = compare([base.path], [cand.path])
+    assert c.notes[0].startswith("SAME SYSTEM ON BOTH SIDES")
+    assert "fell back to 'bm25'" in c.notes[0]
+    assert "SAME SYSTEM ON BOTH SIDES" in render(c, "text")
+    real = run(
+        "retrieval",
+        SystemSpec("store", "tfidf", {}, "semantic"),
+        dataset="demo-zh",
+        out=tmp_path / "t",
+    )
+    assert not any("SAME SYSTEM" in n for n in compare([base.path], [real.path]).notes)
