@@ -61,9 +61,10 @@ chromium:
 	  fi; \
 	fi
 
-# The fast loop: everything but the slow and live-server groups.
+# The fast loop: everything but the slow and live-server groups, with its slowest tests
+# named (a test over a few seconds belongs in SLOW_TESTS in tests/conftest.py).
 test: $(VENV)/.test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 # The Letta server stack the live tests start (`mnemometer serve letta`): its own venv,
 # PostgreSQL + pgvector and a migrated database under ~/.cache/mnemometer, never in .venv.

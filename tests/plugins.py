@@ -11,8 +11,39 @@ import textwrap
 from pathlib import Path
 
 MODULE = '''
-import os, signal, threading
+import os, signal, threading, time
 from pathlib import Path
+
+
+class SlowStore:
+    """bm25 taking ``delay`` seconds a search: slow enough to be killed mid-run.
+
+    ``calls`` names a file that gets one line per search (the query), so a test can tell
+    whether a resumed run asked a finished item again.
+    """
+
+    def __init__(self, delay=0.02, calls="", lang="auto"):
+        from mnemometer.stores.bm25 import BM25Store
+
+        self._inner = BM25Store(lang=lang)
+        self.delay, self.calls = float(delay), calls
+        self._lock = threading.Lock()
+
+    def reset(self):
+        self._inner.reset()
+
+    def store(self, text, metadata):
+        self._inner.store(text, metadata)
+
+    def flush(self):
+        self._inner.flush()
+
+    def search(self, query, top_k):
+        time.sleep(self.delay)
+        if self.calls:
+            with self._lock, open(self.calls, "a", encoding="utf-8") as f:
+                f.write(query.replace("\\n", " ") + "\\n")
+        return self._inner.search(query, top_k)
 
 
 class KillerStore:
@@ -75,6 +106,7 @@ NOT_A_READER = object()
 ENTRY_POINTS = """
 [mnemometer.stores]
 killer = mnemo_test_plugin:KillerStore
+slow = mnemo_test_plugin:SlowStore
 needs-extra = mnemo_test_plugin:NeedsExtra
 broken = mnemo_test_broken:Store
 """

@@ -222,6 +222,8 @@ def test_cli_end_to_end_and_resume(llm, tmp_path):
         "similarity=none",
         "--scenario",
         "degradation_resilience",
+        "--llm-timeout",
+        "7",
         "--out",
         str(out),
         "--format",
@@ -229,6 +231,7 @@ def test_cli_end_to_end_and_resume(llm, tmp_path):
     )
     assert res.exit_code == 0, res.output
     h = read_header(out)
+    assert "'timeout': 7.0" in repr(h.system)  # the LLM's per-request timeout, recorded
     assert h.suite_options["noise"] == [0.25] and h.system.options["store"] == "bm25"
     assert (out / "scenarios.csv").is_file()
     md = invoke("report", str(out), "--format", "md").output
@@ -261,7 +264,8 @@ def test_cli_end_to_end_and_resume(llm, tmp_path):
         (["--noise", "2"], "--noise must be in"),
     ],
 )
-def test_cli_bad_input_exits_2_before_the_run(tmp_path, args, message):
+def test_cli_bad_input_exits_2_before_the_run(tmp_path, args, message, monkeypatch):
+    monkeypatch.setenv("MNEMOMETER_LLM_STARTUP_WAIT", "0")  # no server is starting up
     with FakeLLMServer(api_key="sk-right") as srv:
         base = [
             "--agent",

@@ -496,3 +496,11 @@ def test_build_with_the_real_local_model(tmp_path, monkeypatch):
     notes = json.loads(load_dataset(out).info.notes[-1].split(": ", 1)[1])
     assert notes["calls"] == 1 and notes["prompt_tokens"] > 100
     assert notes["memories_added"] > 0 or notes["chunks_failed"] == 1
+
+
+def test_default_max_tokens_fits_the_local_models_context_beside_a_chunk():
+    from mnemometer.cli.serve_llm import serve_llm_cmd
+
+    n_ctx = next(p.default for p in serve_llm_cmd.params if p.name == "n_ctx")
+    cfg = BuildConfig()
+    assert cfg.max_tokens + cfg.max_chars // 3 <= n_ctx  # a chunk is about chars/4 tokens

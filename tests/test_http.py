@@ -211,6 +211,35 @@ def test_timeout_is_reported_as_a_timeout_not_as_unreachable(service: Service) -
     assert "cannot reach" not in str(e)
 
 
+def test_a_timeout_then_a_refused_connection_is_not_reported_as_never_reached() -> None:
+    """A busy server that went away between attempts was running: say it timed out first."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    held: list[socket.socket] = []
+
+    def busy_then_gone() -> None:
+        conn, _ = listener.accept()  # take the first request and never answer it
+        listener.close()  # the next attempt is refused
+        held.append(conn)
+
+    t = threading.Thread(target=busy_then_gone, daemon=True)
+    t.start()
+    client = HttpClient(f"http://127.0.0.1:{port}", timeout=0.3, retries=1, backoff=0)
+    try:
+        with pytest.raises(HttpError) as info:
+            client.request_json("POST", "/v1/chat/completions", json={})
+    finally:
+        t.join(5)
+        for conn in held:
+            conn.close()
+    e = info.value
+    assert e.kind == "unreachable" and e.history == ("timeout", "unreachable")
+    assert "is the server running?" not in str(e)
+    assert "timed out after 0.3 s (waiting for the reply)" in str(e)
+
+
 def test_malformed_json_is_a_clear_error(service: Service) -> None:
     service.script += [Answer(body=b"<html>oops</html>", content_type="text/html")] * 2
     with pytest.raises(HttpError) as info:

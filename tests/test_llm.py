@@ -73,9 +73,14 @@ def test_no_retry_on_client_error(server):
 
 
 def test_timeout_on_slow_reply(server):
+    """A busy or slow endpoint is reported as a timeout with the knobs, never as unreachable."""
     server.fail_next(1, kind="slow", delay=1.0)
-    with pytest.raises(LLMError, match="cannot reach|timed out|gave up"):
+    with pytest.raises(LLMError) as info:
         client(server, timeout=0.2, max_retries=0).chat(USER)
+    message = str(info.value)
+    assert "timed out after 0.2 s (waiting for the reply)" in message
+    assert "cannot reach" not in message and "is the server running" not in message
+    assert "busy or slow" in message and "MNEMOMETER_LLM_TIMEOUT" in message
 
 
 def test_clear_errors_for_key_model_and_endpoint(server):
@@ -161,3 +166,29 @@ def test_settings_numbers_are_kept_or_refused(tmp_path, monkeypatch):
         LLMError, match=r"llm.toml: \[llm\] timeout: Input should be greater than 0"
     ):
         resolve_settings("http://x/v1", "m", config_file=cfg)
+
+
+def test_check_waits_for_a_server_that_is_still_starting():
+    """`serve-llm ... &` then a run at once: the pre-flight check gives the server time."""
+    import threading
+
+    from mnemometer.local_llm import free_port
+
+    port = free_port()
+    late = FakeLLMServer(port=port)
+    starter = threading.Timer(1.5, late.start)  # the server comes up 1.5 s from now
+    starter.start()
+    try:
+        LLMClient(f"http://127.0.0.1:{port}/v1", late.model, max_retries=0).check()
+    finally:
+        starter.join()
+        late.stop()
+
+
+def test_check_gives_up_on_a_server_that_never_starts():
+    from mnemometer.local_llm import free_port
+
+    port = free_port()
+    client = LLMClient(f"http://127.0.0.1:{port}/v1", "m", max_retries=0)
+    with pytest.raises(LLMError, match=r"is the server running\?.*\(waited 0.5 s"):
+        client.check(startup_wait=0.5)

@@ -85,6 +85,18 @@ def test_identical_runs_give_identical_replies(tmp_path):
     assert (tmp_path / "a" / "scenarios.csv").is_file()
 
 
+def _wait_until_serving(port: int, proc: subprocess.Popen) -> dict:
+    """The server's /v1/models reply, once it answers."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1) as r:
+                return json.load(r)
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)  # polling a child process that is still starting
+
+
 def test_serve_llm_command_serves_and_stops(tmp_path):
     from mnemometer.local_llm import free_port
 
@@ -94,21 +106,72 @@ def test_serve_llm_command_serves_and_stops(tmp_path):
         [exe, "serve-llm", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1) as r:
-                    assert json.load(r)["data"][0]["id"] == "smollm2"
-                    break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline
-                time.sleep(0.2)  # polling a child process that is still starting
+        assert _wait_until_serving(port, proc)["data"][0]["id"] == "smollm2"
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    # the command is the server (exec), so stopping it leaves nothing listening
+    # stopping the command stops the server: nothing is left listening
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
+
+
+def test_serve_llm_stops_on_sigterm_in_the_middle_of_a_long_reply():
+    """A busy server stops at once on SIGTERM (uvicorn alone waits for the reply to finish)."""
+    import threading
+
+    from mnemometer.local_llm import free_port
+
+    port = free_port()
+    exe = str(Path(sys.executable).parent / "mnemometer")
+    proc = subprocess.Popen(
+        [exe, "serve-llm", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        _wait_until_serving(port, proc)
+        body = json.dumps(
+            {
+                "model": "smollm2",
+                "messages": [{"role": "user", "content": "Tell me a very long story."}],
+                "max_tokens": 1900,
+                "logit_bias": {"0": -100, "1": -100, "2": -100},  # never stop early
+            }
+        ).encode()
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/chat/completions",
+            body,
+            {"Content-Type": "application/json"},
+        )
+        outcome: list[object] = []
+
+        def ask() -> None:
+            try:
+                with urllib.request.urlopen(request, timeout=600) as r:
+                    outcome.append(json.load(r))
+            except OSError as e:
+                outcome.append(e)
+
+        worker = threading.Thread(target=ask, daemon=True)
+        worker.start()
+        # Busy: /v1/models waits for the model's lock while the long reply is generated.
+        busy_by = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=0.5):
+                    pass
+            except TimeoutError:
+                break
+            assert time.monotonic() < busy_by, "the server never got busy"
+        t0 = time.monotonic()
+        proc.terminate()
+        proc.wait(timeout=30)
+        stopped_after = time.monotonic() - t0
+        worker.join(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert stopped_after < 5, f"SIGTERM took {stopped_after:.1f} s on a busy server"
+    assert outcome and isinstance(outcome[0], OSError)  # the reply was cut, not finished
 
 
 def test_serve_llm_bad_model_file(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 from conftest import invoke_cli
 from report_helpers import synthetic_run
 
-from mnemometer import run
+from mnemometer import SystemSpec, run
 from mnemometer.comparison import compare
 from mnemometer.report import _figures as fig
 from mnemometer.report import formats, leaderboard, render, report
@@ -108,6 +108,16 @@ def test_the_leaderboard_never_puts_different_data_in_one_column(tmp_path: Path)
     assert csv_lines[0].startswith("system,kind,suite") and len(csv_lines) == 1 + 5
     assert json.loads(render(b, "json"))["kind"] == "mnemometer-leaderboard"
     assert "| bm25 |" in render(b, "md")
+
+
+def test_rows_name_only_the_options_that_tell_runs_of_a_system_apart(tmp_path: Path):
+    runs = tmp_path / "runs"
+    for seed in (0, 1):
+        spec = SystemSpec.store("bm25", tie_seed=seed)
+        run("retrieval", spec, dataset="demo-en", out=runs / f"bm25-{seed}")
+    run("retrieval", "keyword", dataset="demo-en", out=runs / "kw")  # records tie_seed=0 too
+    rows = {r.system for r in leaderboard([runs]).rows}
+    assert rows == {"bm25 [tie_seed=0]", "bm25 [tie_seed=1]", "keyword"}
 
 
 def test_repeats_share_a_cell_with_items_as_the_unit(tmp_path: Path):

@@ -12,6 +12,47 @@ from importlib.metadata import PackageNotFoundError, packages_distributions, ver
 from typing import Any
 
 _SECRET = re.compile(r"(key|token|secret|password|passwd|auth|credential)", re.I)
+_MIN_SECRET = 8
+"""Shorter values are not scrubbed from text (they would match ordinary words)."""
+_secrets: set[str] = set()
+
+
+def remember_secret(value: Any) -> None:
+    """Note a secret value so :func:`scrub` removes it from anything written."""
+    if isinstance(value, str) and len(value) >= _MIN_SECRET:
+        _secrets.add(value)
+
+
+def secret_values() -> list[str]:
+    """Every secret known now: the ones remembered, and secret-named environment variables.
+
+    An environment variable counts when its name looks secret (``*_API_KEY``, ``*TOKEN``,
+    ``*PASSWORD``, ...) and its value has at least 8 characters. Longest first, so a key
+    that contains another is removed whole.
+    """
+    import os
+
+    found = set(_secrets)
+    for name, value in os.environ.items():
+        if _SECRET.search(name) and len(value) >= _MIN_SECRET:
+            found.add(value)
+    return sorted(found, key=len, reverse=True)
+
+
+def scrub(text: str, secrets: list[str] | None = None) -> str:
+    """``text`` with every known secret value replaced by ``***``."""
+    for value in secret_values() if secrets is None else secrets:
+        if value in text:
+            text = text.replace(value, "***")
+    return text
+
+
+def scrub_bytes(data: bytes, secrets: list[bytes]) -> bytes:
+    """:func:`scrub` for encoded text, with the secrets already encoded."""
+    for value in secrets:
+        if value in data:
+            data = data.replace(value, b"***")
+    return data
 
 
 def redact(options: dict[str, Any]) -> dict[str, Any]:
@@ -19,6 +60,7 @@ def redact(options: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in options.items():
         if _SECRET.search(str(k)) and v not in (None, ""):
+            remember_secret(v)  # hidden here, and scrubbed wherever else it turns up
             out[k] = "***"
         elif isinstance(v, dict):
             out[k] = redact(v)

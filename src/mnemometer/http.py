@@ -79,6 +79,7 @@ class HttpError(MnemometerError):
         detail: the server's own error message, when it sent one.
         retry_after: seconds the server asked us to wait (``Retry-After``).
         attempts: how many attempts were made.
+        history: the kind of every attempt's failure, in order (the last is ``kind``).
     """
 
     def __init__(
@@ -92,6 +93,7 @@ class HttpError(MnemometerError):
         detail: str = "",
         retry_after: float | None = None,
         attempts: int = 1,
+        history: tuple[Kind, ...] = (),
     ) -> None:
         self.kind: Kind = kind
         self.method = method
@@ -101,9 +103,22 @@ class HttpError(MnemometerError):
         self.detail = detail
         self.retry_after = retry_after
         self.attempts = attempts
+        self.history: tuple[Kind, ...] = history or (kind,)
+        self.first_reason = ""
         super().__init__(self._message())
 
+    @property
+    def reached(self) -> bool:
+        """True when some attempt got through to the server (it timed out, dropped, answered)."""
+        return any(k != "unreachable" for k in self.history)
+
     def _message(self) -> str:
+        if self.kind == "unreachable" and self.reached:
+            # A server that was busy and then went away (or stopped accepting) was running.
+            return (
+                f"{self.method} {self.url}: {self.first_reason}, then the server could not be "
+                f"reached ({self.reason}) after {self.attempts} attempts"
+            )
         if self.kind == "unreachable":
             tries = f" after {self.attempts} attempts" if self.attempts > 1 else ""
             return f"cannot reach {self.url}{tries} ({self.reason}); is the server running?"
@@ -119,9 +134,9 @@ class HttpError(MnemometerError):
             return self.status is not None and retryable_status(self.status)
         return self.kind != "invalid"
 
-    def after(self, attempts: int) -> HttpError:
+    def after(self, attempts: int, history: tuple[Kind, ...] = (), first: str = "") -> HttpError:
         """The same failure, reported as the last of ``attempts`` attempts."""
-        return HttpError(
+        err = HttpError(
             self.kind,
             self.method,
             self.url,
@@ -130,7 +145,12 @@ class HttpError(MnemometerError):
             detail=self.detail,
             retry_after=self.retry_after,
             attempts=attempts,
+            history=history,
         )
+        if err.reached and err.kind == "unreachable":
+            err.first_reason = first
+            Exception.__init__(err, err._message())
+        return err
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Keyword-only fields do not survive the default Exception pickling (process pools).
@@ -251,7 +271,22 @@ class HttpClient:
         retrying = self._retrying
         if retries is not None and retries != self.retries:
             retrying = retrying.copy(stop=stop_after_attempt(int(retries) + 1))
-        return retrying(self._send, request, seconds)
+        failures: list[HttpError] = []
+
+        def attempt() -> Any:
+            try:
+                return self._send(request, seconds)
+            except HttpError as e:
+                failures.append(e)
+                raise
+
+        try:
+            return retrying(attempt)
+        except HttpError as e:
+            if len(failures) > 1:
+                first = next((f.reason for f in failures if f.kind != "unreachable"), "")
+                raise e.after(e.attempts, tuple(f.kind for f in failures), first) from None
+            raise
 
     def close(self) -> None:
         """Close pooled connections; the client cannot send afterwards."""

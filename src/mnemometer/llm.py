@@ -19,7 +19,8 @@ Typical use::
     llm.usage                                                        # running totals
 
 Settings come from arguments, then the environment (``MNEMOMETER_LLM_BASE_URL``,
-``MNEMOMETER_LLM_MODEL``, ``MNEMOMETER_LLM_API_KEY``, ``MNEMOMETER_LLM_CACHE``), then a
+``MNEMOMETER_LLM_MODEL``, ``MNEMOMETER_LLM_API_KEY``, ``MNEMOMETER_LLM_CACHE``, and
+``MNEMOMETER_LLM_STARTUP_WAIT`` for :meth:`LLMClient.check`), then a
 config file (TOML; JSON when its name does not end in ``.toml``) with an ``[llm]`` table
 holding the same keys (``base_url``, ``model``, ``api_key``, ``cache_dir``, ``timeout``,
 ``max_retries``), read through :func:`mnemometer.config.load_model`.
@@ -41,6 +42,7 @@ from typing import Any
 
 from pydantic import Field
 
+from mnemometer import _env
 from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError
 from mnemometer.http import HttpClient, HttpError
@@ -105,6 +107,9 @@ class LLMSettings:
     timeout: float = 60.0
     max_retries: int = 3
     cache_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        _env.remember_secret(self.api_key)  # scrubbed from anything a run writes
 
     def redacted(self) -> dict[str, Any]:
         """Settings for a run header: never the key."""
@@ -385,19 +390,48 @@ class LLMClient:
 
     def models(self) -> list[str]:
         """Model ids the endpoint serves (``GET /models``)."""
-        data = self._request("GET", "/models", None)
+        try:
+            names = self._http_models()
+        except HttpError as e:
+            raise self._explain(e) from None
+        if not isinstance(names, list):
+            raise LLMError(f"{self.settings.base_url}/models: unexpected reply")
+        return names
+
+    def _http_models(self) -> list[str] | None:
+        """``GET /models`` as ids (``None`` for an unexpected reply); transport errors raise."""
+        data = self._http.request_json("GET", "/models")
         try:
             return [str(m["id"]) for m in data["data"]]
         except (KeyError, TypeError):
-            raise LLMError(f"{self.settings.base_url}/models: unexpected reply") from None
+            return None
 
-    def check(self) -> None:
+    def check(self, startup_wait: float | None = None) -> None:
         """Fail fast, before a run: the endpoint answers, the key works, the model exists.
+
+        A server that refuses connections is given ``startup_wait`` seconds to come up
+        (default: ``MNEMOMETER_LLM_STARTUP_WAIT``, else 20): ``mnemometer serve-llm --port
+        8080 &`` followed at once by a run, as the docs write it, loads its model first.
 
         Raises:
             LLMError: with the fix.
         """
-        names = self.models()
+        if startup_wait is None:
+            startup_wait = float(os.environ.get(ENV_PREFIX + "STARTUP_WAIT") or 20.0)
+        give_up = time.monotonic() + startup_wait
+        while True:
+            try:
+                names = self._http_models()
+                break
+            except HttpError as e:
+                if e.kind != "unreachable" or e.reached or time.monotonic() >= give_up:
+                    error = self._explain(e)
+                    if e.kind == "unreachable" and startup_wait > 0:
+                        error = LLMError(f"{error} (waited {startup_wait:g} s for it to start)")
+                    raise error from None
+                time.sleep(0.5)  # a server still starting: ask again shortly
+        if not isinstance(names, list):
+            raise LLMError(f"{self.settings.base_url}/models: unexpected reply")
         if names and self.model not in names:
             from mnemometer.errors import did_you_mean
 
@@ -454,6 +488,13 @@ class LLMClient:
 
     def _explain(self, e: HttpError) -> LLMError:
         """The transport's error, with the flag or command that fixes it where we know one."""
+        if e.kind == "timeout" or (e.kind == "unreachable" and e.reached):
+            return LLMError(
+                f"{e}: the LLM endpoint is busy or slow, not down; allow it more time "
+                "(--llm-timeout, MNEMOMETER_LLM_TIMEOUT or timeout in --llm-config's [llm] table, "
+                f"now {self.settings.timeout:g} s per request) or ask for fewer tokens "
+                "(-A max_tokens=32 for agents, --max-tokens for build)"
+            )
         if e.kind == "unreachable":
             tries = f" after {e.attempts} attempts" if e.attempts > 1 else ""
             return LLMError(

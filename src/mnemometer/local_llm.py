@@ -65,7 +65,7 @@ def server_command(
     return [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        "mnemometer.local_llm",
         "--model",
         str(path),
         "--model_alias",
@@ -83,6 +83,38 @@ def server_command(
         "--verbose",
         "false",
     ]
+
+
+def serve(argv: list[str] | None = None) -> None:
+    """Run llama.cpp's server (``llama_cpp.server``'s arguments) until SIGTERM or Ctrl-C.
+
+    The same app as ``python -m llama_cpp.server``, with one difference: a signal ends the
+    process at once. uvicorn's graceful shutdown waits for replies in progress, and a
+    single-threaded model busy with a queue of long replies (each up to the context
+    window) then ignores SIGTERM for minutes. Nothing here needs a graceful stop.
+    """
+    import argparse
+
+    import uvicorn
+    from llama_cpp.server.app import create_app
+    from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
+    from llama_cpp.server.settings import ModelSettings, ServerSettings, Settings
+
+    parser = argparse.ArgumentParser(prog="mnemometer serve-llm")
+    add_args_from_model(parser, Settings)
+    args = parser.parse_args(argv)
+    server_settings = parse_model_from_args(ServerSettings, args)
+    app = create_app(
+        server_settings=server_settings,
+        model_settings=[parse_model_from_args(ModelSettings, args)],
+    )
+
+    class _StopAtOnce(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: object) -> None:
+            os._exit(0)  # a reply in progress is abandoned; its client sees the connection drop
+
+    config = uvicorn.Config(app, host=server_settings.host, port=server_settings.port)
+    _StopAtOnce(config).run()
 
 
 def free_port() -> int:
@@ -176,3 +208,7 @@ class LocalLLMServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+if __name__ == "__main__":
+    serve()

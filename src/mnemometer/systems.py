@@ -88,7 +88,7 @@ class SystemSpec:
     @classmethod
     def from_ref(cls, ref: SystemRef, notes: list[str] | None = None) -> SystemSpec:
         """The spec a run header recorded (for resume)."""
-        options = dict(ref.options)
+        options = without_redacted(ref.options)
         options.pop("resolved", None)  # recorded for readers, not a factory option
         return cls(ref.kind, ref.name, options, ref.condition, tuple(notes or ()))
 
@@ -164,6 +164,19 @@ class SystemSpec:
             version=_env.distribution_version(system),
             capabilities=caps,
         )
+
+
+def without_redacted(options: dict[str, Any]) -> dict[str, Any]:
+    """Recorded options minus the secrets hidden as ``***``.
+
+    The factory reads them from the environment again: a resume never passes ``***`` as a
+    key.
+    """
+    return {
+        k: without_redacted(v) if isinstance(v, dict) else v
+        for k, v in options.items()
+        if v != "***"
+    }
 
 
 def close(system: Any) -> None:

@@ -101,6 +101,17 @@ def test_a_store_object_runs_and_resumes_only_with_the_object(tmp_path: Path):
     assert len(read_items(again.path)) == 15
 
 
+def test_store_and_agent_keywords_as_a_notebook_user_writes_them(tmp_path: Path):
+    res = run("retrieval", store=Exact(), dataset="demo-en", out=tmp_path / "obj")
+    assert res.header.system.name == "Exact" and res.summary.counts["items"] == 15
+    named = run("retrieval", store="keyword", dataset="demo-en", out=tmp_path / "name")
+    assert named.header.system.name == "keyword"
+    with pytest.raises(MnemometerError, match="no system to run"):
+        run("retrieval", dataset="demo-en", out=tmp_path / "none")
+    with pytest.raises(MnemometerError, match="more than one system"):
+        run("retrieval", "bm25", store=Exact(), dataset="demo-en", out=tmp_path / "two")
+
+
 def test_a_suite_that_drives_agents_refuses_a_store_and_the_reverse(tmp_path: Path):
     with pytest.raises(MnemometerError, match="drives agents: pass --agent"):
         run("scenarios", "bm25", out=tmp_path / "a")

@@ -120,8 +120,13 @@ _LLM_OPTIONS = [
         type=click.Path(path_type=Path),
         help="Directory for the LLM disk cache (keyed on the full request).",
     ),
+    click.option(
+        "--llm-timeout",
+        type=float,
+        help="Seconds allowed per LLM request (default 60; a busy local model may need more).",
+    ),
 ]
-LLM_KEYS = ("llm_base_url", "llm_model", "llm_api_key", "llm_config", "llm_cache")
+LLM_KEYS = ("llm_base_url", "llm_model", "llm_api_key", "llm_config", "llm_cache", "llm_timeout")
 """The keyword arguments :func:`llm_options` adds."""
 
 
@@ -146,6 +151,7 @@ def llm_settings(kw: dict[str, Any]) -> Any:
         kw.get("llm_api_key"),
         config_file=kw.get("llm_config"),
         cache_dir=kw.get("llm_cache"),
+        timeout=kw.get("llm_timeout"),
     )
 
 

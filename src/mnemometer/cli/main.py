@@ -50,13 +50,27 @@ cli.add_command(serve_llm_cmd)
 cli.add_command(serve_group)
 
 
+def _log_to_stderr() -> None:
+    """The library's warnings (``mnemometer.*`` loggers) as ``warning: ...`` lines."""
+    import logging
+
+    log = logging.getLogger("mnemometer")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("warning: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.WARNING)
+        log.propagate = False
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit code 2.
 
     The nearest ``.env`` is loaded first and the seeds' variable names become aliases of
-    ``MNEMOMETER_*`` ones (docs/configuration.md).
+    ``MNEMOMETER_*`` ones (docs/seed-differences.md).
     """
     prepare_environment()
+    _log_to_stderr()
     try:
         cli.main(
             args=argv,

@@ -89,9 +89,12 @@ def read_header(run_dir: str | Path) -> RunHeader:
 
 
 def read_items(run_dir: str | Path) -> list[ItemResult]:
-    """Read item results, last result per item id (and step) winning, in plan order.
+    """Read item results, the last complete attempt per item winning, in plan order.
 
-    A multi-step item logs one result per step (``step``) next to its own.
+    A multi-step item logs one result per step (``step``, with ``steps`` on each); a
+    resumed item logs again. An item's latest attempt replaces every earlier one (a retried
+    failure leaves no stale error behind), and an attempt with fewer step lines than its
+    ``steps`` (cut short by a crash) is ignored: it is redone on resume.
 
     A final line cut short by a crash is ignored (it is redone on resume); a corrupt line
     anywhere else is an error.
@@ -102,7 +105,8 @@ def read_items(run_dir: str | Path) -> list[ItemResult]:
     raw_header = _raw_header(run_dir)
     version = raw_header["schema_version"]
     lines = path.read_bytes().split(b"\n")
-    by_id: dict[tuple[str, str | None], ItemResult] = {}
+    current: dict[str, list[ItemResult]] = {}  # the attempt being read, per item
+    complete: dict[str, list[ItemResult]] = {}  # the last complete attempt, per item
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -116,8 +120,19 @@ def read_items(run_dir: str | Path) -> list[ItemResult]:
                 break
             msg = e.errors()[0]["msg"] if isinstance(e, ValidationError) else str(e)
             raise RunLogError(f"{path}:{n}: corrupt item result: {msg}") from None
-        by_id[(item.item_id, item.step)] = item
-    return sorted(by_id.values(), key=lambda r: (r.index, r.step is not None))
+        attempt = current.get(item.item_id)
+        if (
+            attempt is None
+            or item.step is None
+            or attempt[-1].step is None
+            or any(r.step == item.step for r in attempt)
+        ):
+            attempt = current[item.item_id] = []  # a new attempt at this item
+        attempt.append(item)
+        if item.step is None or item.steps is None or len(attempt) >= item.steps:
+            complete[item.item_id] = list(attempt)
+    out = [r for attempt in complete.values() for r in attempt]
+    return sorted(out, key=lambda r: r.index)
 
 
 def _migrate_item(line: bytes, version: int, raw_header: dict[str, Any]) -> dict[str, Any]:

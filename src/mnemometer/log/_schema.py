@@ -183,6 +183,10 @@ class ItemResult(StrictModel):
     """Position in the suite's plan (results are reported in this order)."""
     step: str | None = None
     """For a multi-step item (a build sequence), the step this result is for."""
+    steps: int | None = None
+    """For a multi-step item, how many step results its run logged (on every step line).
+    The runner writes an item's lines together; an item with fewer lines than ``steps`` was
+    cut short by a crash: the reader ignores it and a resume runs it again."""
     status: Literal["ok", "error", "timeout"] = "ok"
     """``error``/``timeout`` items are kept and counted, and score as failures."""
     error: str | None = None

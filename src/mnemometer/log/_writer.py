@@ -8,6 +8,7 @@ from typing import IO, Any
 
 from pydantic_core import to_json
 
+from mnemometer import _env
 from mnemometer.log._schema import (
     HEADER_FILE,
     ITEMS_FILE,
@@ -19,9 +20,12 @@ from mnemometer.log._schema import (
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` so a crash leaves the old file or the new one, never half of one."""
+    """Write ``text`` so a crash leaves the old file or the new one, never half of one.
+
+    Known secrets (API keys) are scrubbed first: they never reach a run directory.
+    """
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, "utf-8")
+    tmp.write_text(_env.scrub(text), "utf-8")
     os.replace(tmp, path)
 
 
@@ -48,6 +52,8 @@ class ItemWriter:
         _drop_partial_tail(path)
         self._f: IO[bytes] = open(path, "ab", buffering=0)
         self._fsync = fsync
+        # An error message may quote a key (an SDK echoing its request): scrub every line.
+        self._secrets = [s.encode() for s in _env.secret_values()]
 
     def write(self, item: ItemResult | dict[str, Any]) -> None:
         """Append one result: a model, or plain data shaped like one (validated on read).
@@ -55,11 +61,17 @@ class ItemWriter:
         Plain data skips building a model per item, the largest part of the harness's
         per-item cost; every line is validated when the log is read.
         """
-        if isinstance(item, dict):
-            line = to_json(item)
-        else:
-            line = item.model_dump_json(exclude_defaults=True).encode()
-        self._f.write(line + b"\n")
+        self.write_many([item])
+
+    def write_many(self, items: list[ItemResult | dict[str, Any]]) -> None:
+        """Append the results of one item (a multi-step item's steps) in one write."""
+        data = b"".join(_line(item) + b"\n" for item in items)
+        if self._secrets:
+            data = _env.scrub_bytes(data, self._secrets)
+        view = memoryview(data)
+        while view:  # an unbuffered write may be short; finish it
+            n = self._f.write(view)
+            view = view[n or 0 :]
         if self._fsync:
             os.fsync(self._f.fileno())
 
@@ -69,6 +81,12 @@ class ItemWriter:
             os.fsync(self._f.fileno())
         finally:
             self._f.close()
+
+
+def _line(item: ItemResult | dict[str, Any]) -> bytes:
+    if isinstance(item, dict):
+        return to_json(item)
+    return item.model_dump_json(exclude_defaults=True).encode()
 
 
 def _drop_partial_tail(path: Path) -> None:

@@ -13,6 +13,7 @@ sent to a worker at once, and each comes back as files the driver writes
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import uuid
 from collections.abc import Callable, Sequence
@@ -23,10 +24,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from mnemometer import _env
 from mnemometer.config import StrictModel, validate
 from mnemometer.errors import MnemometerError, RunLogError
+from mnemometer.log._lock import LOCK_FILE, DirectoryLocked, DirLock, holder
 from mnemometer.log._reader import read_header
-from mnemometer.log._schema import HEADER_FILE
+from mnemometer.log._schema import HEADER_FILE, SUMMARY_FILE
 from mnemometer.log._writer import write_header
 from mnemometer.runner._conditions import load_conditions, resolve, system_for
 from mnemometer.runner._executor import Done
@@ -41,7 +44,7 @@ from mnemometer.runner._remote import (
 from mnemometer.runner._run import RunResult, RunSettings, resume, run
 from mnemometer.scoring.aggregate import run_summary
 from mnemometer.suites import create_suite
-from mnemometer.systems import SystemSpec
+from mnemometer.systems import SystemSpec, without_redacted
 
 EXPERIMENT_FILE = "experiment.json"
 
@@ -161,15 +164,28 @@ def run_experiment(
         out = Path("runs") / f"{exp.suite}-{stamp}-{uuid.uuid4().hex[:4]}"
     out = Path(out)
     if out.exists() and any(out.iterdir()):
-        raise MnemometerError(
-            f"{out}: already exists and is not empty; choose another --out, "
-            "or continue it with --resume"
-        )
-    return _complete(out, start_experiment(exp, out), settings, on_run)
+        if (who := holder(out)) is not None:
+            raise DirectoryLocked(f"{out}: is being written by {who}; choose another --out")
+        if {p.name for p in out.iterdir()} - {LOCK_FILE, EXPERIMENT_FILE + ".tmp"}:
+            raise MnemometerError(
+                f"{out}: already exists and is not empty; choose another --out, "
+                "or continue it with --resume"
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    with DirLock(out):
+        if (out / EXPERIMENT_FILE).exists():  # another writer started it meanwhile
+            raise MnemometerError(f"{out}: already holds an experiment; continue it with --resume")
+        plan = start_experiment(exp, out)
+        given = {s.label: dict(s.options) for s in exp.systems}  # secrets included
+        return _complete(out, plan, settings, on_run, given)
 
 
 def start_experiment(experiment: Experiment, out: Path) -> ExperimentFile:
-    """Write ``experiment.json`` for a new experiment in ``out`` (its runs start later)."""
+    """Write ``experiment.json`` for a new experiment in ``out`` (its runs start later).
+
+    Written atomically (a kill leaves it whole or absent), with secret options hidden:
+    the runs take keys from the caller, a resume from the environment.
+    """
     exp = experiment.checked()
     out.mkdir(parents=True, exist_ok=True)
     plan = ExperimentFile(
@@ -181,7 +197,7 @@ def start_experiment(experiment: Experiment, out: Path) -> ExperimentFile:
             _SystemEntry(
                 kind=s.kind,
                 name=s.name,
-                options=dict(s.options),
+                options=_env.redact(dict(s.options)),
                 condition=s.condition,
                 notes=list(s.notes),
             )
@@ -192,7 +208,9 @@ def start_experiment(experiment: Experiment, out: Path) -> ExperimentFile:
         sample=exp.sample,
         created_at=datetime.now(UTC),
     )
-    (out / EXPERIMENT_FILE).write_text(plan.model_dump_json(indent=1) + "\n", "utf-8")
+    tmp = out / (EXPERIMENT_FILE + ".tmp")
+    tmp.write_text(plan.model_dump_json(indent=1) + "\n", "utf-8")
+    os.replace(tmp, out / EXPERIMENT_FILE)
     return plan
 
 
@@ -224,7 +242,8 @@ def resume_experiment(
     plan = read_experiment(out)
     specs = [_spec(e) for e in plan.systems]
     check_remote(settings, specs, [plan.dataset, *plan.suite_options.values()])
-    return _complete(out, plan, settings, on_run)
+    with DirLock(out):
+        return _complete(out, read_experiment(out), settings, on_run)
 
 
 def is_experiment(path: str | Path) -> bool:
@@ -251,10 +270,15 @@ def read_experiment(out: str | Path) -> ExperimentFile:
         raise RunLogError(str(e)) from None
 
 
-def _spec(entry: _SystemEntry) -> SystemSpec:
-    return SystemSpec(
-        entry.kind, entry.name, dict(entry.options), entry.condition, tuple(entry.notes)
-    )
+def _spec(entry: _SystemEntry, given: dict[str, dict[str, Any]] | None = None) -> SystemSpec:
+    """The spec of a plan entry.
+
+    Options as given (secrets included) when the caller has them, else the plan's, whose
+    hidden secrets the factory reads from the environment.
+    """
+    label = entry.condition or entry.name
+    options = (given or {}).get(label) or without_redacted(entry.options)
+    return SystemSpec(entry.kind, entry.name, options, entry.condition, tuple(entry.notes))
 
 
 def check_remote(settings: RunSettings | None, specs: Sequence[SystemSpec], inputs: list) -> None:
@@ -278,7 +302,11 @@ def check_remote(settings: RunSettings | None, specs: Sequence[SystemSpec], inpu
 
 
 def _complete(
-    out: Path, plan: ExperimentFile, settings: RunSettings | None, on_run: OnRun | None
+    out: Path,
+    plan: ExperimentFile,
+    settings: RunSettings | None,
+    on_run: OnRun | None,
+    given: dict[str, dict[str, Any]] | None = None,
 ) -> ExperimentResult:
     executor = settings.executor if settings is not None else None
     if executor is not None and getattr(executor, "remote", False):
@@ -286,13 +314,13 @@ def _complete(
     results: list[RunResult] = []
     for r in range(plan.repeats):
         for entry in plan.systems:
-            spec = _spec(entry)
+            spec = _spec(entry, given)
             run_dir = out / f"{spec.label}-r{r}"
             if (run_dir / HEADER_FILE).is_file():
                 header = read_header(run_dir)
-                if header.status == "finished":
+                if header.status == "finished" and (run_dir / SUMMARY_FILE).is_file():
                     result = RunResult(run_dir, header, run_summary(run_dir))
-                else:
+                else:  # unfinished, or killed while its summary was written
                     result = resume(run_dir, settings=settings)
             else:
                 if run_dir.exists():  # created, then killed before its header was written
@@ -332,7 +360,7 @@ def _complete_remote(
                 existing = None
                 if (run_dir / HEADER_FILE).is_file():
                     header = read_header(run_dir)
-                    if header.status == "finished":
+                    if header.status == "finished" and (run_dir / SUMMARY_FILE).is_file():
                         done[run_dir] = RunResult(run_dir, header, run_summary(run_dir))
                         continue
                     existing = run_files(run_dir)

@@ -15,8 +15,16 @@ from mnemometer import _env
 from mnemometer.datasets._io import BUILTIN, load_dataset
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import MnemometerError, RunLogError
+from mnemometer.log._lock import LOCK_FILE, DirectoryLocked, DirLock, holder
 from mnemometer.log._reader import read_header, read_items, upgrade
-from mnemometer.log._schema import DatasetRef, ItemResult, RunHeader, Summary, SystemRef
+from mnemometer.log._schema import (
+    HEADER_FILE,
+    DatasetRef,
+    ItemResult,
+    RunHeader,
+    Summary,
+    SystemRef,
+)
 from mnemometer.log._writer import ItemWriter, write_header, write_summary
 from mnemometer.runner._executor import Done, Executor, LocalExecutor
 from mnemometer.runner._remote import ItemWork, check_item_unit, remote_checks
@@ -102,8 +110,10 @@ class _Prepared:
 
 def run(
     suite: str | Suite,
-    system: SystemSpec | str | Any,
+    system: SystemSpec | str | Any = None,
     *,
+    store: str | Any = None,
+    agent: str | Any = None,
     dataset: str | Path | Dataset | None = None,
     suite_options: dict[str, Any] | None = None,
     out: str | Path | None = None,
@@ -123,6 +133,9 @@ def run(
             ``items``) or a suite object.
         system: what is tested: a :class:`~mnemometer.SystemSpec`, a registered store name,
             or an in-process store / agent factory.
+        store: instead of ``system``: a store name or an in-process store object
+            (``store=MyStore()``).
+        agent: instead of ``system``: an agent name or an in-process agent factory.
         dataset: a path, a built-in name or a loaded :class:`Dataset`; suites that bring
             their own items (scenarios, suite directories) take none.
         suite_options: options for the suite (``top_k``, ``ks``, ``suite_dir``, ...).
@@ -138,7 +151,7 @@ def run(
         MnemometerError: bad input (dataset, names, options, run directory).
     """
     settings = (settings or RunSettings()).checked()
-    spec = SystemSpec.of(system)
+    spec = _system_arg(system, store, agent)
     if limit is not None and limit < 1:
         raise MnemometerError(f"--limit must be at least 1, got {limit}")
     if sample is not None and sample < 1:
@@ -148,24 +161,27 @@ def run(
     ds, dataset_path = _dataset_for(the_suite, dataset)
     _preflight(settings.executor, the_suite, spec, dataset_path)
     run_dir = _new_run_dir(out, the_suite.name, spec.label)
-    live = spec.create(_workdir(run_dir, spec), lang=ds.info.language, llm=settings.llm)
-    items = _limited(the_suite.plan(ds), limit, sample, settings.seed)
-    header = new_header(
-        the_suite,
-        ds,
-        dataset_path,
-        spec.ref(live),
-        settings,
-        run_group=run_group,
-        repeat=repeat,
-        item_count=len(items),
-        notes=list(spec.notes),
-        limit=limit,
-        sample=sample,
-    )
-    write_header(run_dir, header)
-    prepared = _Prepared(run_dir, header, the_suite, spec, live, ds, items)
-    return _execute(prepared, {}, settings)
+    with DirLock(run_dir):
+        if (run_dir / HEADER_FILE).exists():  # another writer started it meanwhile
+            raise MnemometerError(f"{run_dir}: already holds a run; continue it with --resume")
+        live = spec.create(_workdir(run_dir, spec), lang=ds.info.language, llm=settings.llm)
+        items = _limited(the_suite.plan(ds), limit, sample, settings.seed)
+        header = new_header(
+            the_suite,
+            ds,
+            dataset_path,
+            spec.ref(live),
+            settings,
+            run_group=run_group,
+            repeat=repeat,
+            item_count=len(items),
+            notes=list(spec.notes),
+            limit=limit,
+            sample=sample,
+        )
+        write_header(run_dir, header)
+        prepared = _Prepared(run_dir, header, the_suite, spec, live, ds, items)
+        return _execute(prepared, {}, settings)
 
 
 def resume(
@@ -185,7 +201,21 @@ def resume(
     """
     settings = (settings or RunSettings()).checked()
     path = Path(run_dir)
-    header = read_header(path)
+    if not (path / HEADER_FILE).exists() and _aborted_start(path):
+        raise RunLogError(
+            f"{path}: the run was killed before it started (no {HEADER_FILE}); start it again "
+            "with the same --out"
+        )
+    read_header(path)  # not a run directory: say so before anything is written
+    with DirLock(path):
+        return _resume_locked(path, settings, system, dataset)
+
+
+def _resume_locked(
+    path: Path, settings: RunSettings, system: Any, dataset: Dataset | None
+) -> RunResult:
+    header = read_header(path)  # as it is now that we hold the lock
+    settings = _with_recorded_llm(settings, header)
     the_suite = create_suite(header.suite, {**header.suite_options, **header.suite_inputs})
     upgrade(path)  # new lines are appended in the current schema: the old ones must match
     spec = SystemSpec.from_ref(header.system, header.notes)
@@ -212,6 +242,31 @@ def resume(
     return _execute(prepared, done, settings)
 
 
+def _with_recorded_llm(settings: RunSettings, header: RunHeader) -> RunSettings:
+    """The run's own LLM endpoint when the caller names none (its key from the environment).
+
+    An agent records the endpoint it asked (base URL, model, timeout, retries; never the
+    key), so a resume asks the same one without the flags being given again.
+    """
+    if settings.llm is not None:
+        return settings
+    resolved = header.system.options.get("resolved")
+    llm = resolved.get("llm") if isinstance(resolved, dict) else None
+    if not isinstance(llm, dict) or not llm.get("base_url") or not llm.get("model"):
+        return settings
+    from dataclasses import replace
+
+    from mnemometer.llm import resolve_settings
+
+    recorded = resolve_settings(
+        base_url=llm["base_url"],
+        model=llm["model"],
+        timeout=llm.get("timeout"),
+        max_retries=llm.get("max_retries"),
+    )
+    return replace(settings, llm=recorded)
+
+
 def resummarize(run_dir: str | Path) -> Summary:
     """Recompute the suite's own summary from the items and write ``summary.json``.
 
@@ -220,15 +275,35 @@ def resummarize(run_dir: str | Path) -> Summary:
     path = Path(run_dir)
     header = read_header(path)
     the_suite = create_suite(header.suite, {**header.suite_options, **header.suite_inputs})
-    return _summarize(path, header, the_suite, read_items(path))
+    with DirLock(path):
+        return _summarize(path, header, the_suite, read_items(path))
 
 
 def _summarize(path: Path, header: RunHeader, suite: Suite, results: list[ItemResult]) -> Summary:
     summary = suite.summarize(header, results).model_copy(
         update={"run_id": header.run_id, "results": len(results), "source": "suite"}
     )
+    if note := failure_note(results):
+        summary = summary.model_copy(update={"notes": [note, *summary.notes]})
     write_summary(path, summary)
     return summary
+
+
+def failure_note(results: list[ItemResult]) -> str | None:
+    """``N of M items failed (x%): ...`` when any item errored or timed out, else ``None``."""
+    status: dict[str, set[str]] = {}
+    for r in results:
+        status.setdefault(r.item_id, set()).add(r.status)
+    timeouts = sum("timeout" in s for s in status.values())
+    errors = sum("error" in s and "timeout" not in s for s in status.values())
+    if not errors and not timeouts:
+        return None
+    n = len(status)
+    return (
+        f"{errors + timeouts} of {n} items failed ({100 * (errors + timeouts) / n:.1f}%): "
+        f"{errors} errors, {timeouts} timed out; each is in the log with its error and "
+        "scores as a failure"
+    )
 
 
 def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
@@ -252,8 +327,7 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
         finished = [len(p.items) - len(todo)]
 
         def record(d: Done[Item]) -> None:
-            for result in _results(p.suite, d, timeout):
-                writer.write(result)
+            writer.write_many(_results(p.suite, d, timeout))  # one write: whole or cut
             if d.attempts > 1 or d.lost:
                 notes.append(_retry_note(executor.name, d))
             finished[0] += 1
@@ -276,9 +350,11 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
         p.suite.teardown()
     timings["total"] = timings.get("total", 0.0) + time.perf_counter() - t_start
     header = p.header.model_copy(update={"status": "finished", "timings": timings, "notes": notes})
-    write_header(p.run_dir, header)
+    # The summary and the suite's files first, the header last: a run whose header says
+    # finished has all of them, and one killed before that resumes to write them.
     summary = _summarize(p.run_dir, header, p.suite, read_items(p.run_dir))
     p.suite.write_outputs(p.run_dir, header, summary)
+    write_header(p.run_dir, header)
     if p.spec.instance is None:  # objects passed in are the caller's to close
         close(p.system)
     return RunResult(p.run_dir, header, summary)
@@ -327,7 +403,8 @@ def _results(suite: Suite, d: Done[Item], timeout: float | None) -> list[Any]:
     out = d.result
     if isinstance(out, ItemResult | dict):
         return [out]
-    return [r.model_copy(update={"index": d.item.index}) for r in out]
+    steps = len(out)
+    return [r.model_copy(update={"index": d.item.index, "steps": steps}) for r in out]
 
 
 def _as_failure(result: ItemResult) -> ItemResult:
@@ -467,15 +544,58 @@ def _workdir(run_dir: Path, spec: SystemSpec) -> Path:
     return run_dir / spec.kind
 
 
+_LEFTOVERS = {LOCK_FILE, "store", "agent", HEADER_FILE + ".tmp"}
+"""What a run killed before its header was written can leave (its lock, its system's files)."""
+
+
+def _aborted_start(path: Path) -> bool:
+    """True for a directory left by a run killed before its header: only its leftovers."""
+    if not path.is_dir() or not (path / LOCK_FILE).exists() or holder(path) is not None:
+        return False
+    return {p.name for p in path.iterdir()} <= _LEFTOVERS
+
+
+def _system_arg(system: Any, store: Any, agent: Any) -> SystemSpec:
+    """The one system ``run`` was given, positionally or as ``store=`` / ``agent=``."""
+    given = [x for x in (system, store, agent) if x is not None]
+    if len(given) != 1:
+        what = "no system" if not given else "more than one system"
+        raise MnemometerError(
+            f"{what} to run: pass one of a store or agent positionally, store=... "
+            "(a name or an object with reset/store/search) or agent=... (a name or a factory)"
+        )
+    if isinstance(store, str):
+        return SystemSpec.store(store)
+    if isinstance(agent, str):
+        return SystemSpec.agent(agent)
+    return SystemSpec.of(given[0])
+
+
 def _new_run_dir(out: str | Path | None, suite: str, label: str) -> Path:
     if out is None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         out = Path("runs") / f"{suite}-{label}-{stamp}-{uuid.uuid4().hex[:4]}"
     path = Path(out)
     if path.exists() and any(path.iterdir()):
-        raise MnemometerError(
-            f"{path}: already exists and is not empty; choose another --out, "
-            "or continue it with --resume"
-        )
+        if (who := holder(path)) is not None:
+            raise DirectoryLocked(f"{path}: is being written by {who}; choose another --out")
+        if not _aborted_start(path):
+            raise MnemometerError(
+                f"{path}: already exists and is not empty; choose another --out, "
+                "or continue it with --resume"
+            )
+        _clear(path)  # a start killed before its header: begin again
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def _clear(path: Path) -> None:
+    import shutil
+
+    for p in path.iterdir():
+        if p.name == LOCK_FILE:
+            continue  # the next writer takes a stale lock over
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            p.unlink()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,8 +30,35 @@ class Hit:
             if mid is None:
                 raise TypeError(f"search result has no 'memory_id': {dict(obj)!r:.120}")
             text = obj.get("text", obj.get("content", "")) or ""
-            return cls(str(mid), float(obj.get("score", 0.0) or 0.0), str(text))
+            score = float(obj.get("score", 0.0) or 0.0)
+            if not math.isfinite(score):
+                raise ValueError(f"search result score is not a finite number: {score!r}")
+            return cls(str(mid), score, str(text))
         raise TypeError(f"search result must be a Hit or a dict, got {type(obj).__name__}")
+
+
+class HitList(list[Hit]):
+    """Hits as a suite scores them, with how many the store actually returned."""
+
+    returned: int = 0
+    """How many results the call returned (more than asked is a contract breach)."""
+
+
+def coerce_hits(raw: Any, limit: int) -> HitList:
+    """The first ``limit`` results of a ``search`` call as hits, checked.
+
+    Raises:
+        TypeError: the call returned something other than a list of hits or dicts.
+        ValueError: a score that is not a finite number.
+    """
+    if raw is None:
+        raise TypeError("search returned None; a store returns a list of hits ([] for none)")
+    if isinstance(raw, str | bytes | Mapping) or not hasattr(raw, "__iter__"):
+        raise TypeError(f"search returned a {type(raw).__name__}, not a list of hits")
+    items = list(raw)
+    out = HitList(Hit.coerce(h) for h in items[:limit])
+    out.returned = len(items)
+    return out
 
 
 @runtime_checkable

@@ -18,7 +18,7 @@ from mnemometer.scoring.retrieval import (
     failed_metrics,
     rank_values,
 )
-from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, Hit
+from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, HitList, coerce_hits
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
 from mnemometer.systems import close
 
@@ -60,12 +60,16 @@ def store_dataset(
     return {"index": time.perf_counter() - t0}
 
 
-def timed_search(store: Any, text: str, top_k: int) -> tuple[list[Hit], float]:
-    """Search and return the hits (coerced, at most ``top_k``) and the call's milliseconds."""
+def timed_search(store: Any, text: str, top_k: int) -> tuple[HitList, float]:
+    """Search and return the hits (checked, at most ``top_k``) and the call's milliseconds.
+
+    A result that is not a list of hits raises (the item is recorded as an error); the
+    returned list's ``returned`` says how many results the store gave.
+    """
     t0 = time.perf_counter()
     raw = store.search(text, top_k)
     ms = (time.perf_counter() - t0) * 1000.0
-    return [Hit.coerce(h) for h in raw][:top_k], ms
+    return coerce_hits(raw, top_k), ms
 
 
 class RetrievalSuite(BaseSuite):
@@ -118,6 +122,7 @@ class RetrievalSuite(BaseSuite):
         self.versions = versions
         self._abstains = False
         self._stores: dict[str, Any] = {}  # conversation id -> its own store
+        self._known: set[str] = set()  # memory ids the store was given
 
     def options(self) -> dict[str, Any]:
         """Resolved options."""
@@ -140,12 +145,14 @@ class RetrievalSuite(BaseSuite):
         spec, so no conversation's turns can answer another's questions.
         """
         self._abstains = bool(getattr(system, "abstains", False))
+        self._known = {m.id for m in dataset.memories}
         timings = store_dataset(system, dataset, self.versions, ctx.report)
         for n, conv in enumerate(dataset.conversations, 1):
             ctx.report("ingest", n - 1, len(dataset.conversations))
             store = ctx.isolated(_namespace(conv.id), lang=dataset.info.language)
             self._stores[conv.id] = store
             turns = dataset.with_turn_memories(conv.id)
+            self._known.update(m.id for m in turns.memories)
             timings["index"] += store_dataset(store, turns, self.versions)["index"]
         return timings
 
@@ -167,6 +174,11 @@ class RetrievalSuite(BaseSuite):
         extra: dict[str, Any] = {"duplicates_dropped": duplicate_count([h.memory_id for h in hits])}
         if len(more) > self.top_k:
             extra["next_hit"] = {"id": more[-1].memory_id, "score": more[-1].score}
+        # Contract breaches are recorded and noted, never silently scored away.
+        if more.returned > self.top_k + 1:
+            extra["returned"] = more.returned  # asked for top_k + 1
+        if unknown := sum(h.memory_id not in self._known for h in hits):
+            extra["unknown_ids"] = unknown
         entity = self._entity.get(q.id)
         if entity is not None:
             extra.update(relevance="entity", entity=entity[0], entity_memories=len(entity[1]))
@@ -264,6 +276,20 @@ def _tie_and_duplicate_notes(
             f"tie_at_cutoff {tie.value:.2f}: on that share of queries the hit ranked {top_k} "
             f"and the next one score the same, so the store's tie rule (not its scores) chose "
             "which of the tied memories made the cut"
+        )
+    unknown = [int(r.extra.get("unknown_ids", 0)) for r in items]
+    if any(unknown):
+        notes.append(
+            f"{sum(unknown)} hits in {sum(u > 0 for u in unknown)} of {len(items)} items named "
+            "memory ids the store was never given (scored as misses): the store invents or "
+            "rewrites ids"
+        )
+    over = [r for r in items if "returned" in r.extra]
+    if over:
+        most = max(int(r.extra["returned"]) for r in over)
+        notes.append(
+            f"the store returned more hits than asked in {len(over)} of {len(items)} items "
+            f"(up to {most} for {top_k + 1}); only the first {top_k} were scored"
         )
     dropped = [int(r.extra.get("duplicates_dropped", 0)) for r in items]
     if any(dropped):
