@@ -17,13 +17,11 @@ from itertools import combinations
 from pathlib import Path
 
 from mnemometer.datasets import load_dataset
+from mnemometer.datasets._minhash import candidate_pairs, jaccard, token_sets
 from mnemometer.datasets.clean import (
     LSH_MARGIN,
     CleanConfig,
-    _token_sets,
-    candidate_pairs,
     clean_dataset,
-    jaccard,
 )
 
 SEED = Path(__file__).resolve().parents[1].parent / "shared/seed-data/memtest"
@@ -32,7 +30,7 @@ TARGET_S = 3.0
 
 def pairwise_near_duplicates(memories, lang: str, threshold: float) -> set[tuple[int, int]]:
     """The O(n²) reference: exact Jaccard of every cross-person pair in each group."""
-    tokens = _token_sets(memories, lang)
+    tokens = token_sets(memories, lang)
     groups: dict[str, list[int]] = defaultdict(list)
     for i, m in enumerate(memories):
         groups[f"{m.metadata.get('book')}|{m.metadata.get('event_type')}"].append(i)
@@ -48,7 +46,7 @@ def pairwise_near_duplicates(memories, lang: str, threshold: float) -> set[tuple
 
 def lsh_near_duplicates(memories, lang: str, threshold: float) -> set[tuple[int, int]]:
     """The same pairs found through MinHash LSH candidates (what `clean` does)."""
-    tokens = _token_sets(memories, lang)
+    tokens = token_sets(memories, lang)
     keys = [(m.metadata.get("book"), m.metadata.get("event_type")) for m in memories]
     ids: dict[tuple, int] = {}
     blocks = [ids.setdefault(k, len(ids)) for k in keys]

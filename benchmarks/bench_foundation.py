@@ -108,19 +108,8 @@ def cli_run(dataset: Path | str, store: str, out: Path) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(
-        [
-            CLI,
-            "run",
-            "retrieval",
-            "--dataset",
-            str(dataset),
-            "--store",
-            store,
-            "--out",
-            str(out),
-            "--format",
-            "none",
-        ],
+        [CLI, "run", "retrieval", "--dataset", str(dataset), "--store", store]
+        + ["--out", str(out), "--format", "none"],
         capture_output=True,
         text=True,
     )

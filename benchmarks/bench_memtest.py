@@ -52,19 +52,8 @@ def main() -> None:
         for suite, store in runs:
             out = tmp / f"{suite}-{store}"
             wall, cpu = timed(
-                [
-                    MNEMOMETER,
-                    "run",
-                    suite,
-                    "--dataset",
-                    str(data),
-                    "--store",
-                    store,
-                    "--out",
-                    str(out),
-                    "--format",
-                    "none",
-                ]
+                [MNEMOMETER, "run", suite, "--dataset", str(data), "--store", store]
+                + ["--out", str(out), "--format", "none"]
             )
             header = json.loads((out / "header.json").read_text())
             items = header["item_count"]

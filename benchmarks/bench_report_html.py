@@ -26,17 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from mnemometer.testing._browser import CHROMIUM, launch
 
 
 def make_run(root: Path, items: int) -> Path:
@@ -176,7 +166,7 @@ def main() -> None:
         from playwright.sync_api import sync_playwright
 
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = launch(p)
             for label, path in pages.items():
                 open_in_chromium(browser, path, "week")  # warm the browser's caches once
                 r = open_in_chromium(browser, path, "person 4321 ")

@@ -9,22 +9,11 @@ drawn, and saves the top WIDTH x HEIGHT pixels as PNG.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from mnemometer.testing._browser import launch
 
 
 def main() -> None:
@@ -36,7 +25,7 @@ def main() -> None:
     ap.add_argument("--height", type=int, default=1000)
     a = ap.parse_args()
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = launch(p)
         ctx = browser.new_context(viewport={"width": a.width, "height": a.height})
         ctx.route(
             "**/*", lambda r: r.continue_() if r.request.url.startswith("file:") else r.abort()

@@ -267,31 +267,10 @@ def test_cli_end_to_end_and_resume(llm, tmp_path):
 def test_cli_bad_input_exits_2_before_the_run(tmp_path, args, message, monkeypatch):
     monkeypatch.setenv("MNEMOMETER_LLM_STARTUP_WAIT", "0")  # no server is starting up
     with FakeLLMServer(api_key="sk-right") as srv:
-        base = [
-            "--agent",
-            "rag",
-            "--store",
-            "bm25",
-            "--llm-base-url",
-            srv.base_url,
-            "--llm-model",
-            srv.model,
-            "--llm-api-key",
-            "sk-right",
-        ]
-        res = CliRunner().invoke(
-            cli,
-            [
-                "run",
-                "scenarios",
-                *base,
-                *args,
-                "--out",
-                str(tmp_path / "r"),
-                "-O",
-                "similarity=none",
-            ],
-        )
+        base = ["run", "scenarios", "--agent", "rag", "--store", "bm25"]
+        base += ["--llm-base-url", srv.base_url, "--llm-model", srv.model]
+        base += ["--llm-api-key", "sk-right", "--out", str(tmp_path / "r")]
+        res = CliRunner().invoke(cli, [*base, *args, "-O", "similarity=none"])
     from mnemometer.errors import MnemometerError
 
     assert isinstance(res.exception, MnemometerError), res.output
@@ -312,20 +291,10 @@ def test_main_prints_one_line_and_exit_2(tmp_path):
     from pathlib import Path
 
     exe = str(Path(sys.executable).parent / "mnemometer")
+    args = ["run", "scenarios", "--agent", "rag", "-O", f"path={bad}"]
+    args += ["--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"]
     p = subprocess.run(
-        [
-            exe,
-            "run",
-            "scenarios",
-            "--agent",
-            "rag",
-            "--llm-base-url",
-            "http://127.0.0.1:9/v1",
-            "--llm-model",
-            "m",
-            "-O",
-            f"path={bad}",
-        ],
+        [exe, *args],
         capture_output=True,
         text=True,
         timeout=60,

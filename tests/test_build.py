@@ -43,6 +43,12 @@ def client(srv, cache=None, **kw):
     return LLMClient(srv.base_url, srv.model, backoff=0.001, cache_dir=cache, **kw)
 
 
+def cli_build(corpus, out, srv, *args):
+    """``mnemometer build CORPUS -o OUT`` against the fake server, with more ``args``."""
+    llm = ["--llm-base-url", srv.base_url, "--llm-model", srv.model]
+    return CliRunner().invoke(cli, ["build", str(corpus), "-o", str(out), *args, *llm])
+
+
 @pytest.fixture
 def en_corpus(tmp_path):
     return write_corpus(tmp_path / "corpus", EN_FILES)
@@ -214,20 +220,7 @@ def test_a_chunk_that_never_validates_is_recorded_and_retried_on_resume(en_corpu
     out = tmp_path / "o.json"
     never = (lambda b: "Dave wrote" in json.dumps(b, ensure_ascii=False), "no JSON here")
     with FakeLLMServer(rules=[never], default=extraction_reply) as srv:
-        res = CliRunner().invoke(
-            cli,
-            [
-                "build",
-                str(en_corpus),
-                "-o",
-                str(out),
-                "--no-llm-cache",
-                "--llm-base-url",
-                srv.base_url,
-                "--llm-model",
-                srv.model,
-            ],
-        )
+        res = cli_build(en_corpus, out, srv, "--no-llm-cache")
         assert res.exit_code == 1, res.output
         assert "chunks 3 (0 from the checkpoint, 1 failed" in res.output
         assert "failed book2/ch1.txt chunk 0: no JSON object in the reply" in res.output
@@ -236,21 +229,7 @@ def test_a_chunk_that_never_validates_is_recorded_and_retried_on_resume(en_corpu
         assert checkpoint_path(out).exists()
         srv.rules.clear()  # the model behaves now
         before = len(srv.chat_requests())
-        res = CliRunner().invoke(
-            cli,
-            [
-                "build",
-                str(en_corpus),
-                "-o",
-                str(out),
-                "--resume",
-                "--no-llm-cache",
-                "--llm-base-url",
-                srv.base_url,
-                "--llm-model",
-                srv.model,
-            ],
-        )
+        res = cli_build(en_corpus, out, srv, "--resume", "--no-llm-cache")
         assert res.exit_code == 0, res.output
         new = srv.chat_requests()[before:]
     extraction = [b for b in new if is_extraction(b)]
@@ -368,24 +347,16 @@ def test_chinese_corpus_auto_detected(tmp_path):
 def test_cli_build_then_run_retrieval_end_to_end(en_corpus, tmp_path):
     out = tmp_path / "book.json"
     with FakeLLMServer(default=extraction_reply) as srv:
-        res = CliRunner().invoke(
-            cli,
-            [
-                "build",
-                str(en_corpus),
-                "-o",
-                str(out),
-                "--lang",
-                "en",
-                "--llm-base-url",
-                srv.base_url,
-                "--llm-model",
-                srv.model,
-                "--price-prompt",
-                "1.0",
-                "--price-completion",
-                "2.0",
-            ],
+        res = cli_build(
+            en_corpus,
+            out,
+            srv,
+            "--lang",
+            "en",
+            "--price-prompt",
+            "1.0",
+            "--price-completion",
+            "2.0",
         )
     assert res.exit_code == 0, res.output
     assert re.search(r"tokens \d+ prompt \+ \d+ completion, cost 0\.00\d+", res.output)
@@ -414,33 +385,10 @@ def test_cli_build_bad_inputs(tmp_path):
     runner = CliRunner()
     empty = tmp_path / "empty"
     empty.mkdir()
-    res = runner.invoke(
-        cli,
-        [
-            "build",
-            str(empty),
-            "-o",
-            "o.json",
-            "--llm-base-url",
-            "http://127.0.0.1:9/v1",
-            "--llm-model",
-            "m",
-        ],
-    )
+    unreachable = ["-o", "o.json", "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"]
+    res = runner.invoke(cli, ["build", str(empty), *unreachable])
     assert res.exit_code != 0 and "empty corpus" in str(res.exception)
-    res = runner.invoke(
-        cli,
-        [
-            "build",
-            str(tmp_path / "nope"),
-            "-o",
-            "o.json",
-            "--llm-base-url",
-            "http://127.0.0.1:9/v1",
-            "--llm-model",
-            "m",
-        ],
-    )
+    res = runner.invoke(cli, ["build", str(tmp_path / "nope"), *unreachable])
     assert "not a directory" in str(res.exception)
     res = runner.invoke(cli, ["build", str(empty), "-o", "o.json"])
     assert "no LLM endpoint" in str(res.exception)
@@ -470,24 +418,8 @@ def test_build_with_the_real_local_model(tmp_path, monkeypatch):
     root = write_corpus(tmp_path / "c", {"a.md": "Alice met Bob at the Library in 1991."})
     out = tmp_path / "real.json"
     with LocalLLMServer(startup_timeout=120) as srv:
-        res = CliRunner().invoke(
-            cli,
-            [
-                "build",
-                str(root),
-                "-o",
-                str(out),
-                "--no-classify",
-                "--retries",
-                "0",
-                "--max-tokens",
-                "120",
-                "--llm-base-url",
-                srv.base_url,
-                "--llm-model",
-                srv.model,
-            ],
-        )
+        args = ["--no-classify", "--retries", "0", "--max-tokens", "120"]
+        res = cli_build(root, out, srv, *args)
     # 0: the reply validated; 1: it did not and the chunk is recorded as failed.
     assert res.exit_code in (0, 1) and not isinstance(res.exception, Exception), (
         res.output,

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from conftest import invoke_cli as cli
 
 from mnemometer.comparison import compare
 from mnemometer.errors import MnemometerError
@@ -26,19 +26,6 @@ REPO = Path(__file__).resolve().parents[1]
 SITE = REPO / "examples" / "suites" / "build-site"
 AGENT = REPO / "examples" / "build-agents" / "fake_agent.py"
 ML = REPO.parent / "shared" / "seed-data" / "memory-layer" / "evals" / "examples"
-
-
-class _Main:
-    name = "mnemometer"
-
-    def main(self, args, prog_name=None, **_):
-        from mnemometer.cli.main import main
-
-        main(list(args))
-
-
-def cli(*args):
-    return CliRunner().invoke(_Main(), [str(a) for a in args])
 
 
 def ml(name: str) -> Path:

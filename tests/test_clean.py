@@ -13,13 +13,11 @@ from datasketch import MinHash
 
 from mnemometer.cli.main import cli
 from mnemometer.datasets import Dataset, DatasetInfo, Memory, Query, load_dataset
+from mnemometer.datasets._minhash import candidate_pairs, jaccard, minhash_signatures
 from mnemometer.datasets.clean import (
     LSH_MARGIN,
     CleanConfig,
-    candidate_pairs,
     clean_dataset,
-    jaccard,
-    minhash_signatures,
 )
 from mnemometer.errors import MnemometerError
 

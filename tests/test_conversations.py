@@ -24,6 +24,13 @@ from mnemometer.datasets import (
 from mnemometer.errors import DatasetError
 
 
+def asked(qid, text, qtype, evidence, **kw):
+    """A question on the conversation named before the slash in ``qid``; evidence as turn numbers."""
+    cid = qid.split("/")[0]
+    ids = [f"{cid}/{n}" for n in evidence]
+    return Query(id=qid, text=text, type=qtype, conversation_id=cid, relevant_ids=ids, **kw)
+
+
 def conv_dataset() -> Dataset:
     """Two conversations of two sessions each, a standalone memory, and questions."""
 
@@ -64,29 +71,20 @@ def conv_dataset() -> Dataset:
         conversations=[conv("c1", ("Ana", "Ben"), "cello"), conv("c2", ("Cai", "Dee"), "chess")],
         queries=[
             Query(id="q0", text="Where is the office?", relevant_ids=["m1"]),
-            Query(
-                id="c1/q1",
-                text="What is Ana learning?",
-                type="single-hop",
-                conversation_id="c1",
-                relevant_ids=["c1/1"],
-                answer="cello",
-            ),
-            Query(
-                id="c1/q2",
-                text="When did Ana start the cello?",
-                type="temporal",
-                conversation_id="c1",
-                relevant_ids=["c1/1", "c1/3"],
+            asked("c1/q1", "What is Ana learning?", "single-hop", [1], answer="cello"),
+            asked(
+                "c1/q2",
+                "When did Ana start the cello?",
+                "temporal",
+                [1, 3],
                 answer="May 2023",
                 asked_at=datetime(2023, 7, 1),
             ),
-            Query(
-                id="c2/q1",
-                text="Did Cai buy a car?",
-                type="adversarial",
-                conversation_id="c2",
-                relevant_ids=["c2/2"],
+            asked(
+                "c2/q1",
+                "Did Cai buy a car?",
+                "adversarial",
+                [2],
                 adversarial_answer="Yes, a red one",
             ),
         ],

@@ -217,9 +217,34 @@ def test_memories_are_realistic_and_structured() -> None:
     assert sum(v >= 3 for v in clusters.values()) > 50
     deep = [q for q in ds.queries if q.type == "deep"]
     assert {q.metadata["semantic_distance"] for q in deep} == {"near", "mid", "far"}
-    for q in deep:  # near reuses the memory's words; mid and far do not
-        verb = V.ACTIONS[q.metadata["constraints"]["action"]][1][1]
-        assert (verb in q.text) == (q.metadata["semantic_distance"] == "near")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_deep_queries_are_phrased_by_the_measured_calibration(lang: str) -> None:
+    from mnemometer.datasets.generate._deep import PHRASINGS, calibration, choose, phrasing_id
+
+    table = calibration()
+    fitting = {f"{a}/{o}" for o, spec in V.OBJECTS.items() for a in spec[1]}
+    assert set(table) == fitting  # every (action, object) the generator can make is measured
+    assert all(len(v) == len(PHRASINGS) for v in table.values())
+    ds = generate(3000, lang, seed=2)
+    deep = [q for q in ds.queries if q.type == "deep"]
+    people = {m.metadata["person"] for m in ds.memories}
+    for q in deep:
+        md, cons = q.metadata, q.metadata["constraints"]
+        b = md["semantic_distance"]
+        ph, sim = choose(cons["action"], cons["object"])[b]
+        assert (md["phrasing"], md["similarity"]) == (phrasing_id(ph), sim)
+        sims = choose(cons["action"], cons["object"])
+        assert sims["near"][1] >= sims["mid"][1] >= sims["far"][1]
+        # Measured, not assumed: the farthest phrasing describes the subject ("a nurse in
+        # Leeds") instead of naming them, so matching names cannot answer it.
+        if b == "far":
+            assert md["phrasing"].startswith("occupation/"), q
+            assert not any(name in q.text for name in people), q
+            assert "occupation" in cons and "subject" not in cons
+        if b == "near":
+            assert md["phrasing"].startswith("name/") and cons["subject"] in q.text
 
 
 @pytest.mark.parametrize(

@@ -80,20 +80,8 @@ def test_unreachable_server_names_the_command_that_starts_one():
 
 
 def test_cli_refuses_before_the_run(tmp_path):
-    res = CliRunner().invoke(
-        cli,
-        [
-            "run",
-            "retrieval",
-            "-d",
-            "demo-en",
-            "--store",
-            "letta",
-            "-S",
-            "base_url=http://127.0.0.1:9",
-        ]
-        + ["--out", str(tmp_path / "r")],
-    )
+    args = "run retrieval -d demo-en --store letta -S base_url=http://127.0.0.1:9 --out".split()
+    res = CliRunner().invoke(cli, [*args, str(tmp_path / "r")])
     assert isinstance(res.exception, MnemometerError) and "mnemometer serve letta" in str(
         res.exception
     )

@@ -163,49 +163,25 @@ def test_json_object_without_schema_and_scripted_mode():
         assert r.choices[0].message.content == '{"ok": 1}'
 
 
+def tool(name, *optional, **types):
+    """An OpenAI function tool whose parameters have these JSON types, all but ``optional`` required."""
+    props = {k: {"type": t} for k, t in types.items()}
+    required = [k for k in types if k not in optional]
+    params = {"type": "object", "properties": props, "required": required}
+    return {"type": "function", "function": {"name": name, "parameters": params}}
+
+
 TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "memory_insert",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "label": {"type": "string"},
-                    "new_string": {"type": "string"},
-                    "insert_line": {"type": "integer"},
-                    "request_heartbeat": {"type": "boolean"},
-                },
-                "required": ["label", "new_string", "request_heartbeat"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "memory_replace",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "label": {"type": "string"},
-                    "old_string": {"type": "string"},
-                    "new_string": {"type": "string"},
-                },
-                "required": ["label", "old_string", "new_string"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "send_message",
-            "parameters": {
-                "type": "object",
-                "properties": {"thinking": {"type": "string"}, "message": {"type": "string"}},
-                "required": ["thinking", "message"],
-            },
-        },
-    },
+    tool(
+        "memory_insert",
+        "insert_line",
+        label="string",
+        new_string="string",
+        insert_line="integer",
+        request_heartbeat="boolean",
+    ),
+    tool("memory_replace", label="string", old_string="string", new_string="string"),
+    tool("send_message", thinking="string", message="string"),
 ]
 
 

@@ -43,36 +43,11 @@ def test_identical_runs_give_identical_replies(tmp_path):
     def once(out):
         with LocalLLMServer(startup_timeout=120) as srv:
             LLMClient(srv.base_url, srv.model).check()  # the alias is served
-            res = CliRunner().invoke(
-                cli,
-                [
-                    "run",
-                    "scenarios",
-                    "--agent",
-                    "rag",
-                    "--store",
-                    "bm25",
-                    "--llm-base-url",
-                    srv.base_url,
-                    "--llm-model",
-                    srv.model,
-                    "-A",
-                    "max_tokens=16",
-                    "--scenario",
-                    "cross_session_recall",
-                    "--scenario",
-                    "degradation_resilience",
-                    "-O",
-                    "similarity=none",
-                    "--timeout",
-                    "600",
-                    "--out",
-                    str(out),
-                    "--format",
-                    "none",
-                ],
-                catch_exceptions=False,
-            )
+            args = ["run", "scenarios", "--agent", "rag", "--store", "bm25", "-A", "max_tokens=16"]
+            args += ["--llm-base-url", srv.base_url, "--llm-model", srv.model]
+            args += ["--scenario", "cross_session_recall", "--scenario", "degradation_resilience"]
+            args += ["-O", "similarity=none", "--timeout", "600", "--out", str(out)]
+            res = CliRunner().invoke(cli, [*args, "--format", "none"], catch_exceptions=False)
         assert res.exit_code == 0, res.output
         items = read_items(out)
         for item in items:  # real token accounting from the server

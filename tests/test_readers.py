@@ -27,7 +27,7 @@ from mnemometer.datasets import (
 from mnemometer.datasets._readers import READERS, detect_reader, read_head
 from mnemometer.errors import DatasetError, MnemometerError
 
-BUILTIN = ["native-json", "native-jsonl", "memtest", "locomo", "longmemeval"]
+BUILTIN = ["letta-core-memory", "native-json", "native-jsonl", "memtest", "locomo", "longmemeval"]
 LONGMEMEVAL_MINI = REPO / "tests/data/longmemeval_mini.json"
 
 
@@ -58,7 +58,7 @@ def samples(tmp_path: Path) -> dict[str, Path]:
 
 
 def test_builtins_register_through_entry_points_in_sniffing_order() -> None:
-    assert [r.name for r in readers()][:5] == BUILTIN
+    assert [r.name for r in readers()][: len(BUILTIN)] == BUILTIN
     for name in BUILTIN:
         assert name in READERS._entry_points()  # the same group a plug-in uses
         assert get_reader(name).description
@@ -70,6 +70,14 @@ def test_each_file_is_recognised_by_exactly_one_builtin(tmp_path: Path) -> None:
         accepting = [r.name for r in readers() if r.sniff(path, head)]
         assert accepting == [fmt], path
         assert detect_reader(path).name == fmt
+
+
+def test_a_letta_core_memory_set_is_recognised_before_native_jsonl() -> None:
+    for name in ("core_memory_read.jsonl", "core_memory_update.jsonl"):
+        path = seed_file("letta-core-memory", name)
+        assert detect_reader(path).name == "letta-core-memory"
+        ds = load_dataset(path)
+        assert len(ds.queries) == 1100 and ds.info.licence == "Apache-2.0"
 
 
 def test_a_jsonl_file_without_the_suffix_is_sniffed_from_its_first_line(tmp_path: Path) -> None:
@@ -181,8 +189,8 @@ def test_list_readers_shows_every_builtin_with_its_description() -> None:
     res = invoke_cli("list", "readers")
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    assert [line.split()[0] for line in lines[:5]] == BUILTIN
-    assert "LoCoMo" in lines[3] and "LongMemEval" in lines[4]
+    assert [line.split()[0] for line in lines[: len(BUILTIN)]] == BUILTIN
+    assert "Letta" in lines[0] and "LoCoMo" in lines[4] and "LongMemEval" in lines[5]
 
 
 def test_plugin_reader_through_entry_points(tmp_path: Path) -> None:

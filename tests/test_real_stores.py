@@ -297,6 +297,15 @@ text = "memory"
     srv.server_close()
 
 
+def _run_over_http(
+    service: Path, out: Path, fmt: str, home: Path, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    """`mnemometer run retrieval` on demo-en against the fake service, its token set."""
+    args = ["run", "retrieval", "-d", "demo-en", "-s", "http", "-S", f"config={service}"]
+    args += ["-o", str(out), "--format", fmt]
+    return _cli(args, home, {"MEMSVC_TOKEN": _Service.token}, timeout)
+
+
 def test_http_store_conformance(service: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMSVC_TOKEN", _Service.token)
     rep = check_store(create_store("http", {"config": str(service)}))
@@ -306,24 +315,7 @@ def test_http_store_conformance(service: Path, monkeypatch: pytest.MonkeyPatch) 
 def test_http_store_runs_retrieval_from_the_cli(service: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    res = _cli(
-        [
-            "run",
-            "retrieval",
-            "-d",
-            "demo-en",
-            "-s",
-            "http",
-            "-S",
-            f"config={service}",
-            "-o",
-            str(tmp_path / "run"),
-            "--format",
-            "json",
-        ],
-        home,
-        {"MEMSVC_TOKEN": _Service.token},
-    )
+    res = _run_over_http(service, tmp_path / "run", "json", home)
     assert res.returncode == 0, res.stderr[-2000:]
     report = json.loads(res.stdout)
     assert _Service.token not in res.stdout  # the secret never reaches the log
@@ -346,25 +338,7 @@ def test_http_errors_are_recorded_per_item(
 ) -> None:
     _Service.fault = fault
     out = tmp_path / "run"
-    res = _cli(
-        [
-            "run",
-            "retrieval",
-            "-d",
-            "demo-en",
-            "-s",
-            "http",
-            "-S",
-            f"config={service}",
-            "-o",
-            str(out),
-            "--format",
-            "none",
-        ],
-        tmp_path,
-        {"MEMSVC_TOKEN": _Service.token},
-        timeout=120,
-    )
+    res = _run_over_http(service, out, "none", tmp_path, timeout=120)
     assert res.returncode == 1, res.stderr[-2000:]  # items failed, recorded; not a crash
     items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
     assert items and all(r["status"] == "error" and message in r["error"] for r in items)

@@ -11,7 +11,6 @@ skip and say why.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,20 +20,11 @@ import pytest
 from conftest import SEED
 from report_helpers import synthetic_run
 
+from mnemometer.testing._browser import CHROMIUM, launch
+
 pytestmark = pytest.mark.live
 expect: Any = None  # playwright's, once the browser fixture has imported it
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
 
 
@@ -53,7 +43,7 @@ def browser() -> Iterator[Any]:
         pytest.skip("playwright is not installed (it is in the dev group): browser tests skipped")
     expect = _expect
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        b = launch(p)
         yield b
         b.close()
 

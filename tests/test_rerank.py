@@ -62,23 +62,8 @@ def test_malformed_llm_verdict_is_an_item_error(tmp_path: Path, monkeypatch) -> 
         monkeypatch.setenv("MNEMOMETER_LLM_BASE_URL", srv.base_url)
         monkeypatch.setenv("MNEMOMETER_LLM_MODEL", srv.model)
         out = tmp_path / "run"
-        res = CliRunner().invoke(
-            cli,
-            [
-                "run",
-                "retrieval",
-                "-d",
-                "demo-en",
-                "-s",
-                "rerank",
-                "-S",
-                "by=llm",
-                "-o",
-                str(out),
-                "--format",
-                "none",
-            ],
-        )
+        args = "run retrieval -d demo-en -s rerank -S by=llm --format none -o".split()
+        res = CliRunner().invoke(cli, [*args, str(out)])
     assert res.exit_code == 1  # items failed and were recorded
     items = [json.loads(x) for x in (out / "items.jsonl").read_text().splitlines()]
     failed = [r for r in items if r.get("status") == "error"]

@@ -45,21 +45,17 @@ def test_run_writes_header_and_every_item(tmp_path: Path) -> None:
 
 
 def test_concurrency_gives_identical_results(tmp_path: Path) -> None:
-    a = run(
-        "retrieval",
-        "bm25",
-        dataset="demo-zh",
-        out=tmp_path / "a",
-        settings=RunSettings(concurrency=1),
+    one, four = (
+        run(
+            "retrieval",
+            "bm25",
+            dataset="demo-zh",
+            out=tmp_path / f"c{n}",
+            settings=RunSettings(concurrency=n),
+        )
+        for n in (1, 4)
     )
-    b = run(
-        "retrieval",
-        "bm25",
-        dataset="demo-zh",
-        out=tmp_path / "b",
-        settings=RunSettings(concurrency=4),
-    )
-    assert comparable(read_items(a.path)) == comparable(read_items(b.path))
+    assert comparable(read_items(one.path)) == comparable(read_items(four.path))
 
 
 class Flaky:

@@ -124,18 +124,7 @@ def test_load_sweep_names_conditions_as_labels(tmp_path: Path):
 
 def test_a_missing_ray_extra_is_one_line_with_the_install_command(tmp_path: Path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
-    r = invoke_cli(
-        "run",
-        "retrieval",
-        "-d",
-        "demo-en",
-        "-s",
-        "bm25",
-        "--out",
-        tmp_path / "r",
-        "--executor",
-        "ray",
-    )
+    r = invoke_cli(*"run retrieval -d demo-en -s bm25 --executor ray --out".split(), tmp_path / "r")
     assert r.exit_code == 2
     assert "pip install 'mnemometer[distributed]'" in r.output
     assert not (tmp_path / "r").exists()

@@ -132,6 +132,31 @@ def test_permuting_the_memories_changes_nothing(
         assert metrics["tie_at_cutoff"] >= 3 / 5
 
 
+# Stores that ask an LLM while they store, with the extraction stand-in as their LLM (slow;
+# cognee's own venv runs the same check in tests/live/test_cognee_live.py).
+EXTRACTING = [("graphiti", "graphiti_core"), ("langmem", "langmem")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "module"), EXTRACTING)
+def test_permuting_the_memories_changes_nothing_in_extracting_stores(
+    name: str, module: str, tmp_path: Path
+) -> None:
+    if not _have(module, *EMB):
+        pytest.skip(f"needs pip install 'mnemometer[{name}]' (see Makefile TEST_EXTRAS)")
+    from mnemometer.testing._extraction import extraction_llm
+
+    ds = _dataset()
+    with extraction_llm() as llm:
+        opts = {"base_url": llm.base_url, "llm_model": llm.model}
+        items, metrics = _ranking(ds, name, opts, tmp_path / "fwd")
+        for how in ("reversed", "shuffled"):
+            p_items, p_metrics = _ranking(_permuted(ds, how), name, opts, tmp_path / how)
+            assert p_items == items, how
+            assert p_metrics == metrics, how
+    assert metrics["tie_at_cutoff"] >= 3 / 5  # the cut falls inside the groups here too
+
+
 def test_a_different_tie_seed_draws_a_different_order(tmp_path: Path) -> None:
     ds = _dataset()
     orders = set()

@@ -31,13 +31,17 @@ class Registry:
         return _group(self.group)
 
     def register(self, name: str, factory: Callable[..., Any]) -> None:
-        """Register a factory in-process (tests, notebooks)."""
+        """Register a factory in-process (notebooks, tests); plug-ins use entry points.
+
+        Raises:
+            MnemometerError: ``name`` is already registered.
+        """
         if name in self._entry_points() or name in self._extra:
             raise MnemometerError(f"{self.kind} {name!r} is already registered")
         self._extra[name] = factory
 
     def unregister(self, name: str) -> None:
-        """Remove an in-process registration."""
+        """Remove an in-process registration (a no-op for names it did not add)."""
         self._extra.pop(name, None)
 
     def names(self) -> list[str]:

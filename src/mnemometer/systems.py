@@ -131,7 +131,7 @@ class SystemSpec:
         if self.kind == "store":
             from mnemometer.stores._factory import create_store
 
-            return create_store(self.name, self.options, lang=lang, workdir=workdir)
+            return create_store(self.name, self.options, lang=lang, workdir=workdir, llm=llm)
         from mnemometer.agents._factory import create_agent_factory
 
         return create_agent_factory(self.name, self.options, llm=llm, workdir=workdir)

@@ -25,17 +25,6 @@ def test_off_a_terminal_each_phase_starts_and_ends_with_a_line(capsys):
 
 
 def test_the_run_command_names_its_phases(tmp_path):
-    r = invoke_cli(
-        "run",
-        "retrieval",
-        "-d",
-        "demo-en",
-        "-s",
-        "keyword",
-        "-o",
-        tmp_path / "r",
-        "--format",
-        "none",
-    )
+    r = invoke_cli(*"run retrieval -d demo-en -s keyword --format none -o".split(), tmp_path / "r")
     assert r.exit_code == 0, r.output
     assert "retrieval · index" in r.output and "retrieval · items 15/15 (100%)" in r.output

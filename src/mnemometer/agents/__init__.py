@@ -1,8 +1,13 @@
 """Agents: memory-backed conversational systems under test, and how to create them by name."""
 
+from mnemometer._registry import AGENTS
 from mnemometer.agents._factory import agent_names, create_agent_factory
 from mnemometer.agents._prompt import SYSTEM_PROMPT, answer_messages
 from mnemometer.agents._protocol import Agent, AgentFactory, Reply
+
+# In-process registration (notebooks, tests); plug-ins use entry points.
+register_agent = AGENTS.register
+unregister_agent = AGENTS.unregister
 
 __all__ = [
     "register_agent",
@@ -15,21 +20,3 @@ __all__ = [
     "answer_messages",
     "create_agent_factory",
 ]
-
-
-def register_agent(name: str, factory: object) -> None:
-    """Register a agent factory in-process (notebooks, tests); plug-ins use entry points.
-
-    Raises:
-        MnemometerError: ``name`` is already registered.
-    """
-    from mnemometer._registry import AGENTS
-
-    AGENTS.register(name, factory)  # type: ignore[arg-type]
-
-
-def unregister_agent(name: str) -> None:
-    """Remove an in-process registration (a no-op for names it did not add)."""
-    from mnemometer._registry import AGENTS
-
-    AGENTS.unregister(name)

@@ -8,7 +8,7 @@ only the user's messages and the retrieved memories.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from mnemometer.agents._protocol import Reply
 from mnemometer.llm import LLMClient
@@ -80,3 +80,45 @@ class Conversation:
     def add(self, user: str, assistant: str) -> None:
         """Remember one exchange of this session."""
         self.history.append((user, assistant))
+
+
+def memory_turn(
+    llm: LLMClient,
+    chat: Conversation,
+    message: str,
+    recall: Callable[[], list[str]],
+    remember: Callable[[], None],
+    max_tokens: int,
+) -> Reply:
+    """One turn of an agent with a memory: recall, answer with the shared prompt, remember.
+
+    The reply's memory time is recall plus remember (however much of either is an LLM call
+    inside the memory system); the exchange joins ``chat``.
+    """
+    t0 = time.perf_counter()
+    memories = recall()
+    recall_ms = (time.perf_counter() - t0) * 1000.0
+    reply = answer(
+        llm,
+        message,
+        memories,
+        chat.recent(),
+        chat.persona,
+        max_tokens=max_tokens,
+        memory_ms=recall_ms,
+    )
+    t1 = time.perf_counter()
+    remember()
+    remember_ms = (time.perf_counter() - t1) * 1000.0
+    chat.add(message, reply.text)
+    return Reply(reply.text, reply.tokens, recall_ms + remember_ms, reply.llm_ms)
+
+
+def answer_options(top_k: int, history_turns: int, max_tokens: int, llm: LLMClient) -> dict:
+    """The answer settings our agents record in the run header (the LLM's key redacted)."""
+    return {
+        "top_k": top_k,
+        "history_turns": history_turns,
+        "max_tokens": max_tokens,
+        "llm": llm.settings.redacted(),
+    }

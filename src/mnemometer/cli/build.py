@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from mnemometer.cli._common import (
+    config_option,
     default_of,
     echo_err,
     llm_options,
@@ -46,68 +47,33 @@ from mnemometer.datasets.build._build import BuildConfig
 )
 @llm_options
 @click.option("--no-llm-cache", is_flag=True, help="Do not cache LLM replies on disk.")
-@click.option(
+@config_option(
+    BuildConfig,
     "--max-chars",
     type=int,
-    default=default_of(BuildConfig, "max_chars"),
-    show_default=True,
     help="Largest chunk sent at once; files are split at paragraphs, never cut.",
 )
-@click.option(
-    "--concurrency",
-    "-c",
-    type=int,
-    default=default_of(BuildConfig, "concurrency"),
-    show_default=True,
-    help="Chunks in flight at once.",
-)
+@config_option(BuildConfig, "--concurrency", "-c", type=int, help="Chunks in flight at once.")
 @click.option(
     "--no-classify",
     is_flag=True,
     help="Skip asking whether location strings are places, eras or concepts.",
 )
-@click.option(
-    "--queries-per-type",
-    type=int,
-    default=default_of(BuildConfig, "queries_per_type"),
-    show_default=True,
-    help="Most queries of each type.",
+@config_option(BuildConfig, "--queries-per-type", type=int, help="Most queries of each type.")
+@config_option(BuildConfig, "--max-tokens", type=int, help="Completion tokens allowed per call.")
+@config_option(
+    BuildConfig, "--retries", type=int, help="Follow-up requests when a reply does not validate."
 )
-@click.option(
-    "--max-tokens",
-    type=int,
-    default=default_of(BuildConfig, "max_tokens"),
-    show_default=True,
-    help="Completion tokens allowed per call.",
-)
-@click.option(
-    "--retries",
-    type=int,
-    default=default_of(BuildConfig, "retries"),
-    show_default=True,
-    help="Follow-up requests when a reply does not validate.",
-)
-@click.option(
+@config_option(
+    BuildConfig,
     "--price-prompt",
     type=float,
-    default=default_of(BuildConfig, "price_prompt"),
-    show_default=True,
     help="Price per million prompt tokens, for the cost figure.",
 )
-@click.option(
-    "--price-completion",
-    type=float,
-    default=default_of(BuildConfig, "price_completion"),
-    show_default=True,
-    help="Price per million completion tokens.",
+@config_option(
+    BuildConfig, "--price-completion", type=float, help="Price per million completion tokens."
 )
-@click.option(
-    "--seed",
-    type=int,
-    default=default_of(BuildConfig, "seed"),
-    show_default=True,
-    help="Seed of query selection.",
-)
+@config_option(BuildConfig, "--seed", type=int, help="Seed of query selection.")
 @click.option("--name", help="Dataset name (default: the corpus directory's name).")
 def build_cmd(
     corpus_dir: Path,

@@ -6,21 +6,19 @@ import sys
 
 import click
 
-from mnemometer.cli._common import parse_options
+from mnemometer.cli._common import LLM_KEYS, llm_options, llm_settings, parse_options, store_options
 
 
 @click.command("check-store")
 @click.argument("name")
-@click.option(
-    "--store-option",
-    "-S",
-    "store_opts",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Option for the store; repeatable.",
-)
-def check_store_cmd(name: str, store_opts: tuple[str, ...]) -> None:
-    """Run the store conformance checks against store NAME; exit 1 if any fails."""
+@store_options
+@llm_options
+def check_store_cmd(name: str, store_opts: tuple[str, ...], **kw: object) -> None:
+    """Run the store conformance checks against store NAME; exit 1 if any fails.
+
+    Stores that ask an LLM while they store (graphiti, cognee, langmem) take the endpoint
+    from --llm-base-url/--llm-model (or -S base_url=... -S llm_model=...).
+    """
     import tempfile
     from pathlib import Path
 
@@ -28,8 +26,12 @@ def check_store_cmd(name: str, store_opts: tuple[str, ...]) -> None:
     from mnemometer.testing import check_store
 
     with tempfile.TemporaryDirectory(prefix="mnemometer-check-") as tmp:
+        llm = llm_settings(kw) if any(kw.get(k) for k in LLM_KEYS) else None
         store = create_store(
-            name, parse_options(store_opts, "--store-option"), workdir=Path(tmp) / "store"
+            name,
+            parse_options(store_opts, "--store-option"),
+            workdir=Path(tmp) / "store",
+            llm=llm,
         )
         rep = check_store(store)
     click.echo(str(rep))

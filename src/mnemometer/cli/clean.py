@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from mnemometer.cli._common import default_of, echo_err
+from mnemometer.cli._common import config_option, echo_err
 from mnemometer.datasets.clean import CleanConfig
 
 
@@ -23,25 +23,15 @@ def _keys(value: str) -> tuple[str, ...]:
     type=click.Path(path_type=Path),
     help="Cleaned dataset to write (.json or .jsonl).",
 )
-@click.option(
+@config_option(
+    CleanConfig,
     "--near-dup-threshold",
-    type=float,
-    default=default_of(CleanConfig, "near_dup_threshold"),
-    show_default=True,
     help="Jaccard similarity above which memories are near duplicates; 0 disables.",
+    type=float,
 )
-@click.option(
-    "--num-perm",
-    type=int,
-    default=default_of(CleanConfig, "num_perm"),
-    show_default=True,
-    help="MinHash permutations.",
-)
-@click.option(
-    "--group-by",
-    default=",".join(default_of(CleanConfig, "group_by")),
-    show_default=True,
-    help="Metadata keys that must match for two memories to be compared.",
+@config_option(CleanConfig, "--num-perm", help="MinHash permutations.", type=int)
+@config_option(
+    CleanConfig, "--group-by", help="Metadata keys that must match for two memories to be compared."
 )
 @click.option(
     "--any-person",
@@ -49,53 +39,28 @@ def _keys(value: str) -> tuple[str, ...]:
     help="Also merge near duplicates about the same person (default: different "
     "persons only, the cross-perspective rule).",
 )
-@click.option(
+@config_option(
+    CleanConfig,
     "--person-key",
-    default=default_of(CleanConfig, "person_key"),
-    show_default=True,
     help="Metadata key naming a memory's person; '' disables person rules.",
 )
-@click.option(
+@config_option(
+    CleanConfig,
     "--key-percentile",
-    type=float,
-    default=default_of(CleanConfig, "key_percentile"),
-    show_default=True,
     help="Persons at or above this percentile of memory counts are key persons.",
+    type=float,
 )
-@click.option(
-    "--key-cap",
-    type=int,
-    default=default_of(CleanConfig, "key_cap"),
-    show_default=True,
-    help="Memories kept per key person; 0 disables balancing.",
+@config_option(
+    CleanConfig, "--key-cap", help="Memories kept per key person; 0 disables balancing.", type=int
 )
-@click.option(
-    "--other-cap",
-    type=int,
-    default=default_of(CleanConfig, "other_cap"),
-    show_default=True,
-    help="Memories kept per other person.",
+@config_option(CleanConfig, "--other-cap", help="Memories kept per other person.", type=int)
+@config_option(
+    CleanConfig, "--strata", help="Metadata keys forming the strata of diverse sampling."
 )
-@click.option(
-    "--strata",
-    default=",".join(default_of(CleanConfig, "strata")),
-    show_default=True,
-    help="Metadata keys forming the strata of diverse sampling.",
+@config_option(
+    CleanConfig, "--query-person-cap", help="Queries kept per person; 0 keeps all.", type=int
 )
-@click.option(
-    "--query-person-cap",
-    type=int,
-    default=default_of(CleanConfig, "query_person_cap"),
-    show_default=True,
-    help="Queries kept per person; 0 keeps all.",
-)
-@click.option(
-    "--seed",
-    type=int,
-    default=default_of(CleanConfig, "seed"),
-    show_default=True,
-    help="Seed of the random fill.",
-)
+@config_option(CleanConfig, "--seed", help="Seed of the random fill.", type=int)
 @click.option(
     "--lang",
     type=click.Choice(["auto", "en", "zh"]),

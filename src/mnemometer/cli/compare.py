@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from mnemometer import stats
-from mnemometer.cli._common import FormatChoice, format_of, write_output
+from mnemometer.cli._common import FormatChoice, format_of, resamples_option, write_output
 
 
 @click.command("compare")
@@ -27,13 +27,7 @@ from mnemometer.cli._common import FormatChoice, format_of, write_output
     is_flag=True,
     help="Pair runs over different suites, options or datasets anyway (recorded).",
 )
-@click.option(
-    "--resamples",
-    type=int,
-    default=stats.DEFAULT_RESAMPLES,
-    show_default=True,
-    help="Bootstrap resamples.",
-)
+@resamples_option
 @click.option(
     "--seed", type=int, default=stats.DEFAULT_SEED, show_default=True, help="Bootstrap seed."
 )

@@ -12,6 +12,7 @@ from mnemometer.cli.check_store import check_store_cmd
 from mnemometer.cli.clean import clean_cmd
 from mnemometer.cli.compare import compare_cmd
 from mnemometer.cli.doctor import doctor_cmd
+from mnemometer.cli.export import export_cmd
 from mnemometer.cli.gate import gate_cmd
 from mnemometer.cli.generate import generate_cmd
 from mnemometer.cli.leaderboard import leaderboard_cmd
@@ -45,6 +46,7 @@ for command in (compare_cmd, gate_cmd, leaderboard_cmd, doctor_cmd, reproduce_cm
 for command in (build_cmd, clean_cmd, sweep_cmd):
     cli.add_command(command)
 cli.add_command(query_cmd)
+cli.add_command(export_cmd)
 
 cli.add_command(serve_llm_cmd)
 cli.add_command(serve_group)

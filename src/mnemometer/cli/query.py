@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mnemometer.cli._common import parse_options
+from mnemometer.cli._common import parse_options, store_options
 
 
 @click.command("query")
@@ -26,14 +26,7 @@ from mnemometer.cli._common import parse_options
     show_default=True,
     help="Store name (a condition's store; see `mnemometer list stores`).",
 )
-@click.option(
-    "--store-option",
-    "-S",
-    "store_opts",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Option for the store; repeatable (values parse as JSON when they can).",
-)
+@store_options
 @click.option(
     "--memories", type=click.Path(path_type=Path), help="Seed memories (overrides the manifest's)."
 )

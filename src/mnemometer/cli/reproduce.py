@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from mnemometer import stats
-from mnemometer.cli._common import echo_err
+from mnemometer.cli._common import echo_err, resamples_option
 from mnemometer.cli._progress import PhaseProgress
 
 
@@ -31,13 +30,7 @@ from mnemometer.cli._progress import PhaseProgress
 @click.option(
     "--memories", type=click.Path(path_type=Path), help="Seed memories overriding the manifest's."
 )
-@click.option(
-    "--resamples",
-    type=int,
-    default=stats.DEFAULT_RESAMPLES,
-    show_default=True,
-    help="Bootstrap resamples.",
-)
+@resamples_option
 def reproduce_cmd(
     suite: Path,
     out: Path | None,

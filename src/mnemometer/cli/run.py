@@ -24,6 +24,7 @@ from mnemometer.cli._common import (
     llm_settings,
     make_executor,
     parse_options,
+    store_options,
 )
 from mnemometer.cli._progress import PhaseProgress
 from mnemometer.errors import MnemometerError
@@ -77,14 +78,7 @@ def _with_suite_flags(fn: Any) -> Any:
     "--dataset", "-d", help="Dataset file or built-in name (see `mnemometer list datasets`)."
 )
 @click.option("--store", "-s", help="Store name (see `mnemometer list stores`).")
-@click.option(
-    "--store-option",
-    "-S",
-    "store_opts",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Option for the store; repeatable (values parse as JSON when they can).",
-)
+@store_options
 @click.option("--agent", "-a", help="Agent name (rag, mem0, letta, http) for conversation suites.")
 @click.option(
     "--agent-option",
@@ -267,6 +261,10 @@ def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, A
     name = "items" if is_suite_path(suite) else suite
     if name == "items":
         options["suite_dir"] = str(suite)
+    if kw.get("dataset") is not None and _reads_dataset(name):
+        # A benchmark suite loads (and streams) its file itself: --dataset is its input.
+        options["dataset"] = str(Path(kw["dataset"]).resolve())
+        kw["dataset"] = None
     for key, (flag, users) in suite_flags().items():
         value = kw.get(key)
         if value is None or value is False or value == ():
@@ -279,6 +277,15 @@ def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, A
             )
         options[flag.option] = list(value) if flag.multiple else value
     return name, options
+
+
+def _reads_dataset(name: str) -> bool:
+    from mnemometer._registry import SUITES
+
+    try:
+        return bool(getattr(SUITES.load(name), "reads_dataset", False))
+    except MnemometerError:
+        return False
 
 
 def _system(kw: dict[str, Any]) -> Any:

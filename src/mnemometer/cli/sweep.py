@@ -11,7 +11,7 @@ import click
 
 from mnemometer.cli._common import (
     LLM_KEYS,
-    default_of,
+    config_option,
     echo_err,
     executor_options,
     llm_options,
@@ -30,28 +30,13 @@ from mnemometer.runner._run import RunSettings
     required=True,
     help="Sweep directory (one experiment per dataset); run again to finish an interrupted one.",
 )
-@click.option(
-    "--concurrency",
-    "-c",
-    type=int,
-    default=default_of(RunSettings, "concurrency"),
-    show_default=True,
-    help="Items in flight at once within each run.",
+@config_option(
+    RunSettings, "--concurrency", "-c", type=int, help="Items in flight at once within each run."
 )
-@click.option(
-    "--timeout",
-    type=float,
-    default=default_of(RunSettings, "timeout"),
-    show_default=True,
-    help="Seconds allowed per item call; 0 for no limit.",
+@config_option(
+    RunSettings, "--timeout", type=float, help="Seconds allowed per item call; 0 for no limit."
 )
-@click.option(
-    "--seed",
-    type=int,
-    default=default_of(RunSettings, "seed"),
-    show_default=True,
-    help="Seed of every run.",
-)
+@config_option(RunSettings, "--seed", type=int, help="Seed of every run.")
 @click.option(
     "--format",
     "fmt",

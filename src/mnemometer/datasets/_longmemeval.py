@@ -14,13 +14,15 @@ Questions do not share haystacks, so each question's haystack becomes its own
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from mnemometer.datasets._models import Conversation, Dataset, DatasetInfo, Query, Session, Turn
-from mnemometer.datasets._readers import Reader, head_keys, head_starts_with, read_json
+from mnemometer.datasets._readers import Reader, head_keys, head_starts_with
+from mnemometer.datasets._stream import iter_json_array
 from mnemometer.errors import DatasetError
 
 LICENCE = "MIT"
@@ -68,22 +70,102 @@ def read_longmemeval(path: Path) -> Dataset:
 
     Evidence is turn-level: the turns marked ``has_answer``. An abstention question
     (``_abs``) has no relevant turns (retrieval suites score it as a negative query); the
-    turns its source marks are kept in ``metadata['has_answer_turn_ids']``.
+    turns its source marks are kept in ``metadata['has_answer_turn_ids']``. The file is
+    parsed one question at a time (:func:`iter_json_array`); the result holds every
+    haystack, so for the 2.7 GB M file use :func:`longmemeval_index` instead.
 
     Raises:
         DatasetError: the file is not LongMemEval's shape; the message names the question
             and the key.
     """
-    raw = read_json(path)
-    if not isinstance(raw, list):
-        raise DatasetError(f"{path}: not LongMemEval: expected a JSON list of questions")
     conversations: list[Conversation] = []
     queries: list[Query] = []
-    counts = {"renamed": 0, "bad_dates": 0, "no_evidence": 0, "abstention": 0}
-    for i, item in enumerate(raw):
+    counts = _counts()
+    for i, (_, _, item) in enumerate(_elements(path)):
         conv, query = _question(item, f"{path}: [{i}]", counts)
         conversations.append(conv)
         queries.append(query)
+    return Dataset(info=_info(path, counts), conversations=conversations, queries=queries)
+
+
+def longmemeval_index(path: Path) -> Dataset:
+    """A LongMemEval file's questions, in constant memory: haystacks stay in the file.
+
+    Streams the file once; each question's haystack is parsed (and checked) and then
+    dropped. Each conversation of the result is a stub without sessions whose metadata
+    holds the haystack's byte ``offset`` and ``length``, its ``sha256`` (so the content
+    hash covers every haystack) and its ``sessions`` and ``turns`` counts; load one with
+    :func:`load_haystack`. Memory is bounded by the largest question, not the file.
+
+    Raises:
+        DatasetError: as :func:`read_longmemeval`.
+    """
+    import hashlib
+
+    conversations: list[Conversation] = []
+    queries: list[Query] = []
+    counts = _counts()
+    with open(path, "rb") as f:
+        for i, (offset, length, item) in enumerate(_elements(path)):
+            conv, query = _question(item, f"{path}: [{i}]", counts)
+            f.seek(offset)
+            digest = hashlib.sha256(f.read(length)).hexdigest()
+            stub = Conversation(
+                id=conv.id,
+                speakers=conv.speakers,
+                metadata={
+                    "offset": offset,
+                    "length": length,
+                    "sha256": digest,
+                    "sessions": len(conv.sessions),
+                    "turns": sum(len(s.turns) for s in conv.sessions),
+                },
+            )
+            conversations.append(stub)
+            queries.append(query)
+    return Dataset(info=_info(path, counts), conversations=conversations, queries=queries)
+
+
+def load_haystack(path: Path, stub: Conversation) -> tuple[Conversation, Query]:
+    """The full conversation and question behind a stub of :func:`longmemeval_index`.
+
+    Raises:
+        DatasetError: the bytes changed since the file was indexed (their SHA-256 differs).
+    """
+    import hashlib
+
+    meta = stub.metadata
+    offset, length = int(meta["offset"]), int(meta["length"])
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read(length)
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
+    if hashlib.sha256(data).hexdigest() != meta["sha256"]:
+        raise DatasetError(
+            f"{path}: haystack {stub.id} (bytes {offset}-{offset + length}) changed since the "
+            "file was indexed; start a new run"
+        )
+    return _question(json.loads(data), f"{path}: {stub.id}", _counts())
+
+
+def _elements(path: Path) -> Any:
+    try:
+        yield from iter_json_array(path)
+    except DatasetError as e:
+        if "expected a JSON list" in str(e):
+            raise DatasetError(
+                f"{path}: not LongMemEval: expected a JSON list of questions"
+            ) from None
+        raise
+
+
+def _counts() -> dict[str, int]:
+    return {"renamed": 0, "bad_dates": 0, "no_evidence": 0, "abstention": 0}
+
+
+def _info(path: Path, counts: dict[str, int]) -> DatasetInfo:
     notes = []
     if counts["abstention"]:
         notes.append(
@@ -100,14 +182,13 @@ def read_longmemeval(path: Path) -> Dataset:
         notes.append(
             f"{counts['bad_dates']} dates not understood (kept as text in metadata['date'])"
         )
-    info = DatasetInfo(
+    return DatasetInfo(
         name=path.stem,
         language="en",
         source=f"LongMemEval JSON: {path.name}",
         licence=LICENCE,
         notes=notes,
     )
-    return Dataset(info=info, conversations=conversations, queries=queries)
 
 
 def _question(item: Any, where: str, counts: dict[str, int]) -> tuple[Conversation, Query]:

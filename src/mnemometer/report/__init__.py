@@ -13,14 +13,17 @@ from pathlib import Path
 from mnemometer.errors import MnemometerError
 from mnemometer.log._reader import read_header, read_items, read_summary
 from mnemometer.log._schema import ItemResult, Summary
+from mnemometer.report._export import EXPORT_FORMATS, export_run
 from mnemometer.report._leaderboard import Leaderboard, leaderboard
 from mnemometer.report._registry import formats, kind_of, register_kind, render, renderer
 from mnemometer.report._run import RunView
 from mnemometer.scoring.aggregate import mean_metrics, run_summary
 
 __all__ = [
+    "EXPORT_FORMATS",
     "Leaderboard",
     "RunView",
+    "export_run",
     "formats",
     "kind_of",
     "leaderboard",

@@ -195,28 +195,31 @@ def _glance(c: Comparison, g: GateResult) -> str:
 
 
 def _success_row(label: str, s: SuccessStats) -> dict[str, Any] | None:
-    iv = best_interval(s.intervals)
-    if s.delta is None or iv is None:
-        return None
-    return {
-        "row": f"{label} (n={s.pairs})",
-        "delta": 100 * s.delta,
-        "low": 100 * iv.low,
-        "high": 100 * iv.high,
-        "verdict": _verdict(iv, True),
-    }
+    return _row(label, s.pairs, s.delta, s.intervals, True, scale=100)  # in points
 
 
 def _metric_row(label: str, m: MetricDelta) -> dict[str, Any] | None:
-    iv = best_interval(m.intervals)
-    if m.mean_delta is None or iv is None:
+    return _row(label, m.pairs, m.mean_delta, m.intervals, m.higher_is_better)
+
+
+def _row(
+    label: str,
+    pairs: int,
+    delta: float | None,
+    intervals: list[IntervalOut],
+    higher_is_better: bool,
+    scale: int = 1,
+) -> dict[str, Any] | None:
+    """One forest-plot row: the delta and its best interval, or None without them."""
+    iv = best_interval(intervals)
+    if delta is None or iv is None:
         return None
     return {
-        "row": f"{label} (n={m.pairs})",
-        "delta": m.mean_delta,
-        "low": iv.low,
-        "high": iv.high,
-        "verdict": _verdict(iv, m.higher_is_better),
+        "row": f"{label} (n={pairs})",
+        "delta": scale * delta,
+        "low": scale * iv.low,
+        "high": scale * iv.high,
+        "verdict": _verdict(iv, higher_is_better),
     }
 
 

@@ -301,24 +301,22 @@ def _dataset_of(systems: dict[str, list[RunLog]]) -> tuple[str, str]:
 
 def _disambiguate(columns: list[BoardColumn]) -> None:
     """Columns sharing a label get the dataset hash, then the options that differ."""
-    by_label: dict[str, list[BoardColumn]] = defaultdict(list)
-    for c in columns:
-        by_label[c.label].append(c)
-    for same in by_label.values():
-        if len(same) < 2:
-            continue
+    for same in _shared_labels(columns):
         for c in same:
             c.label += f" ({c.dataset_hash[:8]})"
-        again: dict[str, list[BoardColumn]] = defaultdict(list)
-        for c in same:
-            again[c.label].append(c)
-        for group in again.values():
-            if len(group) < 2:
-                continue
+        for group in _shared_labels(same):
             keys = sorted({k for c in group for k in c.options})
             for c in group:
                 diff = [k for k in keys if len({json.dumps(g.options.get(k)) for g in group}) > 1]
                 c.label += " " + ", ".join(f"{k}={c.options.get(k)}" for k in diff)
+
+
+def _shared_labels(columns: list[BoardColumn]) -> list[list[BoardColumn]]:
+    """The groups of two or more columns with one label, in first-seen order."""
+    by_label: dict[str, list[BoardColumn]] = defaultdict(list)
+    for c in columns:
+        by_label[c.label].append(c)
+    return [same for same in by_label.values() if len(same) > 1]
 
 
 def cell_text(cell: BoardCell | None, digits: int = 3) -> str:

@@ -82,6 +82,23 @@ def mean_metrics(per_item: Iterable[list[Metric]]) -> list[Metric]:
     ]
 
 
+def group_means(
+    items: Sequence[ItemResult], keys: Iterable[str]
+) -> dict[str, dict[str, list[Metric]]]:
+    """Metric means by the value of each group key, for the keys some item has."""
+    groups: dict[str, dict[str, list[Metric]]] = {}
+    for key in keys:
+        buckets: dict[str, list[ItemResult]] = defaultdict(list)
+        for r in items:
+            if key in r.groups:
+                buckets[r.groups[key]].append(r)
+        if buckets:
+            groups[key] = {
+                v: mean_metrics(r.metrics for r in rs) for v, rs in sorted(buckets.items())
+            }
+    return groups
+
+
 def counts(items: Sequence[ItemResult], planned: int) -> dict[str, int]:
     """Items, planned, errors, timeouts and successes of a list of results."""
     return {

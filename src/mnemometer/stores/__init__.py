@@ -1,5 +1,6 @@
 """Stores: the systems under test at the retrieval level, and how to create them by name."""
 
+from mnemometer._registry import STORES
 from mnemometer.stores._factory import create_store, store_names
 from mnemometer.stores._protocol import (
     BatchStore,
@@ -7,11 +8,17 @@ from mnemometer.stores._protocol import (
     DeletableStore,
     Flushable,
     Hit,
+    IngestCost,
+    IngestCosted,
     ListableStore,
     Store,
     capabilities,
 )
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, tie_key
+
+# In-process registration (notebooks, tests); plug-ins use entry points.
+register_store = STORES.register
+unregister_store = STORES.unregister
 
 __all__ = [
     "register_store",
@@ -22,6 +29,8 @@ __all__ = [
     "DeletableStore",
     "Flushable",
     "Hit",
+    "IngestCost",
+    "IngestCosted",
     "ListableStore",
     "Store",
     "capabilities",
@@ -29,21 +38,3 @@ __all__ = [
     "store_names",
     "tie_key",
 ]
-
-
-def register_store(name: str, factory: object) -> None:
-    """Register a store factory in-process (notebooks, tests); plug-ins use entry points.
-
-    Raises:
-        MnemometerError: ``name`` is already registered.
-    """
-    from mnemometer._registry import STORES
-
-    STORES.register(name, factory)  # type: ignore[arg-type]
-
-
-def unregister_store(name: str) -> None:
-    """Remove an in-process registration (a no-op for names it did not add)."""
-    from mnemometer._registry import STORES
-
-    STORES.unregister(name)

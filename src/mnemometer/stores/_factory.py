@@ -21,6 +21,7 @@ def create_store(
     *,
     lang: str | None = None,
     workdir: Path | None = None,
+    llm: Any = None,
     tie_seed: int | None = None,
 ) -> Store:
     """Create the store registered as ``name``.
@@ -31,6 +32,9 @@ def create_store(
         lang: dataset language, offered to factories that take ``lang``.
         workdir: a directory inside the run directory, offered to factories that take
             ``workdir`` (stores that keep files keep them there).
+        llm: the run's LLM endpoint (:class:`~mnemometer.llm.LLMSettings`, from
+            ``--llm-base-url``/``--llm-model``), offered to factories that take ``llm``
+            (stores that ask a model while they store); their own options win over it.
         tie_seed: offered to factories that take ``tie_seed`` (a wrapping store passes
             its own on to the store it wraps).
 
@@ -43,6 +47,8 @@ def create_store(
         context["lang"] = lang
     if workdir is not None:
         context["workdir"] = workdir
+    if llm is not None:
+        context["llm"] = llm
     if tie_seed is not None:
         context["tie_seed"] = tie_seed
     store = call_with_context(factory, dict(options or {}), **context)

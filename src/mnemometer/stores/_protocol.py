@@ -128,6 +128,37 @@ class ClockAware(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class IngestCost:
+    """What ingesting one memory (or one batch of memories) cost a store."""
+
+    memory_ids: tuple[str, ...]
+    """The memories this ingest call took (one, or a batch)."""
+    seconds: float = 0.0
+    """Wall time of the call."""
+    llm_calls: int = 0
+    """Chat-completion requests the system sent (retries included)."""
+    prompt_tokens: int = 0
+    """Prompt tokens the endpoint reported."""
+    completion_tokens: int = 0
+    """Completion tokens the endpoint reported."""
+    llm_seconds: float = 0.0
+    """Time spent waiting for the LLM."""
+    extracted: int | None = None
+    """Items the system derived (facts, memories, graph nodes); ``None`` when unknown."""
+    error: str | None = None
+    """Why the ingest failed (the memories are then not in the store)."""
+
+
+@runtime_checkable
+class IngestCosted(Protocol):
+    """Capability: what each ingest cost (LLM calls, tokens, seconds, failures)."""
+
+    def ingest_costs(self) -> Sequence[IngestCost]:
+        """One entry per ingest call since the last ``reset``, in order."""
+        ...
+
+
 class Abstaining(Protocol):
     """Capability: declares that an empty result means "nothing relevant"."""
 
@@ -142,6 +173,7 @@ def capabilities(store: object) -> list[str]:
         "delete": DeletableStore,
         "list_ids": ListableStore,
         "set_time": ClockAware,
+        "ingest_costs": IngestCosted,
     }
     caps = [name for name, proto in checks.items() if isinstance(store, proto)]
     if getattr(store, "abstains", False):

@@ -109,18 +109,22 @@ class LanceDBStore(BufferedVectorStore):
         else:
             self.table.add(data)
         if self.mode != "vector":
-            with warnings.catch_warnings():  # its successor API is not stable across versions
-                warnings.simplefilter("ignore", DeprecationWarning)
-                self.table.create_fts_index(
-                    "terms",
-                    replace=True,
-                    base_tokenizer="whitespace",
-                    lower_case=False,
-                    stem=False,
-                    remove_stop_words=False,
-                    ascii_folding=False,
-                    max_token_length=None,
-                )
+            self._index_terms()
+
+    def _index_terms(self) -> None:
+        """(Re)build the full-text index over the pre-tokenised ``terms`` column."""
+        with warnings.catch_warnings():  # its successor API is not stable across versions
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self.table.create_fts_index(
+                "terms",
+                replace=True,
+                base_tokenizer="whitespace",
+                lower_case=False,
+                stem=False,
+                remove_stop_words=False,
+                ascii_folding=False,
+                max_token_length=None,
+            )
 
     def _query(self, text: str, vec: np.ndarray, n: int) -> list[Any]:
         if self.table is None:
@@ -161,16 +165,5 @@ class LanceDBStore(BufferedVectorStore):
                 quoted = str(memory_id).replace("'", "''")
                 self.table.delete(f"memory_id = '{quoted}'")
                 if self.mode != "vector" and self.table.count_rows():
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", DeprecationWarning)
-                        self.table.create_fts_index(
-                            "terms",
-                            replace=True,
-                            base_tokenizer="whitespace",
-                            lower_case=False,
-                            stem=False,
-                            remove_stop_words=False,
-                            ascii_folding=False,
-                            max_token_length=None,
-                        )
+                    self._index_terms()
             self._ids.pop(str(memory_id), None)

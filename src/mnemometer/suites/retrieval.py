@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from mnemometer.datasets._models import Dataset, Query
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
-from mnemometer.scoring.aggregate import latency_metrics, mean_metrics
+from mnemometer.scoring.aggregate import group_means, latency_metrics, mean_metrics
 from mnemometer.scoring.retrieval import (
     cutoff_tie,
     dedupe,
@@ -20,6 +19,7 @@ from mnemometer.scoring.retrieval import (
 )
 from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, HitList, coerce_hits
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites._ingest import IngestTally
 from mnemometer.systems import close
 
 DEFAULT_KS = (1, 5, 10, 20)
@@ -123,6 +123,7 @@ class RetrievalSuite(BaseSuite):
         self._abstains = False
         self._stores: dict[str, Any] = {}  # conversation id -> its own store
         self._known: set[str] = set()  # memory ids the store was given
+        self._ingest: IngestTally | None = None
 
     def options(self) -> dict[str, Any]:
         """Resolved options."""
@@ -146,14 +147,21 @@ class RetrievalSuite(BaseSuite):
         """
         self._abstains = bool(getattr(system, "abstains", False))
         self._known = {m.id for m in dataset.memories}
+        tally = self._ingest = IngestTally()
         timings = store_dataset(system, dataset, self.versions, ctx.report)
+        if dataset.memories or not dataset.conversations:
+            tally.add(system, len(dataset.memories), timings["index"])
         for n, conv in enumerate(dataset.conversations, 1):
             ctx.report("ingest", n - 1, len(dataset.conversations))
             store = ctx.isolated(_namespace(conv.id), lang=dataset.info.language)
             self._stores[conv.id] = store
             turns = dataset.with_turn_memories(conv.id)
             self._known.update(m.id for m in turns.memories)
-            timings["index"] += store_dataset(store, turns, self.versions)["index"]
+            secs = store_dataset(store, turns, self.versions)["index"]
+            tally.add(store, len(turns.memories), secs)
+            timings["index"] += secs
+        if tally.metered:
+            tally.write(ctx.run_dir / "ingest.jsonl")
         return timings
 
     def teardown(self) -> None:
@@ -236,16 +244,7 @@ class RetrievalSuite(BaseSuite):
         overall = mean_metrics(r.metrics for r in positive)
         overall += mean_metrics(r.metrics for r in negative)
         overall += latency_metrics([r.latency_ms for r in items if r.latency_ms is not None])
-        groups: dict[str, dict[str, list[Metric]]] = {}
-        for key in ("type", "difficulty"):
-            buckets: dict[str, list[ItemResult]] = defaultdict(list)
-            for r in items:
-                if key in r.groups:
-                    buckets[r.groups[key]].append(r)
-            if buckets:
-                groups[key] = {
-                    v: mean_metrics(r.metrics for r in rs) for v, rs in sorted(buckets.items())
-                }
+        groups = group_means(items, ("type", "difficulty"))
         counts = {
             "items": len(items),
             "planned": header.item_count,
@@ -263,7 +262,12 @@ class RetrievalSuite(BaseSuite):
         if counts["errors"] or counts["timeouts"]:
             notes.append("failed and timed-out items score 0 on every metric")
         notes += _tie_and_duplicate_notes(overall, items, self.top_k)
-        return Summary(overall=overall, groups=groups, counts=counts, notes=notes)
+        tables = []
+        if self._ingest is not None:  # known when this process stored the dataset
+            counts.update(self._ingest.counts())
+            notes += self._ingest.notes()
+            tables.append(self._ingest.table())
+        return Summary(overall=overall, groups=groups, counts=counts, notes=notes, tables=tables)
 
 
 def _tie_and_duplicate_notes(
@@ -291,13 +295,9 @@ def _tie_and_duplicate_notes(
             f"the store returned more hits than asked in {len(over)} of {len(items)} items "
             f"(up to {most} for {top_k + 1}); only the first {top_k} were scored"
         )
-    dropped = [int(r.extra.get("duplicates_dropped", 0)) for r in items]
-    if any(dropped):
-        notes.append(
-            f"{sum(dropped)} duplicate hits (a memory id already returned higher in the same "
-            f"result) dropped before scoring, in {sum(d > 0 for d in dropped)} of "
-            f"{len(items)} items: the store returns one hit per stored text, not per memory"
-        )
+    dup = duplicates_note(items)
+    if dup:
+        notes.append(dup)
     return notes
 
 
@@ -330,6 +330,22 @@ def entity_values(ranked: Sequence[str], relevant: Sequence[str], ks: Sequence[i
             k = int(v["k"])
             v["value"] = float(v["value"]) * len(relevant) / min(len(relevant), k)
     return values
+
+
+def duplicates_note(items: list[ItemResult]) -> str | None:
+    """The summary note on duplicate hits dropped before scoring (``None`` when none were).
+
+    Reads each item's ``extra.duplicates_dropped``, as the retrieval and memtest suites
+    record it.
+    """
+    dropped = [int(r.extra.get("duplicates_dropped", 0)) for r in items]
+    if not any(dropped):
+        return None
+    return (
+        f"{sum(dropped)} duplicate hits (a memory id already returned higher in the same "
+        f"result) dropped before scoring, in {sum(d > 0 for d in dropped)} of "
+        f"{len(items)} items: the store returns one hit per stored text, not per memory"
+    )
 
 
 def _groups(q: Query) -> dict[str, str]:

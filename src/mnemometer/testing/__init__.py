@@ -3,10 +3,12 @@
 ``FakeLLMServer`` is a real OpenAI-compatible HTTP server on 127.0.0.1 that answers from
 rules (text, structured output, tool calls, SSE streaming, embeddings); ``ToolRule`` and
 ``ToolCall`` script tool calls; ``remember`` and ``recall`` make it keep and read a memory
-block the way a Letta/MemGPT model does. See docs/testing.md.
+block the way a Letta/MemGPT model does; ``extraction_llm`` extracts like a literal model
+for Graphiti, cognee and LangMem. See docs/testing.md.
 """
 
 from mnemometer.testing._conformance import Check, ConformanceReport, check_store
+from mnemometer.testing._extraction import extraction_llm
 from mnemometer.testing._letta import memory_llm
 from mnemometer.testing._memory import is_question, memory_block, recall, remember
 from mnemometer.testing._schema import instance
@@ -20,6 +22,7 @@ __all__ = [
     "ToolCall",
     "ToolRule",
     "check_store",
+    "extraction_llm",
     "instance",
     "is_question",
     "memory_block",

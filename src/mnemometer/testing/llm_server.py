@@ -386,12 +386,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="A deterministic OpenAI-compatible server.")
     p.add_argument("--port", type=int, default=8090)
     p.add_argument("--model", default="fake-llm")
-    p.add_argument("--reply", default=None, help="fixed reply (default: echo the memories)")
+    p.add_argument(
+        "--reply",
+        default=None,
+        help="fixed reply (default: echo the memories; judge requests get a verdict)",
+    )
     p.add_argument(
         "--mode",
-        choices=_MODES,
+        choices=(*_MODES, "extraction"),
         default="minimal",
-        help="structured output: generated instances (minimal or content) or scripted",
+        help="structured output: generated instances (minimal or content) or scripted; "
+        "extraction: extract like a literal model (Graphiti, cognee, LangMem)",
     )
     p.add_argument(
         "--embeddings", choices=("hash", "minilm"), default="hash", help="embedding vectors"
@@ -405,16 +410,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     p.add_argument("--log", default=None, help="append every exchange to this JSONL file")
     args = p.parse_args(argv)
-    srv = FakeLLMServer(
-        default=args.reply if args.reply is not None else echo_memories,
-        models=[args.model],
-        port=args.port,
-        mode=args.mode,
-        embeddings=args.embeddings,
-        embedding_dim=args.embedding_dim,
-        embedding_models=args.embedding_model,
-        log_path=args.log,
-    ).start()
+    from mnemometer.testing._bench import benchmark_reply, is_judge_request
+
+    common = {
+        "default": args.reply if args.reply is not None else benchmark_reply,
+        "models": [args.model],
+        "port": args.port,
+        "embeddings": args.embeddings,
+        "embedding_dim": args.embedding_dim,
+        "embedding_models": args.embedding_model,
+        "log_path": args.log,
+    }
+    if args.mode == "extraction":
+        from mnemometer.testing._extraction import extraction_llm
+
+        srv = extraction_llm(**common).start()
+    else:
+        # Judge verdicts come from the deterministic rules, never from the structured-output mode.
+        rules = [(is_judge_request, benchmark_reply)] if args.reply is None else []
+        srv = FakeLLMServer(rules=rules, mode=args.mode, **common).start()
     print(f"serving {args.model} at {srv.base_url}", flush=True)
     try:
         threading.Event().wait()

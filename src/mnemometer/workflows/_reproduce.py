@@ -16,7 +16,7 @@ from mnemometer import _env
 from mnemometer.comparison import Comparison, GateResult, compare, gate
 from mnemometer.config import StrictModel
 from mnemometer.errors import MnemometerError
-from mnemometer.log._schema import HEADER_FILE
+from mnemometer.report._leaderboard import find_runs
 from mnemometer.runner._experiment import ExperimentResult, run_suite
 from mnemometer.runner._run import RunSettings
 from mnemometer.suites.items._manifest import load_suite
@@ -129,21 +129,6 @@ class ArchiveManifest(StrictModel):
     """Every other file, with its checksum."""
 
 
-def _run_dirs(paths: list[str | Path]) -> list[Path]:
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if (p / HEADER_FILE).is_file():
-            out.append(p)
-        elif p.is_dir():
-            found = sorted(h.parent for h in p.rglob(HEADER_FILE))
-            if not found:
-                raise MnemometerError(f"{p}: holds no run directories")
-            out.extend(found)
-        else:
-            raise MnemometerError(f"{p}: no such run directory")
-    return list(dict.fromkeys(out))
-
-
 def archive(suite_dir: str | Path, runs: list[str | Path], out: str | Path) -> ArchiveManifest:
     """Write the suite plus run directories as a tar.gz with a SHA-256 manifest.
 
@@ -160,7 +145,7 @@ def archive(suite_dir: str | Path, runs: list[str | Path], out: str | Path) -> A
     members: list[tuple[str, Path]] = []
     for f in sorted(p for p in loaded.root.rglob("*") if p.is_file()):
         members.append((f"suite/{f.relative_to(loaded.root).as_posix()}", f))
-    dirs = _run_dirs(runs)
+    dirs = find_runs(runs)
     for d in dirs:
         for f in sorted(p for p in d.rglob("*") if p.is_file()):
             members.append((f"runs/{d.parent.name}/{d.name}/{f.relative_to(d).as_posix()}", f))

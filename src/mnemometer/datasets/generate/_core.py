@@ -28,8 +28,10 @@ from typing import Any
 from mnemometer.datasets.generate import _vocab as V
 from mnemometer.errors import MnemometerError
 
-GENERATOR_VERSION = "2"
-"""2: ids and file order are a seeded permutation of the generation order."""
+GENERATOR_VERSION = "3"
+"""2: ids and file order are a seeded permutation of the generation order. 3: deep queries
+are phrased at a measured semantic distance (the committed MiniLM calibration), and single
+memories carry their subject's ``occupation``."""
 DEFAULT_REFERENCE_TIME = datetime(2026, 6, 1, 9, 0, 0)
 MIN_SIZE = 50
 MAX_SIZE = 5_000_000
@@ -220,6 +222,9 @@ class Generator:
         self.by_spa: dict[tuple[int, int, int], list[int]] = {}  # (subject, place, action)
         self.by_cluster: dict[tuple[int, int], list[int]] = {}  # (subject, topic)
         self.by_deep: dict[tuple[int, int, int], list[int]] = {}  # (subject, action, object)
+        # (occupation, city, action, object): deep memories by their subject's occupation
+        self.by_deep_occ: dict[tuple[int, int, int, int], list[int]] = {}
+        self.city_of: dict[int, int] = {}  # deep memory position -> city
         self.chains: list[tuple[int, int, list[int]]] = []  # (script, slot, positions)
         self._chain_meta: dict[int, tuple[int, list[int], int]] = {}  # person, ages, minute
         self._cue: tuple[str, str, str] = ("", "", "")  # the last single memory's probe cue
@@ -434,7 +439,9 @@ class Generator:
         _append(self.by_cluster, (p, t), i)
         if age >= DEEP_AGE[0]:
             _append(self.by_deep, (p, a, ob), i)
-        meta: dict[str, Any] = {"person": name}
+            _append(self.by_deep_occ, (w.occupation[p], city, a, ob), i)
+            self.city_of[i] = city
+        meta: dict[str, Any] = {"person": name, "occupation": V.OCCUPATIONS[w.occupation[p]][0]}
         if comp is not None:
             meta["companion"] = w.names[comp]
             meta["relation"] = _RELATIONS[rel]

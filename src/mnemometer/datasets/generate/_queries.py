@@ -24,6 +24,7 @@ from mnemometer.datasets.generate._core import (
     Generator,
     mid,
 )
+from mnemometer.datasets.generate._deep import BUCKETS, choose, deep_text, phrasing_id
 
 QUOTAS = {
     "person": 0.12,
@@ -274,28 +275,32 @@ class QueryMaker:
             )
 
     def _deep(self) -> Iterator[dict[str, Any]]:
-        w = self.w
-        buckets = ("near", "mid", "far")
-        for j, key in enumerate(self._sample(list(self.g.by_deep), self._quota("deep"))):
+        g, w = self.g, self.w
+        difficulty = {"near": "easy", "mid": "medium", "far": "hard"}
+        for j, key in enumerate(self._sample(list(g.by_deep), self._quota("deep"))):
             p, a, ob = key
-            b = buckets[j % 3]
+            b = BUCKETS[j % 3]
             act, obj = _ACTIONS[a], _OBJECTS[ob]
-            form = {"near": 1, "mid": 2, "far": 3}[b]
-            name = w.names[p]
-            if self.zh:
-                verb = V.ACTIONS[act][2][form]
-                noun = V.OBJECTS[obj][4][0 if b == "near" else form]
-                text = f"一两年前，{name}{verb}{noun}，是在哪里？"
-            else:
-                verb = V.ACTIONS[act][1][form]
-                noun = V.OBJECTS[obj][3][1 if b == "near" else form]
-                text = f"A year or two ago, {name} {verb} {noun}: where was that?"
-            cons = {"subject": name, "action": act, "object": obj, "age_days": list(DEEP_AGE)}
+            ph, sim = choose(act, obj)[b]
+            c = g.city_of[g.by_deep[key][0]]
+            occ, city, name = w.occupation[p], w.cities[c], w.names[p]
+            text = deep_text(self.zh, ph, name, occ, city, act, obj)
+            ages = list(DEEP_AGE)
+            if ph[0] == "name":
+                rel = g.by_deep[key]
+                cons = {"subject": name, "action": act, "object": obj, "age_days": ages}
+            else:  # "a nurse in Leeds": every such subject's memory of that event counts
+                rel = g.by_deep_occ[(occ, c, a, ob)]
+                occ_key = V.OCCUPATIONS[occ][0]
+                cons = {"occupation": occ_key, "city": city, "action": act, "object": obj}
+                cons["age_days"] = ages
             yield self._q(
                 "deep",
                 text,
-                self.g.by_deep[key],
+                rel,
                 cons,
-                {"near": "easy", "mid": "medium", "far": "hard"}[b],
+                difficulty[b],
                 semantic_distance=b,
+                phrasing=phrasing_id(ph),
+                similarity=sim,
             )

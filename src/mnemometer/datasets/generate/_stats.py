@@ -29,12 +29,7 @@ class Stats:
         """Count one memory record (returns None, so it chains in generator expressions)."""
         self.n_mem += 1
         for v in m["versions"]:
-            c = self.chars[v["style"]]
-            n = len(v["text"])
-            c[0] += 1
-            c[1] += n
-            c[2] = min(c[2], n)
-            c[3] = max(c[3], n)
+            _tally(self.chars[v["style"]], len(v["text"]))
         meta = m["metadata"]
         self.people.add(meta["person"])
         if "place" in meta:
@@ -51,12 +46,7 @@ class Stats:
     def query(self, q: dict[str, Any]) -> None:
         """Count one query record."""
         self.n_q += 1
-        r = self.rel[q["type"]]
-        n = len(q["relevant_ids"])
-        r[0] += 1
-        r[1] += n
-        r[2] = min(r[2], n)
-        r[3] = max(r[3], n)
+        _tally(self.rel[q["type"]], len(q["relevant_ids"]))
         self.difficulty[q.get("difficulty") or "none"] += 1
         if "semantic_distance" in q["metadata"]:
             self.distance[q["metadata"]["semantic_distance"]] += 1
@@ -101,3 +91,11 @@ def describe(
     for q in queries:
         s.query(q)
     return s.result()
+
+
+def _tally(c: list[int], n: int) -> None:
+    """Add one value to a running ``[count, total, min, max]``."""
+    c[0] += 1
+    c[1] += n
+    c[2] = min(c[2], n)
+    c[3] = max(c[3], n)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -18,7 +17,7 @@ from mnemometer.datasets._models import Dataset, DatasetInfo, Query
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
 from mnemometer.scoring import text as sc
-from mnemometer.scoring.aggregate import latency_metrics, mean_metrics
+from mnemometer.scoring.aggregate import group_means, latency_metrics, mean_metrics
 from mnemometer.stores._protocol import Hit
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
 from mnemometer.suites.items._manifest import LoadedSuite, load_suite
@@ -311,16 +310,7 @@ class ItemsSuite(BaseSuite):
         """Success and every metric, overall and by item type and metadata."""
         overall = mean_metrics(r.metrics for r in items)
         overall += latency_metrics([r.latency_ms for r in items if r.latency_ms is not None])
-        groups: dict[str, dict[str, list[Metric]]] = {}
-        for key in ("eval_type", *METADATA_FIELDS):
-            buckets: dict[str, list[ItemResult]] = defaultdict(list)
-            for r in items:
-                if key in r.groups:
-                    buckets[r.groups[key]].append(r)
-            if buckets:
-                groups[key] = {
-                    v: mean_metrics(r.metrics for r in rs) for v, rs in sorted(buckets.items())
-                }
+        groups = group_means(items, ("eval_type", *METADATA_FIELDS))
         tokens = sum(r.tokens.get("total", 0) for r in items)
         counts = {
             "items": len(items),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from random import Random
 
 from mnemometer.datasets._models import Dataset, Memory
 
@@ -37,6 +38,36 @@ class Probe:
     """Ids that count as found (cluster-mates for organisation)."""
     access_days: tuple[int, ...] = ()
     """Days after the reference time at which the memory is accessed (forgetting)."""
+    pool: Pool | None = None
+    """Organisation: where the cluster-mates sit for a ranking that ignores the topic."""
+
+
+@dataclass(frozen=True)
+class Pool:
+    """What a topic-blind ranking knows: who is named, not what it is about.
+
+    The baseline ranking puts the ``size`` memories that involve a person the probe names
+    first, in random order, then every other memory in random order (``others`` memories
+    in all, the probe excluded): what a store matching names and nothing else gives.
+    Without person labels the pool is empty, and the baseline a fully random ranking.
+    """
+
+    size: int
+    """Memories involving a person the probe names (as subject or companion), probe excluded."""
+    inside: int
+    """Targets in the pool."""
+    outside: int
+    """Targets outside it."""
+    others: int
+    """Every memory that can be ranked (the probe excluded)."""
+
+    def expected_recall(self, k: int) -> float:
+        """Expected recall@k of the topic-blind ranking (its mean over random orders)."""
+        p_in = min(1.0, k / self.size) if self.size else 0.0
+        rest = self.others - self.size
+        p_out = min(1.0, max(0, k - self.size) / rest) if rest > 0 else 0.0
+        n = self.inside + self.outside
+        return (self.inside * p_in + self.outside * p_out) / n if n else 0.0
 
 
 @dataclass
@@ -48,36 +79,79 @@ class Plan:
     deep_probes: list[Probe] = field(default_factory=list)
     chain_order: dict[str, list[str]] = field(default_factory=dict)
     """Query id -> relevant ids in true order, where the order is known."""
+    query_pools: dict[str, Pool] = field(default_factory=dict)
+    """Cluster query id -> the topic-blind pool of its relevant memories."""
 
 
 def read_plan(ds: Dataset, cluster_probes: int) -> Plan:
     """Derive every dimension's probes from ``ds``."""
     plan = Plan()
     by_id = {m.id: m for m in ds.memories}
-    _clusters(ds, plan, cluster_probes)
+    _clusters(ds, by_id, plan, cluster_probes)
     _forgetting(ds, plan)
     _chains(ds, by_id, plan)
     _deep(ds, plan)
     return plan
 
 
-def _clusters(ds: Dataset, plan: Plan, limit: int) -> None:
+def people(m: Memory) -> tuple[str, ...]:
+    """Everyone a memory involves.
+
+    Generated data: ``person`` and ``companion``; MemTest: ``person.name`` and
+    ``person.partner_name``.
+    """
+    md = m.metadata
+    p = md.get("person")
+    if isinstance(p, dict):
+        names = (p.get("name"), p.get("partner_name"))
+    else:
+        names = (p, md.get("companion"))
+    return tuple(dict.fromkeys(x for x in names if isinstance(x, str) and x))
+
+
+def _pool(
+    who: tuple[str, ...], targets: list[Memory], involves: dict[str, set[int]], n: int, probe: int
+) -> Pool:
+    """The topic-blind pool of the people ``who`` (``probe``: the probe's index, or -1)."""
+    pool: set[int] = set().union(*(involves.get(x, set()) for x in who))
+    pool.discard(probe)
+    inside = sum(1 for t in targets if set(people(t)) & set(who))
+    return Pool(len(pool), inside, len(targets) - inside, n - (probe >= 0))
+
+
+def _clusters(ds: Dataset, by_id: dict[str, Memory], plan: Plan, limit: int) -> None:
     groups: dict[str, list[Memory]] = defaultdict(list)
-    for m in ds.memories:
+    involves: dict[str, set[int]] = defaultdict(set)
+    index: dict[str, int] = {}
+    for i, m in enumerate(ds.memories):
+        index[m.id] = i
+        for x in people(m):
+            involves[x].add(i)
         cid = m.metadata.get("cluster") or m.metadata.get("cluster_id")
         if isinstance(cid, str) and cid:
             groups[cid].append(m)
+    n = len(ds.memories)
+    for q in ds.queries:
+        if q.type == "cluster" and q.relevant_ids:
+            rel = [by_id[x] for x in q.relevant_ids if x in by_id]
+            # The query names its cluster's person: the people every relevant memory shares.
+            shared = set.intersection(*(set(people(m)) for m in rel)) if rel else set()
+            plan.query_pools[q.id] = _pool(tuple(sorted(shared)), rel, involves, n, -1)
     usable = [(cid, ms) for cid, ms in groups.items() if len(ms) >= 2]
     if not usable:
         return  # organisation is not applicable
-    # Evenly spaced clusters in file order, one probe each (its first member), so the
-    # probe set is deterministic and spread over the dataset.
+    # Evenly spaced clusters in file order, one probe each, so the probe set is
+    # deterministic and spread over the dataset. The probe is a seeded random member, not
+    # the first in file order: then every mate would come after it, and a store that
+    # ranks by insertion order (or prefers later ids) would be judged on that, not topic.
     step = max(1, len(usable) / max(1, limit))
     picked = [usable[int(i * step)] for i in range(min(limit, len(usable)))]
     for cid, ms in picked:
-        probe = ms[0]
-        mates = tuple(m.id for m in ms[1:])
-        plan.clusters.append(Probe(probe.id, probe.text, cid, mates))
+        j = Random(f"mnemometer-memtest/cluster/{cid}").randrange(len(ms))
+        probe, rest = ms[j], ms[:j] + ms[j + 1 :]
+        mates = tuple(m.id for m in rest)
+        pool = _pool(people(probe), rest, involves, n, index[probe.id])
+        plan.clusters.append(Probe(probe.id, probe.text, cid, mates, pool=pool))
 
 
 def _forgetting(ds: Dataset, plan: Plan) -> None:

@@ -2,7 +2,7 @@
 
 Items, in plan order (ids are stable, so a run resumes):
 
-* ``storage/<memory>/<style>``: is this stored version still there? (self-query or list)
+* ``storage/<memory>/<style>``: can this stored version be read back? (a search on its text)
 * ``query/<query>``: every dataset query (retrieval, reasoning, deep, organisation).
 * ``cluster/<memory>``: a cluster member as the query; are its cluster-mates in the top k?
 * ``deep/<memory>``: seed-data depth probes (MemTest labels, self-query).
@@ -16,13 +16,15 @@ replays again, which a deterministic store reproduces exactly.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from datetime import timedelta
+from random import Random
 from typing import Any, ClassVar
 
 from mnemometer.datasets._models import Dataset, Query
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, Summary
-from mnemometer.scoring.retrieval import dedupe, rank_metrics
+from mnemometer.scoring.retrieval import dedupe, duplicate_count, rank_metrics
 from mnemometer.stores._protocol import ClockAware, ListableStore
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
 from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
@@ -30,6 +32,8 @@ from mnemometer.suites.memtest._score import DEFAULT_WEIGHTS, DIMENSIONS, chain_
 from mnemometer.suites.retrieval import store_dataset, timed_search
 
 DEFAULT_KS = (1, 5, 10, 20)
+STORAGE_MODES = ("read-back", "auto", "self-query", "list")
+"""``read-back``, and its deprecated names (suite version 1 scored ``list`` by ``list_ids``)."""
 
 
 class MemtestSuite(BaseSuite):
@@ -38,9 +42,11 @@ class MemtestSuite(BaseSuite):
     Args:
         top_k: hits asked for per query (default 20).
         k: the cut-off for dimension scores (recall@k, cluster recall@k, retention; default 10).
-        storage: ``auto`` (the store's ``list_ids`` if it has one, else self-query),
-            ``self-query`` or ``list``.
-        storage_limit: self-query at most this many memories (evenly spaced; 0 = all).
+        storage: ``read-back`` (the only procedure: each version is searched by its text and
+            must come back in the top 5). ``auto``, ``self-query`` and ``list`` are
+            deprecated names for it; a store's ``list_ids`` is reported as its claim only.
+        storage_limit: read back the versions of at most this many memories (a seeded
+            random sample, reported with its interval; 0 = every memory).
         cluster_probes: at most this many clusters are probed (one member each).
         horizon_days: how far the simulated clock moves past the reference time before the
             forgetting retention probe (time-aware stores only).
@@ -48,12 +54,13 @@ class MemtestSuite(BaseSuite):
     """
 
     name: ClassVar[str] = "memtest"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     flags: ClassVar[tuple[Flag, ...]] = (
         Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int"),
     )
     success_definition: ClassVar[str] = (
-        "storage probes succeed when the version is read back in the top 5 (or listed); "
+        "storage probes succeed when the version is read back in the top 5 (widened by the "
+        "number of other memories with the very same text); "
         "queries and deep probes when a relevant memory is in the top k (hit@top_k), a "
         "negative query when an abstaining store returned nothing; cluster and forgetting "
         "probes are measured, not passed or failed; errored and timed-out items fail"
@@ -63,16 +70,16 @@ class MemtestSuite(BaseSuite):
         self,
         top_k: int = 20,
         k: int = 10,
-        storage: str = "auto",
-        storage_limit: int = 0,
+        storage: str = "read-back",
+        storage_limit: int = 1000,
         cluster_probes: int = 500,
         horizon_days: int = 90,
         weights: dict[str, float] | None = None,
     ) -> None:
         if int(top_k) < 1 or not 1 <= int(k) <= int(top_k):
             raise MnemometerError(f"need 1 <= k <= top_k, got k={k}, top_k={top_k}")
-        if storage not in ("auto", "self-query", "list"):
-            raise MnemometerError(f"storage must be auto, self-query or list, got {storage!r}")
+        if storage not in STORAGE_MODES:
+            raise MnemometerError(f"storage must be read-back, got {storage!r}")
         if int(storage_limit) < 0 or int(cluster_probes) < 0 or int(horizon_days) < 0:
             raise MnemometerError("storage_limit, cluster_probes and horizon_days must be >= 0")
         w = dict(DEFAULT_WEIGHTS)
@@ -89,7 +96,7 @@ class MemtestSuite(BaseSuite):
         self.top_k = int(top_k)
         self.k = int(k)
         self.ks = sorted({x for x in DEFAULT_KS if x <= self.top_k} | {self.k, self.top_k})
-        self.storage = storage
+        self.storage = "read-back"  # the deprecated names measure the same thing
         self.storage_limit = int(storage_limit)
         self.cluster_probes = int(cluster_probes)
         self.horizon_days = int(horizon_days)
@@ -100,7 +107,10 @@ class MemtestSuite(BaseSuite):
         self._outcomes: dict[str, tuple[bool, bool, float]] = {}
 
     def options(self) -> dict[str, Any]:
-        """Resolved options, including the overall-score weights (recorded in the run log)."""
+        """Resolved options, including the overall-score weights (recorded in the run log).
+
+        ``storage`` is always ``read-back``: its deprecated names measure the same thing.
+        """
         return {
             "top_k": self.top_k,
             "k": self.k,
@@ -120,17 +130,17 @@ class MemtestSuite(BaseSuite):
         def add(item_id: str, payload: Any) -> None:
             items.append(Item(item_id, len(items), payload))
 
-        mems = dataset.memories
-        if self.storage_limit and len(mems) > self.storage_limit:
-            step = len(mems) / self.storage_limit
-            mems = [mems[int(i * step)] for i in range(self.storage_limit)]
-        for m in mems:
+        n = len(dataset.memories)
+        sample = _storage_sample(dataset, self.storage_limit)
+        holders = _text_holders(dataset) if sample else Counter()
+        for m in sample:
             for style, text in m.texts():
-                add(f"storage/{m.id}/{style}", ("storage", m.id, style, text))
+                twins = holders[text] - 1  # other memories with a version of this exact text
+                add(f"storage/{m.id}/{style}", ("storage", m.id, style, text, n, twins))
         for q in dataset.queries:
             add(f"query/{q.id}", ("query", q))
         for pr in p.clusters:
-            add(f"cluster/{pr.memory_id}", ("cluster", pr, len(dataset.memories)))
+            add(f"cluster/{pr.memory_id}", ("cluster", pr))
         for pr in p.deep_probes:
             add(f"deep/{pr.memory_id}", ("deep", pr))
         for pr in p.forgetting:
@@ -152,18 +162,10 @@ class MemtestSuite(BaseSuite):
             if changed or isinstance(system, ClockAware):
                 # The other dimensions measure the store as it was first given the data.
                 timings["index_again"] = store_dataset(system, dataset)["index"]
-        mode = self._storage_mode(system)
-        self._listed = set(map(str, system.list_ids())) if mode == "list" else None
+        # What the store says it keeps: reported beside what it reads back, never scored.
+        listable = isinstance(system, ListableStore)
+        self._listed = set(map(str, system.list_ids())) if listable else None
         return timings
-
-    def _storage_mode(self, system: Any) -> str:
-        if self.storage == "auto":
-            return "list" if isinstance(system, ListableStore) else "self-query"
-        if self.storage == "list" and not isinstance(system, ListableStore):
-            raise MnemometerError(
-                "storage=list needs a store with list_ids(); use storage=self-query"
-            )
-        return self.storage
 
     def _replay(self, system: Any, ds: Dataset, probes: list[Probe]) -> bool:
         ref = ds.info.reference_time
@@ -198,9 +200,7 @@ class MemtestSuite(BaseSuite):
         """The rule in :attr:`success_definition`."""
         if kind in ("cluster", "forget"):
             return None
-        wanted = {"storage": (("listed", None), ("kept", 5))}.get(
-            kind, (("hit", self.top_k), ("abstention", None))
-        )
+        wanted = {"storage": (("kept", 5),)}.get(kind, (("hit", self.top_k), ("abstention", None)))
         by = {(m.name, m.k): m.value for m in r.metrics}
         for key in wanted:
             if key in by:
@@ -208,24 +208,19 @@ class MemtestSuite(BaseSuite):
         return None
 
     def _item_storage(self, system: Any, item: Item) -> ItemResult:
-        _, mid, style, text = item.payload
+        _, mid, style, text, n_memories, twins = item.payload
         groups = {"dimension": "storage", "style": style}
-        if self._listed is not None:
-            kept = 1.0 if mid in self._listed else 0.0
-            return ItemResult(
-                item_id=item.id,
-                index=item.index,
-                input=text,
-                groups=groups,
-                expected=[mid],
-                metrics=[Metric(name="listed", value=kept)],
-            )
-        hits, ms = timed_search(system, text, 5)
+        # Behaviour only: the version must come back when searched by its own text. Other
+        # memories with the very same text cannot be told apart from it by any search, so
+        # the window widens by their number (top 1 + twins, top 5 + twins).
+        hits, ms = timed_search(system, text, 5 + twins)
         ranked = dedupe(h.memory_id for h in hits)
         metrics = [
-            Metric(name="kept", k=1, value=1.0 if ranked[:1] == [mid] else 0.0),
-            Metric(name="kept", k=5, value=1.0 if mid in ranked[:5] else 0.0),
+            Metric(name="kept", k=1, value=1.0 if mid in ranked[: 1 + twins] else 0.0),
+            Metric(name="kept", k=5, value=1.0 if mid in ranked[: 5 + twins] else 0.0),
         ]
+        if self._listed is not None:  # the store's own claim, reported beside it
+            metrics.append(Metric(name="listed", value=1.0 if mid in self._listed else 0.0))
         return ItemResult(
             item_id=item.id,
             index=item.index,
@@ -235,6 +230,7 @@ class MemtestSuite(BaseSuite):
             retrieved=_log_hits(hits),
             metrics=metrics,
             latency_ms=ms,
+            extra={"memories": n_memories, "identical_texts": twins, **_dropped(hits)},
         )
 
     def _item_query(self, system: Any, item: Item) -> ItemResult:
@@ -256,6 +252,10 @@ class MemtestSuite(BaseSuite):
                 assert self._plan is not None
                 order = self._plan.chain_order.get(q.id)
                 metrics += chain_metrics(ranked[: self.top_k], q.relevant_ids, order)
+            pool = self._plan.query_pools.get(q.id) if self._plan else None
+            if pool is not None:
+                base = pool.expected_recall(self.k)
+                metrics.append(Metric(name="baseline_recall", k=self.k, value=base))
         else:
             value = (0.0 if ranked else 1.0) if self._abstains else None
             metrics = [Metric(name="abstention", value=value)]
@@ -268,20 +268,21 @@ class MemtestSuite(BaseSuite):
             retrieved=_log_hits(hits),
             metrics=metrics,
             latency_ms=ms,
+            extra=_dropped(hits),
         )
 
     def _item_cluster(self, system: Any, item: Item) -> ItemResult:
-        _, p, n_memories = item.payload
+        p: Probe = item.payload[1]
         hits, ms = timed_search(system, p.text, self.k + 1)
         ranked = [x for x in dedupe(h.memory_id for h in hits) if x != p.memory_id][: self.k]
         mates = set(p.targets)
         recall = len(mates & set(ranked)) / len(mates)
-        # A random ranking of the other N-1 memories puts each mate in the top k with
-        # probability k / (N - 1): the expected cluster recall@k of a store that ignores topic.
-        chance = min(1.0, self.k / max(1, n_memories - 1))
+        # The baseline is a ranking that knows the probe's person but not its topic: the
+        # person's other memories first, in random order (see Pool.expected_recall).
+        assert p.pool is not None
         metrics = [
             Metric(name="cluster_recall", k=self.k, value=recall),
-            Metric(name="chance_recall", k=self.k, value=chance),
+            Metric(name="baseline_recall", k=self.k, value=p.pool.expected_recall(self.k)),
         ]
         return ItemResult(
             item_id=item.id,
@@ -292,6 +293,7 @@ class MemtestSuite(BaseSuite):
             retrieved=_log_hits(hits),
             metrics=metrics,
             latency_ms=ms,
+            extra=_dropped(hits),
         )
 
     def _item_deep(self, system: Any, item: Item) -> ItemResult:
@@ -307,6 +309,7 @@ class MemtestSuite(BaseSuite):
             retrieved=_log_hits(hits),
             metrics=rank_metrics(ranked, [p.memory_id], self.ks),
             latency_ms=ms,
+            extra=_dropped(hits),
         )
 
     def _item_forget(self, system: Any, item: Item) -> ItemResult:
@@ -361,7 +364,11 @@ class MemtestSuite(BaseSuite):
             groups["style"] = item.payload[2]
             metrics = [Metric(name="kept", k=1, value=0.0), Metric(name="kept", k=5, value=0.0)]
         elif kind == "cluster":
-            metrics = [Metric(name="cluster_recall", k=self.k, value=0.0)]
+            pool = item.payload[1].pool
+            metrics = [
+                Metric(name="cluster_recall", k=self.k, value=0.0),
+                Metric(name="baseline_recall", k=self.k, value=pool.expected_recall(self.k)),
+            ]
         elif kind == "deep":
             groups["distance"] = item.payload[1].group
             metrics = [Metric(name="recall", k=self.k, value=0.0)]
@@ -385,6 +392,21 @@ class MemtestSuite(BaseSuite):
         return summarize(header, items, self.k, self.weights)
 
 
+def _text_holders(dataset: Dataset) -> Counter[str]:
+    """How many memories have a version with each exact text."""
+    return Counter(t for m in dataset.memories for t in {text for _, text in m.texts()})
+
+
+def _storage_sample(dataset: Dataset, limit: int) -> list[Any]:
+    """Memories whose versions are read back: all, or a seeded random sample in file order."""
+    mems = dataset.memories
+    if not limit or len(mems) <= limit:
+        return list(mems)
+    # Seeded, not evenly spaced: a fixed stride could alias with a periodic pattern of loss.
+    picked = Random("mnemometer-memtest/storage").sample(range(len(mems)), limit)
+    return [mems[i] for i in sorted(picked)]
+
+
 def _dimension(q: Query) -> str:
     if q.type in ("chain",):
         return "reasoning"
@@ -393,6 +415,11 @@ def _dimension(q: Query) -> str:
     if q.type == "deep":
         return "deep"
     return "retrieval"
+
+
+def _dropped(hits: list[Any]) -> dict[str, int]:
+    """``duplicates_dropped``: hits repeating a memory id already returned (scored once)."""
+    return {"duplicates_dropped": duplicate_count([h.memory_id for h in hits])}
 
 
 def _log_hits(hits: list[Any]) -> list[RetrievedHit]:

@@ -1,0 +1,458 @@
+"""What the long-conversation benchmarks share: the conversation is the item.
+
+``run_item`` ingests one conversation (a LongMemEval haystack, a Letta fact set) into a
+fresh system of the run's spec, asks every selected question of it, and returns one result
+per question with ``step`` = the question id. The runner checkpoints conversation by
+conversation (a resumed run never re-ingests a finished one); the LLM cache under the run
+directory makes re-asked reader and judge calls of an unfinished one free; comparisons pair
+on (conversation, question) and cluster by the ``conversation`` group.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from mnemometer import deadline
+from mnemometer.datasets._models import Conversation, Dataset, Query
+from mnemometer.errors import DatasetError, MnemometerError
+from mnemometer.log._schema import ItemResult, RunHeader, Summary
+from mnemometer.scoring import judges as J
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites.benchmarks import _pipeline as P
+from mnemometer.suites.benchmarks._question import Questions
+from mnemometer.suites.benchmarks._summary import summarize_benchmark
+from mnemometer.systems import close
+
+FLAGS: tuple[Flag, ...] = (
+    Flag(
+        "--judge",
+        "judges",
+        "LLM judge (repeatable): lenient, strict, longmemeval, letta-rubric; the first decides success.",
+        multiple=True,
+    ),
+    Flag(
+        "--judge-model",
+        "judge_model",
+        "Model for the judges at the same endpoint (default: the reader's).",
+    ),
+    Flag(
+        "--questions",
+        "questions",
+        "Ask only the first N selected questions (--limit N counts conversations).",
+        "int",
+    ),
+    Flag(
+        "--category",
+        "categories",
+        "Only questions of this category or type (repeatable).",
+        multiple=True,
+    ),
+    Flag(
+        "--baseline",
+        "baseline",
+        "Answer from a baseline context instead of the system's retrieval.",
+        "choice:" + ",".join(P.BASELINES),
+    ),
+    Flag(
+        "--errata", "errata", "Errata file: corrected or excluded questions, with reasons.", "path"
+    ),
+    Flag(
+        "--reader-budget",
+        "reader_budget",
+        "Token budget of the reader's context (default 4000).",
+        "int",
+    ),
+    Flag("--rubric", "rubric", "Letta's rubric file for --judge letta-rubric.", "path"),
+    Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int"),
+)
+
+
+class BenchmarkSuite(Questions, BaseSuite):
+    """Ingest -> search -> answer -> evaluate over conversations (see the module docstring).
+
+    Args:
+        dataset: the benchmark file.
+        judges: judge names; the first decides each question's success.
+        judge_model: the judges' model (default: the reader's).
+        questions: ask only the first ``questions`` selected questions (the run's
+            ``limit`` counts items, i.e. conversations).
+        categories: only these categories (LoCoMo words or codes) or question types.
+        baseline: ``full-context``, ``no-memory`` or ``oracle`` instead of the system.
+        errata: an errata file applied at load.
+        reader_budget: context token budget of the reader (every system gets the same).
+        top_k: retrieved turns given to the reader.
+        rubric: Letta's rubric (``letta-rubric`` judge).
+    """
+
+    systems: ClassVar[frozenset[str]] = frozenset({"store", "agent"})
+    flags: ClassVar[tuple[Flag, ...]] = FLAGS
+    reads_dataset: ClassVar[bool] = True
+    """The CLI hands ``--dataset`` to the suite: it loads (and streams) the file itself."""
+    reader_format: ClassVar[str] = ""
+    group_key: ClassVar[str] = "type"
+    turn_ks: ClassVar[tuple[int, ...]] = (5, 10, 50)
+    session_ks: ClassVar[tuple[int, ...]] = (5, 10)
+    success_definition: ClassVar[str] = (
+        "a question succeeds when the first judge says its answer is correct (with no judge: "
+        "LoCoMo's F1 >= 0.5; LoCoMo category 5: the official 'not mentioned' rule); a "
+        "question whose reader call failed, or whose judge reply could not be read, fails"
+    )
+
+    def __init__(
+        self,
+        dataset: str | None = None,
+        judges: Sequence[str] = (),
+        judge_model: str | None = None,
+        questions: int | None = None,
+        categories: Sequence[str] = (),
+        baseline: str | None = None,
+        errata: str | None = None,
+        reader_budget: int = 4000,
+        top_k: int = 10,
+        rubric: str | None = None,
+        turn_ks: Sequence[int] | None = None,
+        session_ks: Sequence[int] | None = None,
+        reader_sha256: str | None = None,
+        errata_sha256: str | None = None,
+        judge_names: Sequence[str] | None = None,
+    ) -> None:
+        # The last five come back from a run header on resume: they must still hold.
+        if reader_sha256 is not None and reader_sha256 != P.READER_SHA256:
+            raise MnemometerError(
+                "the reader prompt changed since this run started (its SHA-256 differs); "
+                "start a new run"
+            )
+        if turn_ks is not None:
+            self.turn_ks = tuple(int(k) for k in turn_ks)
+        if session_ks is not None:
+            self.session_ks = tuple(int(k) for k in session_ks)
+        if judge_names is not None:
+            judges = judge_names
+        judges = [j["name"] if isinstance(j, dict) else j for j in judges]
+        self._expect_errata = errata_sha256
+        if dataset is None:
+            raise MnemometerError(f"suite {self.name!r} needs --dataset FILE (the benchmark file)")
+        self.path = Path(dataset).resolve()
+        if not self.path.is_file():
+            raise DatasetError(f"{self.path}: no such file")
+        if baseline is not None and baseline not in P.BASELINES:
+            raise MnemometerError(f"--baseline must be one of {', '.join(P.BASELINES)}")
+        for name, value, least in (
+            ("--questions", questions, 1),
+            ("--reader-budget", reader_budget, 64),
+            ("--top-k", top_k, 1),
+        ):
+            if value is not None and int(value) < least:
+                raise MnemometerError(f"{name} must be at least {least}, got {value}")
+        self.baseline = baseline
+        self.questions = None if questions is None else int(questions)
+        self.categories = [str(c) for c in categories]
+        self.reader_budget = int(reader_budget)
+        self.top_k = int(top_k)
+        self.errata = str(Path(errata).resolve()) if errata else None
+        self.judge_model = judge_model
+        rubric = rubric or self._default_rubric()
+        self.rubric = str(rubric) if rubric else None
+        self.judges = J.resolve_judges(list(judges), self.rubric)
+        self._dataset: Dataset | None = None
+        self._errata_sha: str | None = None
+        self._ctx: RunContext | None = None
+        self._reader: Any = None
+        self._judge_llm: Any = None
+        self._max_questions = 1
+        self._counts: dict[str, list[int]] = {}
+        self._lock = threading.Lock()
+
+    # ---- declared options ---------------------------------------------------------------
+
+    def options(self) -> dict[str, Any]:
+        """What is measured: retrieval depth, budget, pinned reader and judges, selection."""
+        self.dataset()  # the errata hash is known once the file is read
+        return {
+            "top_k": self.top_k,
+            "turn_ks": list(self.turn_ks),
+            "session_ks": list(self.session_ks),
+            "reader_budget": self.reader_budget,
+            "reader_sha256": P.READER_SHA256,
+            "judges": [{"name": j.name, "prompt_sha256": j.prompt_hash} for j in self.judges],
+            "judge_model": self.judge_model,
+            "questions": self.questions,
+            "categories": self.categories,
+            "errata_sha256": self._errata_sha,
+        }
+
+    def inputs(self) -> dict[str, Any]:
+        """Where the files live, and the baseline (the answering side's context)."""
+        return {
+            "dataset": str(self.path),
+            "errata": self.errata,
+            "rubric": self.rubric,
+            "baseline": self.baseline,
+            "judge_names": [j.name for j in self.judges],
+        }
+
+    def _default_rubric(self) -> Path | None:
+        return None
+
+    # ---- the dataset --------------------------------------------------------------------
+
+    def load(self) -> Dataset:
+        """The benchmark file as a dataset (subclasses)."""
+        raise NotImplementedError
+
+    def dataset(self) -> Dataset:
+        """The benchmark file, checked to be this benchmark's, errata applied (cached)."""
+        if self._dataset is None:
+            from mnemometer.datasets._readers import detect_reader, get_reader, read_head
+
+            if not get_reader(self.reader_format).sniff(self.path, read_head(self.path)):
+                found = detect_reader(self.path)
+                what = f"a {found.name} file" if found else "in no known format"
+                fix = ""
+                if found is not None and found.name in _SUITE_OF:
+                    fix = f"; run `mnemometer run {_SUITE_OF[found.name]} --dataset {self.path}`"
+                raise DatasetError(f"{self.path}: {what}, not {self.reader_format}{fix}")
+            ds = self.load()
+            if self.errata:
+                from mnemometer.datasets._errata import apply_errata
+
+                ds, _, self._errata_sha = apply_errata(ds, self.errata)
+            if self._expect_errata and self._errata_sha != self._expect_errata:
+                raise DatasetError(
+                    f"{self.errata}: the errata file changed since this run started; start a "
+                    "new run"
+                )
+            self._dataset = ds
+        return self._dataset
+
+    def selected(self, dataset: Dataset) -> list[Query]:
+        """The questions this run asks (``--category``, then ``--questions``), in file order."""
+        qs = list(dataset.queries)
+        if self.categories:
+            wanted = {c.lower() for c in self.categories}
+            qs = [
+                q
+                for q in qs
+                if q.type.lower() in wanted or str(q.metadata.get("category")) in wanted
+            ]
+            if not qs:
+                kinds = sorted({q.type for q in dataset.queries})
+                raise MnemometerError(
+                    f"--category {', '.join(self.categories)} selects no question; categories: {', '.join(kinds)}"
+                )
+        return qs[: self.questions] if self.questions is not None else qs
+
+    def plan(self, dataset: Dataset) -> list[Item]:
+        """One item per conversation with selected questions: ``(conversation, questions)``."""
+        by: dict[str, list[Query]] = {}
+        for q in self.selected(dataset):
+            by.setdefault(q.conversation_id or "", []).append(q)
+        items = []
+        for conv in dataset.conversations:
+            if conv.id in by:
+                items.append(Item(conv.id, len(items), (conv, by[conv.id])))
+        self._max_questions = max((len(v) for v in by.values()), default=1)
+        return items
+
+    def conversation(
+        self, stub: Conversation, questions: list[Query]
+    ) -> tuple[Conversation, list[Query]]:
+        """The full conversation of an item (LongMemEval loads it from the file)."""
+        return stub, questions
+
+    # ---- running ------------------------------------------------------------------------
+
+    def item_timeout(self, default: float | None) -> float | None:
+        """The run's timeout per call, times the calls of the largest conversation."""
+        return (
+            None
+            if default is None
+            else default * (self._max_questions + 1) * (1 + len(self.judges))
+        )
+
+    def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
+        """Connect the reader and judges (cached under the run directory) and pin them."""
+        from dataclasses import replace
+
+        from mnemometer.llm import LLMClient, resolve_settings
+
+        self._ctx = ctx
+        settings = ctx.llm if ctx.llm is not None else resolve_settings()
+        if settings.cache_dir is None:
+            settings = replace(settings, cache_dir=ctx.run_dir / "llm-cache")
+        self._reader = LLMClient.from_settings(settings)
+        self._reader.check()
+        self._judge_llm = self._reader
+        if self.judges and self.judge_model and self.judge_model != settings.model:
+            self._judge_llm = LLMClient.from_settings(replace(settings, model=self.judge_model))
+            self._judge_llm.check()
+        (ctx.run_dir / "pins.json").write_text(json.dumps(self.pins(), indent=1), encoding="utf-8")
+        self._start_progress(ctx)
+        return {}
+
+    def pins(self) -> dict[str, Any]:
+        """The reader and every judge, in full: what a number can be traced to."""
+        model = self._reader.model if self._reader is not None else None
+        jmodel = self._judge_llm.model if self._judge_llm is not None else model
+        return {
+            "reader": {
+                "model": model,
+                "prompt": P.READER_PROMPT,
+                "prompt_sha256": P.READER_SHA256,
+                "temperature": 0.0,
+                "max_tokens": P.READER_MAX_TOKENS,
+                "context_budget_tokens": self.reader_budget,
+                "top_k": self.top_k,
+            },
+            "judges": [j.record(jmodel) for j in self.judges],
+        }
+
+    def teardown(self) -> None:
+        """Release the LLM clients."""
+        for c in {id(x): x for x in (self._reader, self._judge_llm) if x is not None}.values():
+            c.close()
+
+    def run_item(self, system: Any, item: Item) -> list[ItemResult]:
+        """Ingest one conversation, then ask, answer and judge each of its questions."""
+        assert self._ctx is not None, "setup() first"
+        stub, questions = item.payload
+        kind = self._ctx.system.kind
+        live: Any = None
+        ingest_ms: float | None = None
+        failure: str | None = None
+        try:
+            conv, questions = self.conversation(stub, questions)
+            turns = P.turn_index(conv)
+            if self.baseline is None:
+                ns = _namespace(conv.id)
+                if kind == "agent":
+                    live = system.create(ns)
+                    ingest_ms = P.ingest_agent(live, conv)
+                else:
+                    live = self._ctx.isolated(ns)
+                    ingest_ms = P.ingest_store(live, conv)
+        except deadline.Cancelled:
+            raise  # the item was abandoned: the runner has recorded its timeout
+        except Exception as e:  # every question is kept, failed, with the reason
+            failure = f"ingest failed: {type(e).__name__}: {e}"
+            conv, turns = stub, {}
+        self._progress("ingest")
+        out: list[ItemResult] = []
+        try:
+            for q in questions:
+                if failure is not None:
+                    out.append(self._failed_question(item, q, failure, "error"))
+                else:
+                    deadline.check()
+                    out.append(self._ask(item, conv, turns, q, live, kind, ingest_ms))
+                self._progress("questions")
+        finally:
+            if live is not None:
+                close(live)
+        return out
+
+    def _start_progress(self, ctx: RunContext) -> None:
+        """Totals of the ``ingest`` and ``questions`` phases (the run's --limit applied)."""
+        from mnemometer.log._reader import read_header, read_items
+
+        header = read_header(ctx.run_dir)
+        plan = sorted(self.plan(self.dataset()), key=lambda it: it.index)
+        if header.limit is not None:
+            plan = plan[: header.limit]
+        done = {r.item_id for r in read_items(ctx.run_dir) if r.status == "ok"}
+        self._counts = {
+            "ingest": [sum(it.id in done for it in plan), len(plan)],
+            "questions": [
+                sum(len(it.payload[1]) for it in plan if it.id in done),
+                sum(len(it.payload[1]) for it in plan),
+            ],
+        }
+        for phase, (n, total) in self._counts.items():
+            ctx.report(phase, n, total)
+
+    def _progress(self, phase: str) -> None:
+        if self._ctx is None or phase not in self._counts:
+            return
+        with self._lock:
+            count = self._counts[phase]
+            count[0] += 1
+            done, total = count
+        self._ctx.report(phase, done, total)
+
+    def groups(self, q: Query) -> dict[str, str]:
+        """Breakdown keys: the category or type, and the conversation (for clustering)."""
+        return {self.group_key: q.type, "conversation": q.conversation_id or ""}
+
+    def _failed_question(
+        self, item: Item, q: Query, error: str, status: str, extra: dict[str, Any] | None = None
+    ) -> ItemResult:
+        return ItemResult(
+            item_id=item.id,
+            index=item.index,
+            step=q.id,
+            status=status,
+            error=error,
+            success=False,
+            input=q.text,
+            groups=self.groups(q),
+            expected=q.relevant_ids,
+            extra={**(extra or {}), "gold": q.answer},
+        )
+
+    def failed(self, item: Item, error: str, status: str) -> ItemResult:
+        """A conversation whose call failed as a whole: one result naming its questions."""
+        _, questions = item.payload
+        return ItemResult(
+            item_id=item.id,
+            index=item.index,
+            status=status,
+            error=error,
+            success=False,
+            groups={"conversation": item.id},
+            extra={"questions": [q.id for q in questions]},
+        )
+
+    headline_rule: ClassVar[str] = "every question"
+    """Which questions the headline numbers (``overall``) are over."""
+
+    def headline(self, rows: list[ItemResult]) -> list[ItemResult]:
+        """The questions the headline numbers are over (LoCoMo: categories 1-4)."""
+        return rows
+
+    def group_order(self, values: list[str]) -> list[str]:
+        """The order categories are shown in."""
+        return sorted(values)
+
+    def notes(self, rows: list[ItemResult]) -> list[str]:
+        """Caveats for the summary."""
+        del rows
+        return []
+
+    def extra_sections(self, rows: list[ItemResult]) -> dict[str, Any]:
+        """Benchmark-specific sections of the summary."""
+        del rows
+        return {}
+
+    def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
+        """Accuracy per judge and F1 with cluster-robust intervals, retrieval, latency, cost."""
+        return summarize_benchmark(self, header, items)
+
+
+_SUITE_OF = {
+    "locomo": "locomo",
+    "longmemeval": "longmemeval",
+    "letta-core-memory": "letta-core-memory",
+}
+"""The suite that runs each benchmark's files."""
+
+
+def _namespace(conversation_id: str) -> str:
+    import hashlib
+
+    digest = hashlib.sha1(conversation_id.encode()).hexdigest()[:8]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", conversation_id)[:40] + "-" + digest

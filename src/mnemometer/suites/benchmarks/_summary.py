@@ -1,0 +1,356 @@
+"""The summary of a benchmark run: accuracy per judge and F1 with cluster-robust intervals.
+
+Questions of one conversation are not independent (LoCoMo has 10 conversations), so every
+interval of a mean over questions is cluster-robust (CR1, t on G - 1 degrees of freedom,
+:func:`mnemometer.stats.cluster_robust_interval`) when conversations hold several questions;
+otherwise a Wilson interval for a proportion and a t interval for a mean. The minimum
+detectable effect of each accuracy is the smallest difference a paired comparison against
+a system of the same accuracy would detect (alpha 0.05, power 0.8), assuming independent
+errors between the two systems and inflated by the clustering's design effect.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+from scipy import stats as _st
+
+from mnemometer import stats
+from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
+from mnemometer.scoring.aggregate import distribution, mean_metrics
+from mnemometer.scoring.judges import cohen_kappa, raw_agreement
+
+PERCENTILES = (50, 95, 99)
+PHASES = ("ingest", "search", "answer", "judge")
+RECALL = ("adversarial", "evidence_recall")
+"""Scores over every question (not only the headline ones), with intervals."""
+
+
+def _interval(values: list[float], clusters: list[str], binary: bool) -> Interval | None:
+    if not values:
+        return None
+    n = len(values)
+    if len(set(clusters)) < n:
+        iv = stats.cluster_robust_interval(values, clusters, bounds=(0.0, 1.0))
+    elif binary:
+        iv = stats.wilson(int(round(sum(values))), n)
+    else:
+        iv = stats.mean_interval(values, bounds=(0.0, 1.0))
+    low = iv.low if math.isfinite(iv.low) else None
+    high = iv.high if math.isfinite(iv.high) else None
+    return Interval(low=low, high=high, method=iv.method, confidence=iv.confidence)
+
+
+def mde(values: list[float], clusters: list[str]) -> float | None:
+    """Minimum detectable effect of an accuracy (see the module docstring)."""
+    n = len(values)
+    if n < 2:
+        return None
+    p = sum(values) / n
+    sd = math.sqrt(2 * p * (1 - p))
+    if sd == 0:
+        return None
+    deff = 1.0
+    if len(set(clusters)) < n:
+        iv = stats.cluster_robust_interval(values, clusters)
+        iid = math.sqrt(p * (1 - p) / n)
+        if math.isfinite(iv.high) and iid > 0:
+            z = float(_st.t.ppf(0.975, len(set(clusters)) - 1))
+            deff = max(1.0, ((iv.high - iv.low) / (2 * z) / iid) ** 2)
+    return stats.minimum_detectable_effect(n, sd) * math.sqrt(deff)
+
+
+def _value(r: ItemResult, name: str) -> float | None:
+    for m in r.metrics:
+        if m.name == name and m.k is None:
+            return m.value
+    return None
+
+
+def _applies(r: ItemResult, name: str) -> bool:
+    """Whether a failed question would have had this score (adversarial ones: only theirs)."""
+    adversarial = "adversarial" in r.groups.values()
+    if name == "evidence_recall":
+        return bool(r.expected)
+    return adversarial if name == "adversarial" else not adversarial
+
+
+def score_metrics(
+    rows: list[ItemResult], judges: list[str], names: tuple[str, ...] = ("f1", "bleu1")
+) -> list[Metric]:
+    """Accuracy per judge, F1 and BLEU-1 with intervals; failed questions score 0."""
+    out: list[Metric] = []
+    for name in [*(f"judge:{j}" for j in judges), *names]:
+        vals: list[float] = []
+        cl: list[str] = []
+        for r in rows:
+            if r.status != "ok":
+                v = 0.0 if _applies(r, name) else None  # a failure is never left out
+            else:
+                v = _value(r, name)
+                if v is None and name.startswith("judge:"):
+                    j = (r.extra.get("judges") or {}).get(name[6:])
+                    v = 0.0 if j is not None else None  # an unreadable verdict is wrong
+            if v is not None:
+                vals.append(v)
+                cl.append(r.groups.get("conversation", r.step or r.item_id))
+        if not vals:
+            continue
+        judge = name.startswith("judge:")
+        out.append(
+            Metric(
+                name=f"accuracy:{name[6:]}" if judge else name,
+                value=sum(vals) / len(vals),
+                n=len(vals),
+                interval=_interval(vals, cl, judge or name == "adversarial"),
+            )
+        )
+    return out
+
+
+def summarize_benchmark(suite: Any, header: RunHeader, items: list[ItemResult]) -> Summary:
+    """The suite's summary (see the module docstring)."""
+    judges = [j.name for j in suite.judges]
+    rows, lost = expand_failures(items)
+    key = suite.group_key
+    headline = suite.headline(rows)
+    overall = score_metrics(headline, judges) + score_metrics(rows, [], RECALL)
+    ok = [r for r in rows if r.status == "ok"]
+    overall += [
+        m
+        for m in mean_metrics(r.metrics for r in ok)
+        if not (m.name.startswith("judge:") or m.name in ("f1", "bleu1", *RECALL))
+    ]
+    overall += latency(rows) + cost(rows)
+    groups: dict[str, dict[str, list[Metric]]] = {key: {}}
+    by: dict[str, list[ItemResult]] = defaultdict(list)
+    for r in rows:
+        by[r.groups.get(key, "?")].append(r)
+    for value in suite.group_order(list(by)):
+        rs = by[value]
+        groups[key][value] = score_metrics(rs, judges, ("f1", "bleu1", "adversarial")) + [
+            m
+            for m in mean_metrics(r.metrics for r in rs if r.status == "ok")
+            if m.name
+            in (
+                "evidence_recall",
+                "recall_any",
+                "recall_all",
+                "session_recall_any",
+                "context_tokens",
+            )
+        ]
+    sections: dict[str, Any] = {"pins": suite.pins(), "headline": suite.headline_rule}
+    tables = [category_table(suite, groups[key], judges)]
+    notes = list(header.dataset.notes) + suite.notes(rows)
+    if len(judges) > 1:
+        t, section = judge_tables(headline, judges)
+        tables += t
+        sections["judges"] = section
+    mdes = {}
+    for j in judges:
+        vals = [m.value for m in overall if m.name == f"accuracy:{j}"]
+        if vals:
+            col = judge_column(headline, j)
+            mdes[j] = mde(col[0], col[1])
+    sections["mde"] = mdes
+    sections.update(suite.extra_sections(rows))
+    failures = {
+        "reader_or_search": sum(r.status != "ok" for r in rows),
+        "judge_unreadable": sum(
+            1
+            for r in rows
+            for v in (r.extra.get("judges") or {}).values()
+            if v.get("correct") is None
+        ),
+        "conversations_failed_whole": lost,
+    }
+    counts = {
+        "items": len({r.item_id for r in rows}),
+        "questions": len(rows),
+        "planned": header.item_count,
+        "errors": sum(r.status == "error" for r in rows),
+        "timeouts": sum(r.status == "timeout" for r in rows),
+        "succeeded": sum(r.success is True for r in rows),
+        "judge_unreadable": failures["judge_unreadable"],
+        "tokens": sum(sum(r.tokens.values()) for r in rows),
+    }
+    if failures["judge_unreadable"]:
+        notes.append(
+            f"{failures['judge_unreadable']} judge replies could not be read (kept raw in the "
+            "items; they count as wrong)"
+        )
+    if counts["errors"] or counts["timeouts"]:
+        notes.append("questions whose search or reader call failed count as wrong everywhere")
+    return Summary(
+        overall=overall, groups=groups, counts=counts, notes=notes, tables=tables, sections=sections
+    )
+
+
+def expand_failures(items: list[ItemResult]) -> tuple[list[ItemResult], int]:
+    """Question results, with a conversation that failed as a whole expanded per question.
+
+    A whole-conversation failure line lists its questions; each question without a result
+    of its own becomes a failed result, so no question is ever lost from a denominator.
+    """
+    have = {(r.item_id, r.step) for r in items if r.step is not None}
+    out = [r for r in items if r.step is not None]
+    lost = 0
+    for r in items:
+        if r.step is not None:
+            continue
+        missing = [q for q in r.extra.get("questions", []) if (r.item_id, q) not in have]
+        lost += bool(missing)
+        out += [
+            r.model_copy(update={"step": q, "groups": {**r.groups, "conversation": r.item_id}})
+            for q in missing
+        ]
+    return out, lost
+
+
+def judge_column(rows: list[ItemResult], judge: str) -> tuple[list[float], list[str]]:
+    """One judge's verdicts (failures as wrong) and the conversations, over judged rows."""
+    vals, cl = [], []
+    for r in rows:
+        j = (r.extra.get("judges") or {}).get(judge)
+        if r.status == "ok" and j is None:
+            continue  # not judged (LoCoMo category 5)
+        vals.append(1.0 if j is not None and j.get("correct") is True else 0.0)
+        cl.append(r.groups.get("conversation", r.step or ""))
+    return vals, cl
+
+
+def judge_tables(rows: list[ItemResult], judges: list[str]) -> tuple[list[Table], dict[str, Any]]:
+    """Agreement (Cohen's kappa, raw agreement) per pair and accuracy under each judge."""
+    both: dict[tuple[str, str], tuple[list[bool], list[bool]]] = {}
+    for i, a in enumerate(judges):
+        for b in judges[i + 1 :]:
+            xs, ys = [], []
+            for r in rows:
+                v = r.extra.get("judges") or {}
+                va, vb = (v.get(a) or {}).get("correct"), (v.get(b) or {}).get("correct")
+                if va is not None and vb is not None:
+                    xs.append(va)
+                    ys.append(vb)
+            both[(a, b)] = (xs, ys)
+    agree_rows, agree_data = [], []
+    for (a, b), (xs, ys) in both.items():
+        k, p = cohen_kappa(xs, ys), raw_agreement(xs, ys)
+        agree_rows.append([a, b, str(len(xs)), _fmt(k), _fmt(p)])
+        agree_data.append({"a": a, "b": b, "n": len(xs), "kappa": k, "agreement": p})
+    sens_rows, sens_data = [], []
+    for j in judges:
+        vals, cl = judge_column(rows, j)
+        if not vals:
+            continue
+        acc = sum(vals) / len(vals)
+        iv = _interval(vals, cl, True)
+        sens_rows.append([j, str(len(vals)), f"{100 * acc:.1f}", _iv(iv)])
+        sens_data.append(
+            {
+                "judge": j,
+                "n": len(vals),
+                "accuracy": acc,
+                "interval": iv.model_dump() if iv else None,
+            }
+        )
+    if sens_data:
+        accs = [d["accuracy"] for d in sens_data]
+        spread = max(accs) - min(accs)
+    else:
+        spread = None
+    tables = [
+        Table(
+            name="judge_agreement",
+            title="Judge agreement",
+            columns=["judge", "judge", "n", "kappa", "agreement"],
+            rows=agree_rows,
+            data=agree_data,
+        ),
+        Table(
+            name="judge_sensitivity",
+            title="Accuracy under each judge (same answers)",
+            columns=["judge", "n", "accuracy %", "95% CI"],
+            rows=sens_rows,
+            data=sens_data,
+        ),
+    ]
+    return tables, {"agreement": agree_data, "sensitivity": sens_data, "spread": spread}
+
+
+def category_table(suite: Any, per: dict[str, list[Metric]], judges: list[str]) -> Table:
+    """Per category (or type): n, F1 and each judge's accuracy with intervals, recall."""
+    key = suite.group_key
+    cols = [key, "n", "F1 [95% CI]", *(f"{j} % [95% CI]" for j in judges), "evidence recall"]
+    rows, data = [], []
+    for value, ms in per.items():
+        get = {m.name: m for m in ms}
+        f1 = get.get("f1") or get.get("adversarial")
+        row = [value, str(f1.n if f1 else 0), _pct(f1) if f1 else "-"]
+        row += [_pct(get.get(f"accuracy:{j}")) for j in judges]
+        er = get.get("evidence_recall")
+        row.append(f"{er.value:.3f}" if er and er.value is not None else "-")
+        rows.append(row)
+        data.append({key: value, **{k: m.model_dump() for k, m in get.items()}})
+    return Table(
+        name="categories", title=f"By {suite.group_key}", columns=cols, rows=rows, data=data
+    )
+
+
+def latency(rows: list[ItemResult]) -> list[Metric]:
+    """p50/p95/p99 milliseconds per phase (ingest: once per conversation)."""
+    out: list[Metric] = []
+    ingest: dict[str, float] = {}
+    for r in rows:
+        v = r.extra.get("ingest_ms")
+        if v is not None:
+            ingest[r.item_id] = v
+    for phase in PHASES:
+        vals = (
+            list(ingest.values())
+            if phase == "ingest"
+            else [v for r in rows if (v := r.extra.get(f"{phase}_ms")) is not None]
+        )
+        if vals:
+            out += distribution(f"{phase}_latency", vals, "ms", PERCENTILES)
+    return out
+
+
+def cost(rows: list[ItemResult]) -> list[Metric]:
+    """Mean reader and judge tokens per question."""
+    out = []
+    for who in ("reader", "judge"):
+        vals = [
+            float(sum(v for k, v in r.tokens.items() if k.startswith(who)))
+            for r in rows
+            if r.status == "ok"
+        ]
+        if vals:
+            out.append(
+                Metric(
+                    name=f"{who}_tokens",
+                    unit="tokens",
+                    value=sum(vals) / len(vals),
+                    higher_is_better=False,
+                    n=len(vals),
+                )
+            )
+    return out
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _iv(iv: Interval | None) -> str:
+    if iv is None or iv.low is None or iv.high is None:
+        return "-"
+    return f"[{100 * iv.low:.1f}, {100 * iv.high:.1f}]"
+
+
+def _pct(m: Metric | None) -> str:
+    if m is None or m.value is None:
+        return "-"
+    return f"{100 * m.value:.1f} {_iv(m.interval)}"
