@@ -32,6 +32,7 @@ def make_run(
     types: list[str] | None = None,
     conversation: bool = False,
     ids: list[str] | None = None,
+    options: dict | None = None,
 ) -> Path:
     """Write a real run directory (header + JSONL) with the given per-item outcomes."""
     path.mkdir(parents=True)
@@ -41,7 +42,7 @@ def make_run(
         repeat=repeat,
         suite="items",
         suite_version="1",
-        suite_options={"suite_checksum": "abc"},
+        suite_options={"suite_checksum": "abc", **(options or {})},
         suite_inputs={"profile": "offline"},
         dataset=DatasetRef(name="d", version="1", content_hash=dataset_hash, language="en"),
         system=SystemRef(name="bm25", condition=condition, implementation="x:Y"),
@@ -365,3 +366,57 @@ def test_retrieval_suite_runs_compare(tmp_path):
     d = run("retrieval", "bm25", dataset=ds, out=tmp_path / "d", suite_options={"top_k": 1})
     with pytest.raises(PairingError, match="suite options: ks=.*top_k=2 vs 1"):
         compare([a.path], [d.path])
+
+
+def test_compare_says_plainly_when_a_fallback_made_both_sides_the_same_system(tmp_path):
+    from mnemometer import SystemSpec
+    from mnemometer.report import render
+    from mnemometer.runner import run
+
+    note = "condition 'semantic': store 'dense' unavailable (no model); fell back to 'bm25'"
+    fell = SystemSpec("store", "bm25", {}, "semantic", (note,))
+    base = run(
+        "retrieval",
+        SystemSpec("store", "bm25", {}, "lexical"),
+        dataset="demo-zh",
+        out=tmp_path / "b",
+    )
+    cand = run("retrieval", fell, dataset="demo-zh", out=tmp_path / "c")
+    c = compare([base.path], [cand.path])
+    assert c.notes[0].startswith("SAME SYSTEM ON BOTH SIDES")
+    assert "fell back to 'bm25'" in c.notes[0]
+    assert "SAME SYSTEM ON BOTH SIDES" in render(c, "text")
+    real = run(
+        "retrieval",
+        SystemSpec("store", "tfidf", {}, "semantic"),
+        dataset="demo-zh",
+        out=tmp_path / "t",
+    )
+    assert not any("SAME SYSTEM" in n for n in compare([base.path], [real.path]).notes)
+
+
+def test_gate_warns_when_a_claim_lacks_a_held_out_reviewed_suite(tmp_path):
+    from mnemometer.comparison import GatePolicy
+
+    policy = GatePolicy(min_success_rate_delta=-1.0)
+    make_run(tmp_path / "a" / "nm", [False] * 22, condition="no-memory")
+    make_run(tmp_path / "a" / "fm", [True] * 22, condition="full-memory")
+    c = compare([tmp_path / "a" / "nm"], [tmp_path / "a" / "fm"], resamples=200)
+    g = gate(c, policy)
+    assert g.passed  # a warning never fails the gate
+    assert any("not marked held-out" in w for w in g.warnings)
+    assert any("rests on 0 reviewed items" in w for w in g.warnings)
+    from mnemometer.report import render
+
+    assert "  warn suite " in render(g, "text")
+    held = {"held_out": True, "label_status": "reviewed", "suite_name": "h"}
+    make_run(tmp_path / "b" / "nm", [False] * 120, condition="no-memory", options=held)
+    make_run(tmp_path / "b" / "fm", [True] * 120, condition="full-memory", options=held)
+    c = compare([tmp_path / "b" / "nm"], [tmp_path / "b" / "fm"], resamples=200)
+    assert gate(c, policy).warnings == []
+    make_run(tmp_path / "c" / "nm", [False] * 99, condition="no-memory", options=held)
+    make_run(tmp_path / "c" / "fm", [True] * 99, condition="full-memory", options=held)
+    c = compare([tmp_path / "c" / "nm"], [tmp_path / "c" / "fm"], resamples=200)
+    assert gate(c, policy).warnings == [
+        "the claim rests on 99 reviewed items (99 items); an external claim needs at least 100"
+    ]

@@ -177,3 +177,31 @@ def test_the_three_documented_commands(tmp_path):
     assert doc["candidate"]["conditions"] == ["hybrid"] and doc["success"]["delta"] > 0.5
     r = cli("gate", out, "--policy", TEAM / "gate.toml")
     assert r.exit_code == 0 and r.output.startswith("gate: pass")
+
+
+def test_doctor_warns_until_a_suite_is_held_out_with_100_reviewed_items(tmp_path):
+    import shutil
+
+    suite = tmp_path / "team"
+    shutil.copytree(TEAM, suite)
+    r = cli("doctor", suite, "--condition", "lexical")
+    assert r.exit_code == 0, r.output
+    assert "warn suite.claim: suite 'team memory' is not marked held-out" in r.output
+    assert "warn suite.claim: the claim rests on 32 reviewed items" in r.output
+    toml = suite / "suite.toml"
+    toml.write_text(
+        toml.read_text().replace(
+            'label_status = "reviewed"', 'label_status = "reviewed"\nheld_out = true'
+        )
+    )
+    items = suite / "items.jsonl"
+    rows = [ln for ln in items.read_text().splitlines() if ln.startswith("{")]
+    extra = [
+        json.dumps({**json.loads(ln), "id": f"{json.loads(ln)['id']}-{n}"})
+        for n in range(3)
+        for ln in rows
+    ]
+    items.write_text("\n".join(rows + extra) + "\n")
+    r = cli("doctor", suite, "--condition", "lexical")
+    assert r.exit_code == 0, r.output
+    assert "suite.claim" not in r.output

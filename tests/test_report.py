@@ -161,3 +161,30 @@ def test_limit_runs_the_first_items_and_is_recorded(tmp_path: Path):
     full = run("retrieval", "bm25", dataset="demo-en", out=tmp_path / "f")
     with pytest.raises(PairingError, match="limit"):
         compare([small.path], [full.path])
+
+
+def test_sample_is_seeded_recorded_and_must_agree_to_compare(tmp_path: Path):
+    from mnemometer.comparison import PairingError
+    from mnemometer.runner import RunSettings
+
+    def ids(res):
+        return {i.item_id for i in read_items(res.path)}
+
+    a = run("retrieval", "bm25", dataset="demo-en", out=tmp_path / "a", sample=5)
+    b = run("retrieval", "tfidf", dataset="demo-en", out=tmp_path / "b", sample=5)
+    c = run(
+        "retrieval",
+        "bm25",
+        dataset="demo-en",
+        out=tmp_path / "c",
+        sample=5,
+        settings=RunSettings(seed=7),
+    )
+    assert a.header.sample == 5 and a.header.item_count == 5 and len(ids(a)) == 5
+    assert ids(a) == ids(b)  # the same seed draws the same items for any system
+    assert ids(a) != ids(c)
+    first = {"enq01", "enq02", "enq03", "enq04", "enq05"}
+    assert ids(a) != first  # random, not the first five
+    compare([a.path], [b.path])  # same sample: pairs
+    with pytest.raises(PairingError, match="sample"):
+        compare([a.path], [c.path])

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from mnemometer.envfile import prepare_environment
 from mnemometer.errors import MnemometerError
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -181,7 +182,12 @@ def _log_to_stderr() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: user errors become one line on stderr and exit code 2."""
+    """Entry point: user errors become one line on stderr and exit code 2.
+
+    The nearest ``.env`` is loaded first and the seeds' variable names become aliases of
+    ``MNEMOMETER_*`` ones (docs/seed-differences.md).
+    """
+    prepare_environment()
     _log_to_stderr()
     try:
         cli.main(

@@ -25,7 +25,14 @@ from mnemometer.cli._common import FormatChoice, format_of, write_output
     type=click.Path(path_type=Path),
     help="Write the report to this file instead of printing it.",
 )
-def report_cmd(run_dir: Path, fmt: str | None, out: Path | None) -> None:
+@click.option(
+    "--group-by",
+    "group_by",
+    multiple=True,
+    metavar="FIELD",
+    help="Break every metric down by this item metadata field too (e.g. novel, book); repeatable.",
+)
+def report_cmd(run_dir: Path, fmt: str | None, out: Path | None, group_by: tuple[str, ...]) -> None:
     """Show the results of RUN_DIR: every aggregated metric, by group, with counts.
 
     Reads the run directory only. The HTML page is one file with everything inline (charts,
@@ -36,7 +43,7 @@ def report_cmd(run_dir: Path, fmt: str | None, out: Path | None) -> None:
     from mnemometer.report import report
 
     fmt = fmt or format_of(out, "run") or "text"
-    text = report(run_dir, fmt)
+    text = report(run_dir, fmt, group_by)
     if out is None:
         click.echo(text)
     else:

@@ -205,6 +205,11 @@ def _click_param(f: Any) -> click.Option:
 )
 @click.option("--limit", type=int, help="Run only the first N items (a quick run; recorded).")
 @click.option(
+    "--sample",
+    type=int,
+    help="Run a random sample of N items drawn with --seed (recorded; compared runs must agree).",
+)
+@click.option(
     "--resume",
     type=click.Path(path_type=Path),
     help="Continue an interrupted run or experiment directory.",
@@ -275,6 +280,7 @@ def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
             out=kw["out"],
             settings=settings,
             limit=kw["limit"],
+            sample=kw["sample"],
         )
         _single_out(result, kw)
 
@@ -392,7 +398,7 @@ def _experiment(
 
     systems = _conditions(kw, list(kw["conditions"])) if kw["conditions"] else [_system(kw)]
     dataset = str(kw["dataset"]) if kw["dataset"] is not None else None
-    exp = Experiment(name, systems, kw["repeat"] or 1, dataset, options, kw["limit"])
+    exp = Experiment(name, systems, kw["repeat"] or 1, dataset, options, kw["limit"], kw["sample"])
     return run_experiment(exp, kw["out"], settings=settings, on_run=_on_run(kw))
 
 
@@ -418,13 +424,14 @@ def _suite_dir(options: dict[str, Any], kw: dict[str, Any], settings: RunSetting
         settings=settings,
         on_run=_on_run(kw),
         limit=kw["limit"],
+        sample=kw["sample"],
     )
 
 
 def _refuse_with_resume(kw: dict[str, Any]) -> None:
     given = [
         f"--{k.replace('_', '-')}"
-        for k in ("dataset", "store", "agent", "out", "limit")
+        for k in ("dataset", "store", "agent", "out", "limit", "sample")
         if kw.get(k)
     ]
     if kw["conditions"]:

@@ -14,6 +14,7 @@ from mnemometer.comparison._pairs import (
     match_runs,
     mismatches,
     pair_items,
+    same_system_notes,
 )
 from mnemometer.comparison._statistics import statistics
 from mnemometer.errors import MnemometerError
@@ -61,7 +62,7 @@ def compare(
             + ("; ..." if len(found) > 3 else "")
             + " (pass --force to pair them anyway)"
         )
-    notes: list[str] = []
+    notes: list[str] = same_system_notes(b_runs, c_runs)
     if same:
         notes.append(f"{len(same)} run(s) on both sides: a self-comparison (delta 0, p = 1)")
     for r in b_runs + c_runs:

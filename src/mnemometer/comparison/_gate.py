@@ -65,6 +65,8 @@ class GateResult(StrictModel):
     """True when every check held."""
     checks: list[GateCheck]
     """Every check, in policy order."""
+    warnings: list[str] = Field(default_factory=list)
+    """What the claim still lacks (held-out suite, 100+ reviewed items); never fails it."""
 
     @property
     def reasons(self) -> list[str]:
@@ -230,4 +232,6 @@ def gate(comparison: Comparison | str | Path, policy: GatePolicy | str | Path) -
                 rate >= floor,
                 f"group {key} candidate success {rate:.4f} (minimum {floor:.4f})",
             )
-    return GateResult(passed=all(ch.passed for ch in checks), checks=checks)
+    return GateResult(
+        passed=all(ch.passed for ch in checks), checks=checks, warnings=list(c.claim_warnings)
+    )

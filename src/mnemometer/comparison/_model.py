@@ -180,6 +180,9 @@ class Comparison(StrictModel):
     """Breakdowns by item type and item metadata."""
     notes: list[str] = Field(default_factory=list)
     """Caveats the reader should see."""
+    claim_warnings: list[str] = Field(default_factory=list)
+    """Why the comparison cannot yet support an external claim (not held-out, fewer than
+    100 reviewed items); ``gate`` repeats them as warnings."""
 
     def to_pandas(self) -> Any:
         """One row per (group, metric): means, delta, p, Holm p and the preferred interval.

@@ -86,7 +86,39 @@ def _identity(h: RunHeader) -> dict[str, Any]:
         "dataset content hash": h.dataset.content_hash,
         "suite options": h.suite_options,
         "limit": h.limit,
+        "sample (size, seed)": (h.sample, h.seed) if h.sample is not None else None,
     }
+
+
+def same_system_notes(base: Sequence[RunLog], cand: Sequence[RunLog]) -> list[str]:
+    """A plain warning when both sides ran the same system under different condition names.
+
+    A condition whose store could not load here runs its fallback (recorded in the run
+    header's notes); "semantic vs bm25" is then bm25 against bm25, not an ablation.
+    """
+
+    def systems(runs: Sequence[RunLog]) -> set[tuple[str, str, str]]:
+        return {
+            (
+                r.header.system.kind,
+                r.header.system.name,
+                repr(sorted(r.header.system.options.items())),
+            )
+            for r in runs
+        }
+
+    b, c = systems(base), systems(cand)
+    if len(b) != 1 or b != c:
+        return []
+    if {condition_of(r.header) for r in base} == {condition_of(r.header) for r in cand}:
+        return []
+    fell = sorted({n for r in [*base, *cand] for n in r.header.notes if "fell back" in n})
+    name = next(iter(b))[1]
+    why = f" ({'; '.join(fell)})" if fell else ""
+    return [
+        f"SAME SYSTEM ON BOTH SIDES: baseline and candidate both ran {name!r}{why}; the "
+        "differences below are run-to-run variation, not the effect of a condition"
+    ]
 
 
 def mismatches(runs: Sequence[RunLog]) -> list[str]:

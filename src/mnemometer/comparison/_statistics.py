@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from mnemometer import stats
+from mnemometer.comparison._claims import run_claim_warnings
 from mnemometer.comparison._model import (
     Comparison,
     CostStats,
@@ -312,6 +313,7 @@ def statistics(
         cost=_cost(pairs, overall_success.delta),
         groups=groups,
         notes=notes,
+        claim_warnings=run_claim_warnings([r.header for r in b_runs + c_runs], n),
     )
 
 

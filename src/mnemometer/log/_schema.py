@@ -161,6 +161,9 @@ class RunHeader(StrictModel):
     limit: int | None = None
     """Only the first ``limit`` items of the suite's plan ran (a quick run); compared runs
     must agree on it."""
+    sample: int | None = None
+    """Only a random sample of ``sample`` items ran, drawn with ``seed``; compared runs must
+    agree on both."""
     timings: dict[str, float] = Field(default_factory=dict)
     """Seconds spent per phase (``setup``, ``items``, ``total``), summed over resumes."""
     resumes: int = 0

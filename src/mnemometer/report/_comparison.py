@@ -21,6 +21,7 @@ def gate_text(result: GateResult) -> str:
     """The verdict and every check."""
     lines = [f"gate: {'pass' if result.passed else 'fail'}"]
     lines += [f"  {'ok  ' if ch.passed else 'FAIL'} {ch.message}" for ch in result.checks]
+    lines += [f"  warn {w}" for w in result.warnings]
     return "\n".join(lines)
 
 

@@ -350,6 +350,7 @@ def _tests(c: Comparison) -> str:
 def _gate(g: GateResult, policy: str | None) -> str:
     verdict = "pass" if g.passed else "fail"
     rows = [[("✔ ok" if ch.passed else "✘ FAIL"), ch.name, ch.message] for ch in g.checks]
+    rows += [["! warn", "claim", w] for w in g.warnings]
     return (
         f'<p><span class="verdict {verdict}">gate: {verdict}</span> under '
         f"{esc(policy or 'the given policy')}</p>"

@@ -60,6 +60,7 @@ class Experiment:
         dataset: the dataset (a path or built-in name) for suites that take one.
         suite_options: options for the suite.
         limit: run only the first ``limit`` items of the suite's plan.
+        sample: run a seeded random sample of ``sample`` items (the settings' seed).
     """
 
     suite: str
@@ -68,6 +69,7 @@ class Experiment:
     dataset: str | None = None
     suite_options: dict[str, Any] = field(default_factory=dict)
     limit: int | None = None
+    sample: int | None = None
 
     def checked(self) -> Experiment:
         """Validated plan.
@@ -119,6 +121,8 @@ class ExperimentFile(StrictModel):
     """Runs per condition."""
     limit: int | None = None
     """Only the first ``limit`` items ran."""
+    sample: int | None = None
+    """Only a seeded random sample of ``sample`` items ran."""
     created_at: datetime
     """When it started (UTC)."""
 
@@ -201,6 +205,7 @@ def start_experiment(experiment: Experiment, out: Path) -> ExperimentFile:
         ],
         repeats=exp.repeats,
         limit=exp.limit,
+        sample=exp.sample,
         created_at=datetime.now(UTC),
     )
     tmp = out / (EXPERIMENT_FILE + ".tmp")
@@ -330,6 +335,7 @@ def _complete(
                     run_group=plan.run_group,
                     repeat=r,
                     limit=plan.limit,
+                    sample=plan.sample,
                 )
             results.append(result)
             if on_run is not None:
@@ -371,6 +377,7 @@ def _complete_remote(
                     on_worker,
                     existing,
                     plan.limit,
+                    plan.sample,
                 )
                 units.append(unit)
                 outs[id(unit)] = out
@@ -425,6 +432,7 @@ def run_suite(
     settings: RunSettings | None = None,
     on_run: OnRun | None = None,
     limit: int | None = None,
+    sample: int | None = None,
 ) -> ExperimentResult:
     """Run a suite directory under each condition, ``repeat`` times (an experiment).
 
@@ -441,6 +449,7 @@ def run_suite(
         settings: concurrency, timeouts, LLM endpoint, ...
         on_run: called with each finished run.
         limit: run only the first ``limit`` items.
+        sample: run a seeded random sample of ``sample`` items (the settings' seed).
 
     Raises:
         MnemometerError: bad suite, unknown condition, bad options.
@@ -465,7 +474,7 @@ def run_suite(
             "pass --profile llm (the offline profile makes no provider calls)"
         )
     repeats = loaded.manifest.default_repeats if repeat is None else repeat
-    exp = Experiment("items", systems, repeats, None, opts, limit)
+    exp = Experiment("items", systems, repeats, None, opts, limit, sample)
     return run_experiment(exp, out, settings=settings, on_run=on_run)
 
 

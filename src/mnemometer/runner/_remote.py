@@ -148,6 +148,7 @@ class RunUnit:
         settings: run settings for the worker's local threads (no executor, no callback).
         existing: an interrupted run's files, to continue on the worker (``None``: start).
         limit: run only the first ``limit`` items of the plan.
+        sample: run a seeded random sample of ``sample`` items.
     """
 
     name: str
@@ -160,6 +161,7 @@ class RunUnit:
     settings: Any
     existing: dict[str, bytes] | None = None
     limit: int | None = None
+    sample: int | None = None
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,7 @@ def execute_run_unit(unit: RunUnit) -> ShippedRun:
                 run_group=unit.run_group,
                 repeat=unit.repeat,
                 limit=unit.limit,
+                sample=unit.sample,
             )
         return ShippedRun(unit.name, _collect(run_dir))
     finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 from collections.abc import Callable
@@ -120,6 +121,7 @@ def run(
     run_group: str | None = None,
     repeat: int = 0,
     limit: int | None = None,
+    sample: int | None = None,
 ) -> RunResult:
     """Run ``suite`` against ``system`` and write a run directory.
 
@@ -142,6 +144,8 @@ def run(
         run_group: group id shared by repeats (default: a new one).
         repeat: this run's index within its group.
         limit: run only the first ``limit`` items of the plan (recorded; a quick run).
+        sample: run a random sample of ``sample`` items, drawn with the settings' seed
+            (recorded, like ``limit``; with both, the sample is taken first).
 
     Raises:
         MnemometerError: bad input (dataset, names, options, run directory).
@@ -150,6 +154,8 @@ def run(
     spec = _system_arg(system, store, agent)
     if limit is not None and limit < 1:
         raise MnemometerError(f"--limit must be at least 1, got {limit}")
+    if sample is not None and sample < 1:
+        raise MnemometerError(f"--sample must be at least 1, got {sample}")
     the_suite = suite if not isinstance(suite, str) else create_suite(suite, suite_options)
     _check_kind(the_suite, spec)
     ds, dataset_path = _dataset_for(the_suite, dataset)
@@ -159,7 +165,7 @@ def run(
         if (run_dir / HEADER_FILE).exists():  # another writer started it meanwhile
             raise MnemometerError(f"{run_dir}: already holds a run; continue it with --resume")
         live = spec.create(_workdir(run_dir, spec), lang=ds.info.language, llm=settings.llm)
-        items = _limited(the_suite.plan(ds), limit)
+        items = _limited(the_suite.plan(ds), limit, sample, settings.seed)
         header = new_header(
             the_suite,
             ds,
@@ -171,6 +177,7 @@ def run(
             item_count=len(items),
             notes=list(spec.notes),
             limit=limit,
+            sample=sample,
         )
         write_header(run_dir, header)
         prepared = _Prepared(run_dir, header, the_suite, spec, live, ds, items)
@@ -230,7 +237,7 @@ def _resume_locked(
         update={"status": "running", "resumes": header.resumes + 1, "executor": executor}
     )
     write_header(path, header)
-    items = _limited(the_suite.plan(ds), header.limit)
+    items = _limited(the_suite.plan(ds), header.limit, header.sample, header.seed)
     prepared = _Prepared(path, header, the_suite, spec, live, ds, items)
     return _execute(prepared, done, settings)
 
@@ -416,6 +423,7 @@ def new_header(
     item_count: int,
     notes: list[str],
     limit: int | None = None,
+    sample: int | None = None,
 ) -> RunHeader:
     """The header of a new run: what determines its numbers, plus the environment."""
     info = dataset.info
@@ -450,13 +458,24 @@ def new_header(
         created_at=datetime.now(UTC),
         item_count=item_count,
         limit=limit,
+        sample=sample,
         executor=(settings.executor or LocalExecutor()).name,
         notes=notes,
     )
 
 
-def _limited(items: list[Item], limit: int | None) -> list[Item]:
-    """The first ``limit`` items in plan order (the plan's index, not its run order)."""
+def _limited(
+    items: list[Item], limit: int | None, sample: int | None = None, seed: int = 0
+) -> list[Item]:
+    """A seeded random ``sample`` of the plan, then its first ``limit`` items in plan order.
+
+    The sample depends only on the seed and the plan's item ids, never on the run order.
+    """
+    if sample is not None and sample < len(items):
+        rng = random.Random(f"mnemometer-sample/{seed}")
+        ordered = sorted(items, key=lambda it: it.index)
+        picked = {it.id for it in rng.sample(ordered, sample)}
+        items = [it for it in items if it.id in picked]
     if limit is None:
         return items
     return sorted(sorted(items, key=lambda it: it.index)[:limit], key=items.index)

@@ -37,7 +37,12 @@ def connect(base_url: str, token: str | None, what: str) -> tuple[Any, str]:
         MnemometerError: unreachable, too old (before 0.16), or an unmigrated database.
     """
     sdk = require("letta_client", "letta", what)
-    client = sdk.Letta(base_url=base_url, api_key=token, max_retries=1, timeout=120.0)
+    client = sdk.Letta(
+        base_url=base_url,
+        api_key=token or os.environ.get("MNEMOMETER_LETTA_TOKEN") or None,
+        max_retries=1,
+        timeout=120.0,
+    )
     try:
         version = str(client.health().version)
     except Exception as e:

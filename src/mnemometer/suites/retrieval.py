@@ -79,6 +79,11 @@ class RetrievalSuite(BaseSuite):
         top_k: how many hits to ask for (default: the largest k).
         ks: cut-offs for the metrics.
         versions: ``all`` stores every stylistic version of a memory, ``first`` only one.
+        relevance: ``ids`` (the default) counts a hit when its id is one of the query's
+            relevant ids. ``entity`` is MemTest's published rule, opt-in: a hit counts when
+            the query's ``target_entity`` (from its metadata) appears in the memory's text,
+            and recall divides by min(memories naming the entity, k). Queries without a
+            target entity keep the ids rule.
     """
 
     name: ClassVar[str] = "retrieval"
@@ -93,7 +98,11 @@ class RetrievalSuite(BaseSuite):
     )
 
     def __init__(
-        self, top_k: int | None = None, ks: Sequence[int] = DEFAULT_KS, versions: str = "all"
+        self,
+        top_k: int | None = None,
+        ks: Sequence[int] = DEFAULT_KS,
+        versions: str = "all",
+        relevance: str = "ids",
     ) -> None:
         ks = sorted({int(k) for k in ks})
         if not ks or ks[0] < 1:
@@ -104,6 +113,10 @@ class RetrievalSuite(BaseSuite):
             ks = sorted({k for k in ks if k <= int(top_k)} | {int(top_k)})
         if versions not in ("all", "first"):
             raise MnemometerError(f"versions must be 'all' or 'first', got {versions!r}")
+        if relevance not in ("ids", "entity"):
+            raise MnemometerError(f"relevance must be 'ids' or 'entity', got {relevance!r}")
+        self.relevance = relevance
+        self._entity: dict[str, tuple[str, list[str]]] = {}  # query id -> entity, memories
         self.ks = ks
         self.top_k = int(top_k) if top_k is not None else ks[-1]
         self.versions = versions
@@ -114,10 +127,15 @@ class RetrievalSuite(BaseSuite):
 
     def options(self) -> dict[str, Any]:
         """Resolved options."""
-        return {"top_k": self.top_k, "ks": self.ks, "versions": self.versions}
+        opts: dict[str, Any] = {"top_k": self.top_k, "ks": self.ks, "versions": self.versions}
+        if self.relevance != "ids":  # recorded only when opted in: old runs stay comparable
+            opts["relevance"] = self.relevance
+        return opts
 
     def plan(self, dataset: Dataset) -> list[Item]:
         """One item per query."""
+        if self.relevance == "entity":
+            self._entity = entity_relevance(dataset)
         return [Item(q.id, i, q) for i, q in enumerate(dataset.queries)]
 
     def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
@@ -169,11 +187,18 @@ class RetrievalSuite(BaseSuite):
             extra["returned"] = more.returned  # asked for top_k + 1
         if unknown := sum(h.memory_id not in self._known for h in hits):
             extra["unknown_ids"] = unknown
-        if q.relevant_ids:
-            metrics: list[dict[str, Any]] = rank_values(ranked, q.relevant_ids, self.ks)
+        entity = self._entity.get(q.id)
+        if entity is not None:
+            extra.update(relevance="entity", entity=entity[0], entity_memories=len(entity[1]))
+            metrics: list[dict[str, Any]] = entity_values(ranked, entity[1], self.ks)
+            metrics.append(cutoff_tie([h.score for h in more], self.top_k))
+            rel_e = set(entity[1])
+            success: bool | None = any(m in rel_e for m in ranked[: self.top_k])
+        elif q.relevant_ids:
+            metrics = rank_values(ranked, q.relevant_ids, self.ks)
             metrics.append(cutoff_tie([h.score for h in more], self.top_k))
             rel = set(q.relevant_ids)
-            success: bool | None = any(m in rel for m in ranked[: self.top_k])
+            success = any(m in rel for m in ranked[: self.top_k])
         else:
             # A negative query: the right answer is nothing. Only a store that declares
             # that an empty result means "nothing relevant" can be scored on it.
@@ -276,6 +301,37 @@ def _tie_and_duplicate_notes(
     return notes
 
 
+def entity_relevance(dataset: Dataset) -> dict[str, tuple[str, list[str]]]:
+    """Query id -> (target entity, ids of memories whose text names it), MemTest's rule.
+
+    Only queries with a ``target_entity`` in their metadata get an entry; the match is a
+    case-insensitive substring of any stored version of a memory.
+    """
+    texts = [(m.id, " ".join(t for _, t in m.texts()).casefold()) for m in dataset.memories]
+    out: dict[str, tuple[str, list[str]]] = {}
+    for q in dataset.queries:
+        entity = str(q.metadata.get("target_entity") or "").strip()
+        if entity:
+            needle = entity.casefold()
+            out[q.id] = (entity, [mid for mid, text in texts if needle in text])
+    return out
+
+
+def entity_values(ranked: Sequence[str], relevant: Sequence[str], ks: Sequence[int]) -> list:
+    """Rank metrics under the entity rule: recall divides by min(relevant, k), as the seed did.
+
+    With no memory naming the entity every metric is 0 (the seed's script skipped nothing).
+    """
+    if not relevant:
+        return [m.model_dump(exclude_none=True) for m in failed_metrics(ks)]
+    values = rank_values(ranked, relevant, ks)
+    for v in values:
+        if v["name"] == "recall":
+            k = int(v["k"])
+            v["value"] = float(v["value"]) * len(relevant) / min(len(relevant), k)
+    return values
+
+
 def duplicates_note(items: list[ItemResult]) -> str | None:
     """The summary note on duplicate hits dropped before scoring (``None`` when none were).
 
@@ -293,7 +349,14 @@ def duplicates_note(items: list[ItemResult]) -> str | None:
 
 
 def _groups(q: Query) -> dict[str, str]:
-    g = {"type": q.type}
+    # Short scalar metadata (novel, book, source_type, ...) so a report can break results
+    # down by any of it (``report --group-by``); long values such as answers stay out.
+    g = {
+        k: str(v)
+        for k, v in q.metadata.items()
+        if isinstance(v, str | int) and not isinstance(v, bool) and len(str(v)) <= 60
+    }
+    g["type"] = q.type
     if q.difficulty:
         g["difficulty"] = q.difficulty
     if q.conversation_id:  # a comparison clusters the questions of one conversation

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from mnemometer.comparison._claims import claim_warnings
 from mnemometer.errors import MnemometerError
 from mnemometer.report import register_kind, renderer
 from mnemometer.runner._conditions import load_conditions, resolve, system_for
@@ -132,6 +133,10 @@ def _suite_checks(
             if m.label_status == "reviewed"
             else "label_status is 'draft': results are not a reviewed benchmark",
         ),
+    ]
+    out += [
+        Check("suite.claim", "warn", w)
+        for w in claim_warnings(m.name, m.held_out, m.label_status, len(s.items))
     ]
     if m.min_items is not None:
         ok = len(s.items) >= m.min_items

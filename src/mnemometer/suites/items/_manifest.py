@@ -35,6 +35,9 @@ class SuiteManifest(StrictModel):
     """Maintainer-managed version label."""
     label_status: Literal["draft", "reviewed"] = "draft"
     """``reviewed`` claims the labels were checked by a person."""
+    held_out: bool = False
+    """``true`` claims the suite was not used while tuning the systems it measures (Memory
+    Layer's rule for external claims; ``doctor`` and ``gate`` warn without it)."""
     fixture: str | None = None
     """Fixture directory (or file) relative to the suite; its tree is hashed into runs."""
     default_profile: Literal["offline", "llm"] = "offline"

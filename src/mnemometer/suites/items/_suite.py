@@ -189,6 +189,7 @@ class ItemsSuite(BaseSuite):
             "suite_name": m.name,
             "suite_version": m.suite_version,
             "label_status": m.label_status,
+            **({"held_out": True} if m.held_out else {}),  # absent when false: old runs pair
             "suite_checksum": self.loaded.checksum,
             "fixture_checksum": self.loaded.fixture_checksum,
             "memories_checksum": self.loaded.memories_checksum,

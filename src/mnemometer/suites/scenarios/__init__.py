@@ -10,6 +10,7 @@ never get, and latency split into memory and LLM time.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import time
 from collections import defaultdict
@@ -131,7 +132,8 @@ class ScenarioSuite(BaseSuite):
         if similarity == "endpoint":
             from mnemometer.llm import LLMClient, resolve_settings
 
-            llm = LLMClient.from_settings(resolve_settings(model=embedding_model))
+            model = embedding_model or os.environ.get("MNEMOMETER_EMBEDDING_MODEL")
+            llm = LLMClient.from_settings(resolve_settings(model=model))
         if similarity == "minilm":
             import importlib.util
 

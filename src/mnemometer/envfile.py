@@ -1,0 +1,78 @@
+"""``.env`` files and the seeds' environment variable names.
+
+The command line loads the nearest ``.env`` (the current directory, then its parents) once at
+start-up with python-dotenv, the way the seed benchmarks did. A variable already set in the
+environment always wins over the file, and ``MNEMOMETER_DOTENV=0`` turns loading off.
+
+The seeds read their own names (``OPENAI_API_KEY``, ``LETTA_BASE_URL``, ...). Each is accepted
+as an alias of a ``MNEMOMETER_*`` name: it fills the canonical variable only when that one is
+unset, so an explicit ``MNEMOMETER_*`` setting always wins. Values come from the environment
+and nothing here writes them anywhere: run headers record a fingerprint with secrets removed,
+never the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import MutableMapping
+from pathlib import Path
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "MNEMOMETER_LLM_API_KEY": ("OPENAI_API_KEY", "DEEPSEEK_API_KEY"),
+    "MNEMOMETER_LLM_MODEL": ("BENCH_DEFAULT_MODEL",),
+    "MNEMOMETER_EMBEDDING_MODEL": ("BENCH_DEFAULT_EMBEDDING",),
+    "MNEMOMETER_LETTA_URL": ("LETTA_BASE_URL",),
+    "MNEMOMETER_LETTA_TOKEN": ("LETTA_API_KEY",),
+    "MNEMOMETER_MEM0_API_KEY": ("MEM0_API_KEY",),
+    "MNEMOMETER_MEM0_BASE_URL": ("MEM0_BASE_URL",),
+}
+"""Canonical name -> the seeds' names for it, first match wins."""
+
+
+def load_dotenv_file(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """Load the nearest ``.env`` into ``os.environ`` without overriding what is set.
+
+    Args:
+        start: directory to search from (default: the current directory), then its parents.
+
+    Returns:
+        The file loaded, or ``None`` (no file, or ``MNEMOMETER_DOTENV=0``).
+    """
+    if os.environ.get("MNEMOMETER_DOTENV", "1").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    here = Path(start or Path.cwd()).resolve()
+    found = next((d / ".env" for d in (here, *here.parents) if (d / ".env").is_file()), None)
+    if found is None:
+        return None
+    import dotenv  # a core dependency; imported only when a file exists
+
+    dotenv.load_dotenv(found, override=False)
+    return found
+
+
+def apply_aliases(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
+    """Fill unset canonical variables from the seeds' names.
+
+    Args:
+        environ: the mapping to update (default ``os.environ``).
+
+    Returns:
+        canonical name -> the alias it was taken from (names only, never values).
+    """
+    env = os.environ if environ is None else environ
+    used: dict[str, str] = {}
+    for canonical, aliases in ALIASES.items():
+        if env.get(canonical):
+            continue
+        alias = next((a for a in aliases if env.get(a)), None)
+        if alias is not None:
+            env[canonical] = env[alias]
+            used[canonical] = alias
+    return used
+
+
+def prepare_environment(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """Load ``.env`` (see :func:`load_dotenv_file`), then apply :data:`ALIASES`."""
+    found = load_dotenv_file(start)
+    apply_aliases()
+    return found
