@@ -62,7 +62,7 @@ def _install_slow(root: Path) -> Path:
     info.mkdir(exist_ok=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mnemo-ray-plugin\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text(
-        "[mnemometer.stores]\nslow = mnemo_ray_plugin:SlowStore\n"
+        "[mnemometer.stores]\nray-slow = mnemo_ray_plugin:SlowStore\n"
     )
     return root
 
@@ -138,7 +138,7 @@ def test_the_same_run_gives_the_same_items_on_local_and_ray(cluster, tmp_path: P
 
 def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(cluster, tmp_path: Path):
     ds = seed_file("memtest", "hp_benchmark_db.json")
-    spec = SystemSpec.store("slow", delay=0.03)
+    spec = SystemSpec.store("ray-slow", delay=0.03)
     local = run(
         "retrieval", spec, dataset=ds, out=tmp_path / "local", settings=RunSettings(concurrency=2)
     )
@@ -233,7 +233,7 @@ def test_resume_across_executors(cluster, tmp_path: Path):
     assert comparable(read_items(tmp_path / "a")) == comparable(read_items(full.path))
 
     # On Ray, the driver is killed mid-run; the local executor finishes it.
-    slow = [*cmd, "--store", "slow", "-S", "delay=0.05", "-c", "2"]
+    slow = [*cmd, "--store", "ray-slow", "-S", "delay=0.05", "-c", "2"]
     proc = subprocess.Popen(
         [
             *slow,
@@ -259,7 +259,9 @@ def test_resume_across_executors(cluster, tmp_path: Path):
     assert 10 <= len(partial) < 130 and read_header(tmp_path / "b").status == "running"
     res = resume(tmp_path / "b")
     assert res.header.executor == "local" and res.header.status == "finished"
-    ref = run("retrieval", SystemSpec.store("slow", delay=0.0), dataset=ds, out=tmp_path / "ref")
+    ref = run(
+        "retrieval", SystemSpec.store("ray-slow", delay=0.0), dataset=ds, out=tmp_path / "ref"
+    )
     assert comparable(read_items(tmp_path / "b")) == comparable(read_items(ref.path))
 
 
@@ -446,7 +448,7 @@ def test_scenarios_on_ray_actors_grade_as_locally(cluster, tmp_path: Path):
 
 
 def test_a_unit_that_overruns_times_out_and_its_worker_is_replaced(cluster, tmp_path: Path):
-    spec = SystemSpec.store("slow", delay=0.0, stall="Lisbon", stall_delay=60)
+    spec = SystemSpec.store("ray-slow", delay=0.0, stall="Lisbon", stall_delay=60)
     settings = RunSettings(concurrency=2, timeout=1.0, executor=_ray(cluster))
     t0 = time.monotonic()
     res = run("retrieval", spec, dataset="demo-en", out=tmp_path / "r", settings=settings)
@@ -455,7 +457,10 @@ def test_a_unit_that_overruns_times_out_and_its_worker_is_replaced(cluster, tmp_
     assert len(items) == 15
     assert {k for k, i in items.items() if i.status == "timeout"} == {"enq04", "enq09"}
     ref = run(
-        "retrieval", SystemSpec.store("slow", delay=0.0), dataset="demo-en", out=tmp_path / "ref"
+        "retrieval",
+        SystemSpec.store("ray-slow", delay=0.0),
+        dataset="demo-en",
+        out=tmp_path / "ref",
     )
     fine = [i for i in read_items(ref.path) if i.item_id not in ("enq04", "enq09")]
     assert comparable(fine) == comparable([i for i in items.values() if i.status == "ok"])
