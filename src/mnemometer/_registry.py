@@ -92,6 +92,12 @@ def _all_entry_points() -> Any:
     return entry_points()
 
 
+def refresh() -> None:
+    """Read the installed entry points again (a plug-in installed after the first lookup)."""
+    _all_entry_points.cache_clear()
+    _group.cache_clear()
+
+
 @cache
 def _group(group: str) -> dict[str, EntryPoint]:
     eps: dict[str, EntryPoint] = {}

@@ -22,7 +22,7 @@ import pytest
 from conftest import MNEMOMETER, invoke_cli, seed_file
 
 from mnemometer import Experiment, RunSettings, SystemSpec, resume, run, run_experiment
-from mnemometer._registry import STORES, _group
+from mnemometer._registry import STORES, refresh
 from mnemometer.errors import MnemometerError
 from mnemometer.log import read_header, read_items
 from mnemometer.runner import RayExecutor, resume_experiment
@@ -80,7 +80,7 @@ def cluster():
     old_path, old_env = list(sys.path), os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(plug + ([old_env] if old_env else []))
     sys.path[:0] = plug
-    _group.cache_clear()
+    refresh()
     args = {"num_cpus": 1, "include_dashboard": False, "node_ip_address": "127.0.0.1"}
     c = Cluster(initialize_head=True, head_node_args={**args, "temp_dir": str(base / "t")})
     try:
@@ -96,7 +96,7 @@ def cluster():
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = old_env
-        _group.cache_clear()
+        refresh()
         shutil.rmtree(base, ignore_errors=True)
 
 
