@@ -58,11 +58,11 @@ def test_id_order_through_many_temporary_files_gives_the_same_bytes(
 ) -> None:
     # A million memories go through many temporary files (one per id range); small sets
     # through one. Force many small ranges and odd batches: the bytes must not change.
-    from mnemometer.datasets.generate._core import _IdOrder
+    from mnemometer.datasets.generate._output import IdOrder
 
     one = write_generated(tmp_path / "one.jsonl", 1500, "zh", seed=7)
-    monkeypatch.setattr(_IdOrder, "min_span", 64)
-    monkeypatch.setattr(_IdOrder, "batch", 7)
+    monkeypatch.setattr(IdOrder, "min_span", 64)
+    monkeypatch.setattr(IdOrder, "batch", 7)
     many = write_generated(tmp_path / "many.jsonl", 1500, "zh", seed=7)
     assert many["sha256"] == one["sha256"]
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("mnemometer-")]
@@ -70,7 +70,7 @@ def test_id_order_through_many_temporary_files_gives_the_same_bytes(
 
 def test_hand_built_json_is_json_dumps() -> None:
     from mnemometer.datasets.generate import generate_records
-    from mnemometer.datasets.generate._core import dumps
+    from mnemometer.datasets.generate._output import dumps
 
     _, mems, queries = generate_records(300, "zh", seed=1)
     for rec in [*mems, *queries]:

@@ -2,76 +2,40 @@
 
 from __future__ import annotations
 
-import random
 import time
-import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mnemometer import _env
-from mnemometer.datasets._io import BUILTIN, load_dataset
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import MnemometerError, RunLogError
-from mnemometer.log._lock import LOCK_FILE, DirectoryLocked, DirLock, holder
+from mnemometer.log._lock import DirLock
 from mnemometer.log._reader import read_header, read_items, upgrade
 from mnemometer.log._schema import (
     HEADER_FILE,
-    DatasetRef,
     ItemResult,
     RunHeader,
     Summary,
-    SystemRef,
 )
 from mnemometer.log._writer import ItemWriter, write_header, write_summary
 from mnemometer.runner._executor import Done, Executor, LocalExecutor
 from mnemometer.runner._remote import ItemWork, check_item_unit, remote_checks
+from mnemometer.runner._setup import (
+    RunSettings,
+    _aborted_start,
+    _check_kind,
+    _dataset_for,
+    _dataset_to_resume,
+    _limited,
+    _new_run_dir,
+    _registered,
+    _system_arg,
+    _workdir,
+    new_header,
+)
 from mnemometer.suites import create_suite
 from mnemometer.suites._base import Item, RunContext, Suite
 from mnemometer.systems import SystemSpec, close
-
-ProgressFn = Callable[[str, int, int | None], None]
-"""Called with ``(phase, done, total)``: ``index``/``ingest``/... while a suite sets up,
-then ``items`` after every item (``total`` ``None`` when unknown)."""
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """How a run executes; none of it changes the numbers except ``seed``.
-
-    Attributes:
-        concurrency: items in flight at once.
-        timeout: seconds allowed per item call; ``None`` for no limit.
-        seed: seed for anything random in the run (recorded).
-        fsync: fsync the log after every item (survives power loss, not only kills).
-        llm: :class:`~mnemometer.llm.LLMSettings` for agents and suites that ask a model
-            (``None``: the environment's).
-        executor: where items run (default: local threads).
-        progress: called with ``(phase, done, total)`` as work advances (see
-            :data:`ProgressFn`).
-    """
-
-    concurrency: int = 1
-    timeout: float | None = 60.0
-    seed: int = 0
-    fsync: bool = False
-    llm: Any = None
-    executor: Executor | None = None
-    progress: ProgressFn | None = None
-
-    def checked(self) -> RunSettings:
-        """Validated settings (a timeout of 0 or less means no limit).
-
-        Raises:
-            MnemometerError: a concurrency below 1.
-        """
-        if self.concurrency < 1:
-            raise MnemometerError(f"--concurrency must be at least 1, got {self.concurrency}")
-        if self.timeout is not None and self.timeout <= 0:
-            return RunSettings(**{**self.__dict__, "timeout": None})
-        return self
 
 
 @dataclass(frozen=True)
@@ -409,193 +373,3 @@ def _results(suite: Suite, d: Done[Item], timeout: float | None) -> list[Any]:
 
 def _as_failure(result: ItemResult) -> ItemResult:
     return result.model_copy(update={"success": False})
-
-
-def new_header(
-    suite: Suite,
-    dataset: Dataset,
-    dataset_path: str | None,
-    system: SystemRef,
-    settings: RunSettings,
-    *,
-    run_group: str | None,
-    repeat: int,
-    item_count: int,
-    notes: list[str],
-    limit: int | None = None,
-    sample: int | None = None,
-) -> RunHeader:
-    """The header of a new run: what determines its numbers, plus the environment."""
-    info = dataset.info
-    options = suite.options()
-    return RunHeader(
-        run_id=uuid.uuid4().hex[:12],
-        run_group=run_group or uuid.uuid4().hex[:12],
-        repeat=repeat,
-        suite=suite.name,
-        suite_version=suite.version,
-        suite_options=options,
-        suite_inputs=suite.inputs(),
-        success_definition=suite.success_definition,
-        dataset=DatasetRef(
-            name=info.name,
-            version=info.version,
-            content_hash=info.content_hash or "",
-            language=info.language,
-            path=dataset_path,
-            reference_time=info.reference_time,
-            notes=info.notes,
-        ),
-        system=system,
-        seed=settings.seed,
-        config_fingerprint=_env.fingerprint(
-            [suite.name, options, system.name, system.options, system.condition, info.content_hash]
-        ),
-        package_version=_env.package_version(),
-        python_version=_env.python_version(),
-        platform=_env.platform_name(),
-        git_revision=_env.git_revision(),
-        created_at=datetime.now(UTC),
-        item_count=item_count,
-        limit=limit,
-        sample=sample,
-        executor=(settings.executor or LocalExecutor()).name,
-        notes=notes,
-    )
-
-
-def _limited(
-    items: list[Item], limit: int | None, sample: int | None = None, seed: int = 0
-) -> list[Item]:
-    """A seeded random ``sample`` of the plan, then its first ``limit`` items in plan order.
-
-    The sample depends only on the seed and the plan's item ids, never on the run order.
-    """
-    if sample is not None and sample < len(items):
-        rng = random.Random(f"mnemometer-sample/{seed}")
-        ordered = sorted(items, key=lambda it: it.index)
-        picked = {it.id for it in rng.sample(ordered, sample)}
-        items = [it for it in items if it.id in picked]
-    if limit is None:
-        return items
-    return sorted(sorted(items, key=lambda it: it.index)[:limit], key=items.index)
-
-
-def _check_kind(suite: Suite, spec: SystemSpec) -> None:
-    if spec.kind in suite.systems:
-        return
-    if suite.systems == {"agent"}:
-        raise MnemometerError(
-            f"suite {suite.name!r} drives agents: pass --agent NAME (e.g. --agent rag "
-            "--store bm25 gives a store an LLM to answer with)"
-        )
-    raise MnemometerError(f"suite {suite.name!r} drives stores: pass --store NAME, not --agent")
-
-
-def _dataset_for(suite: Suite, dataset: str | Path | Dataset | None) -> tuple[Dataset, str | None]:
-    own = suite.dataset()
-    if own is not None:
-        if dataset is not None:
-            raise MnemometerError(
-                f"suite {suite.name!r} brings its own items; --dataset does not apply"
-            )
-        return own, None
-    if dataset is None:
-        raise MnemometerError(
-            f"a run of suite {suite.name!r} needs --dataset (a file or "
-            "a built-in name such as demo-en)"
-        )
-    if isinstance(dataset, Dataset):
-        if dataset.info.content_hash is None:
-            dataset.with_hash()
-        return dataset, None
-    s = str(dataset)
-    return load_dataset(dataset), s if s in BUILTIN else str(Path(s).resolve())
-
-
-def _dataset_to_resume(
-    path: Path, header: RunHeader, suite: Suite, dataset: Dataset | None
-) -> Dataset:
-    ds = suite.dataset()
-    if ds is None and dataset is not None:
-        ds = dataset if dataset.info.content_hash else dataset.with_hash()
-    if ds is None:
-        if header.dataset.path is None:
-            raise RunLogError(
-                f"{path}: the dataset was passed in memory; resume with the same dataset: "
-                "resume(run_dir, dataset=ds)"
-            )
-        ds = load_dataset(header.dataset.path)
-    if ds.info.content_hash != header.dataset.content_hash:
-        where = header.dataset.path or "the suite's items"
-        raise RunLogError(
-            f"{path}: {where} changed since the run started (content hash differs); start a new run"
-        )
-    return ds
-
-
-def _registered(spec: SystemSpec) -> bool:
-    from mnemometer._registry import AGENTS, STORES
-
-    return spec.name in (STORES if spec.kind == "store" else AGENTS).names()
-
-
-def _workdir(run_dir: Path, spec: SystemSpec) -> Path:
-    return run_dir / spec.kind
-
-
-_LEFTOVERS = {LOCK_FILE, "store", "agent", HEADER_FILE + ".tmp"}
-"""What a run killed before its header was written can leave (its lock, its system's files)."""
-
-
-def _aborted_start(path: Path) -> bool:
-    """True for a directory left by a run killed before its header: only its leftovers."""
-    if not path.is_dir() or not (path / LOCK_FILE).exists() or holder(path) is not None:
-        return False
-    return {p.name for p in path.iterdir()} <= _LEFTOVERS
-
-
-def _system_arg(system: Any, store: Any, agent: Any) -> SystemSpec:
-    """The one system ``run`` was given, positionally or as ``store=`` / ``agent=``."""
-    given = [x for x in (system, store, agent) if x is not None]
-    if len(given) != 1:
-        what = "no system" if not given else "more than one system"
-        raise MnemometerError(
-            f"{what} to run: pass one of a store or agent positionally, store=... "
-            "(a name or an object with reset/store/search) or agent=... (a name or a factory)"
-        )
-    if isinstance(store, str):
-        return SystemSpec.store(store)
-    if isinstance(agent, str):
-        return SystemSpec.agent(agent)
-    return SystemSpec.of(given[0])
-
-
-def _new_run_dir(out: str | Path | None, suite: str, label: str) -> Path:
-    if out is None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        out = Path("runs") / f"{suite}-{label}-{stamp}-{uuid.uuid4().hex[:4]}"
-    path = Path(out)
-    if path.exists() and any(path.iterdir()):
-        if (who := holder(path)) is not None:
-            raise DirectoryLocked(f"{path}: is being written by {who}; choose another --out")
-        if not _aborted_start(path):
-            raise MnemometerError(
-                f"{path}: already exists and is not empty; choose another --out, "
-                "or continue it with --resume"
-            )
-        _clear(path)  # a start killed before its header: begin again
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def _clear(path: Path) -> None:
-    import shutil
-
-    for p in path.iterdir():
-        if p.name == LOCK_FILE:
-            continue  # the next writer takes a stale lock over
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p)
-        else:
-            p.unlink()

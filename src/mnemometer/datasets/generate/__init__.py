@@ -23,8 +23,8 @@ from mnemometer.datasets.generate._core import (
     MIN_SIZE,
     Generator,
     Options,
-    dumps,
 )
+from mnemometer.datasets.generate._output import dumps
 from mnemometer.datasets.generate._queries import QueryMaker
 from mnemometer.datasets.generate._stats import Stats, describe
 from mnemometer.errors import MnemometerError
