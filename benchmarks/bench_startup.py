@@ -19,6 +19,7 @@ Run: ``.venv/bin/python benchmarks/bench_startup.py [--runs 7] [--mnemometer PAT
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -38,7 +39,9 @@ def main() -> None:
     args = ap.parse_args()
     cli = args.mnemometer
     py = str(Path(cli).with_name("python"))
-    print(f"machine: {load_line()}; medians of {args.runs} alternating runs; {cli}")
+    # Relative to the checkout, so the printed line can go in docs as it is.
+    shown = os.path.relpath(cli) if Path(cli).resolve().is_relative_to(Path.cwd()) else cli
+    print(f"machine: {load_line()}; medians of {args.runs} alternating runs; {shown}")
     print(f"{'':34} {'wall s':>7} {'CPU s':>7} {'peak MB':>8}")
     if args.only != "seed":
         startup(py, cli, args.runs)
