@@ -27,7 +27,7 @@ from pydantic import Field
 from mnemometer import _env
 from mnemometer.config import StrictModel, validate
 from mnemometer.errors import MnemometerError, RunLogError
-from mnemometer.log._lock import LOCK_FILE, DirectoryLocked, DirLock, holder
+from mnemometer.log._lock import LOCK_FILE, DirLock
 from mnemometer.log._reader import read_header
 from mnemometer.log._schema import HEADER_FILE, SUMMARY_FILE
 from mnemometer.log._writer import write_header
@@ -42,6 +42,7 @@ from mnemometer.runner._remote import (
     write_shipped,
 )
 from mnemometer.runner._run import RunResult, RunSettings, resume, run
+from mnemometer.runner._setup import check_unlocked, default_out
 from mnemometer.scoring.aggregate import run_summary
 from mnemometer.suites import create_suite
 from mnemometer.systems import SystemSpec, without_redacted
@@ -159,13 +160,9 @@ def run_experiment(
     # shell items without --allow-shell fail here, leaving no half-made experiment.
     create_suite(exp.suite, exp.suite_options)
     check_remote(settings, exp.systems, [exp.dataset, *exp.suite_options.values()])
-    if out is None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        out = Path("runs") / f"{exp.suite}-{stamp}-{uuid.uuid4().hex[:4]}"
-    out = Path(out)
+    out = Path(out) if out is not None else default_out(exp.suite)
     if out.exists() and any(out.iterdir()):
-        if (who := holder(out)) is not None:
-            raise DirectoryLocked(f"{out}: is being written by {who}; choose another --out")
+        check_unlocked(out)
         if {p.name for p in out.iterdir()} - {LOCK_FILE, EXPERIMENT_FILE + ".tmp"}:
             raise MnemometerError(
                 f"{out}: already exists and is not empty; choose another --out, "

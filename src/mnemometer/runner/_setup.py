@@ -227,14 +227,26 @@ def _system_arg(system: Any, store: Any, agent: Any) -> SystemSpec:
     return SystemSpec.of(given[0])
 
 
+def default_out(*names: str) -> Path:
+    """``runs/NAME-...-STAMP-XXXX``: where a run or experiment goes without ``--out``."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    return Path("runs") / "-".join([*names, stamp, uuid.uuid4().hex[:4]])
+
+
+def check_unlocked(path: Path) -> None:
+    """Refuse a directory another live process is writing.
+
+    Raises:
+        DirectoryLocked: naming the holder.
+    """
+    if (who := holder(path)) is not None:
+        raise DirectoryLocked(f"{path}: is being written by {who}; choose another --out")
+
+
 def _new_run_dir(out: str | Path | None, suite: str, label: str) -> Path:
-    if out is None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        out = Path("runs") / f"{suite}-{label}-{stamp}-{uuid.uuid4().hex[:4]}"
-    path = Path(out)
+    path = Path(out) if out is not None else default_out(suite, label)
     if path.exists() and any(path.iterdir()):
-        if (who := holder(path)) is not None:
-            raise DirectoryLocked(f"{path}: is being written by {who}; choose another --out")
+        check_unlocked(path)
         if not _aborted_start(path):
             raise MnemometerError(
                 f"{path}: already exists and is not empty; choose another --out, "
