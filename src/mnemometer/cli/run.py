@@ -18,19 +18,17 @@ import click
 from mnemometer.cli._common import (
     LLM_KEYS,
     echo_err,
-    executor_options,
     llm_options,
     llm_settings,
-    make_executor,
     parse_options,
+    run_options,
+    run_settings,
     store_options,
 )
 from mnemometer.cli._progress import PhaseProgress
 from mnemometer.cli._suite_flags import RunCommand, suite_flags
 from mnemometer.errors import MnemometerError
 from mnemometer.runner._run import RunSettings
-
-_DEFAULTS = RunSettings()
 
 
 @click.command("run", cls=RunCommand)
@@ -90,28 +88,7 @@ _DEFAULTS = RunSettings()
     type=click.Path(path_type=Path),
     help="Run (or experiment) directory to create (default under runs/).",
 )
-@click.option(
-    "--concurrency",
-    "-c",
-    type=int,
-    default=_DEFAULTS.concurrency,
-    show_default=True,
-    help="Items in flight at once.",
-)
-@click.option(
-    "--timeout",
-    type=float,
-    default=_DEFAULTS.timeout,
-    show_default=True,
-    help="Seconds allowed per call of the system under test (a scenario gets this per turn; 0 for no limit).",
-)
-@click.option(
-    "--seed",
-    type=int,
-    default=_DEFAULTS.seed,
-    show_default=True,
-    help="Seed for anything random in the run (recorded).",
-)
+@run_options
 @click.option("--limit", type=int, help="Run only the first N items (a quick run; recorded).")
 @click.option(
     "--sample",
@@ -124,19 +101,12 @@ _DEFAULTS = RunSettings()
     help="Continue an interrupted run or experiment directory.",
 )
 @click.option(
-    "--fsync/--no-fsync",
-    default=_DEFAULTS.fsync,
-    show_default=True,
-    help="fsync the run log after every item (survives power loss, not only kills).",
-)
-@click.option(
     "--format",
     "fmt",
     default="text",
     show_default=True,
     help="Report printed when the run ends: text, md, json or none.",
 )
-@executor_options
 def run_cmd(suite: str, **kw: Any) -> None:
     r"""Run SUITE (default: retrieval) and write a run directory.
 
@@ -155,7 +125,7 @@ def run_cmd(suite: str, **kw: Any) -> None:
       mnemometer run retrieval -d demo-en -s bm25 --executor ray --ray-address 127.0.0.1:6379
     """
     with PhaseProgress(f"{suite}") as progress:
-        settings = _settings(kw, progress)
+        settings = run_settings(kw, llm=_llm(kw), progress=progress)
         try:
             _run(suite, kw, settings)
         finally:
@@ -192,18 +162,6 @@ def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
             sample=kw["sample"],
         )
         _single_out(result, kw)
-
-
-def _settings(kw: dict[str, Any], progress: Any) -> RunSettings:
-    return RunSettings(
-        concurrency=kw["concurrency"],
-        timeout=kw["timeout"],
-        seed=kw["seed"],
-        fsync=kw["fsync"],
-        llm=_llm(kw),
-        executor=make_executor(kw),
-        progress=progress,
-    )
 
 
 def _llm(kw: dict[str, Any]) -> Any:
