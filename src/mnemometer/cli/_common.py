@@ -71,6 +71,21 @@ class FormatChoice(click.Choice):
         pass  # fixed by the registry
 
 
+def format_option(kind: str, help: str, default: str | None = "text") -> Any:
+    """``--format`` (as ``fmt``) over the registered formats of ``kind``.
+
+    A ``None`` default leaves the choice to the command (from ``--out``'s suffix).
+    """
+    return click.option(
+        "--format",
+        "fmt",
+        type=FormatChoice(kind),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
 _SUFFIXES = {".html": "html", ".htm": "html", ".md": "md", ".json": "json", ".csv": "csv"}
 _SUFFIXES[".txt"] = "text"
 
