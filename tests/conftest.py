@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -18,6 +19,14 @@ def seed_file(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"seed data not found at {path} (expected ../shared beside the repo)")
     return path
+
+
+def needs(*modules: str, extras: str) -> pytest.MarkDecorator:
+    """Skip unless every module is installed, naming the extras that install them."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    return pytest.mark.skipif(
+        bool(missing), reason=f"needs the {extras} extra ({', '.join(missing)} missing)"
+    )
 
 
 @pytest.fixture(autouse=True)
