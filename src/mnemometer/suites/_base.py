@@ -53,6 +53,19 @@ class Item:
     payload: Any
 
 
+def failure(
+    item: Item, error: str, status: str, *, success: bool | None = False, **fields: Any
+) -> ItemResult:
+    """The result of ``item`` whose call failed (what a suite's ``failed`` returns).
+
+    ``fields`` are the suite's own: the input, groups, expected ids and the metrics the
+    failure scores; ``success`` is ``None`` for items the success rule does not score.
+    """
+    return ItemResult(
+        item_id=item.id, index=item.index, status=status, error=error, success=success, **fields
+    )
+
+
 @dataclass(frozen=True)
 class RunContext:
     """What the runner tells a suite about the run it is part of (given to ``setup``).

@@ -18,7 +18,7 @@ from mnemometer.scoring.retrieval import (
     rank_values,
 )
 from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, HitList, coerce_hits
-from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites._ingest import IngestTally
 from mnemometer.systems import close
 
@@ -225,12 +225,10 @@ class RetrievalSuite(BaseSuite):
         metrics = (
             failed_metrics(self.ks) if q.relevant_ids else [Metric(name="abstention", value=0.0)]
         )
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            status=status,
-            error=error,
-            success=False,
+        return failure(
+            item,
+            error,
+            status,
             input=q.text,
             groups=_groups(q),
             expected=q.relevant_ids,

@@ -26,7 +26,7 @@ from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, Summary
 from mnemometer.scoring.retrieval import dedupe, duplicate_count, rank_metrics
 from mnemometer.stores._protocol import ClockAware, ListableStore
-from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
 from mnemometer.suites.memtest._score import DEFAULT_WEIGHTS, DIMENSIONS, chain_metrics, summarize
 from mnemometer.suites.retrieval import store_dataset, timed_search
@@ -375,11 +375,10 @@ class MemtestSuite(BaseSuite):
         else:
             groups["frequency"] = item.payload[1].group
             metrics = [Metric(name="found_before", k=self.k, value=None)]
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            status=status,
-            error=error,
+        return failure(
+            item,
+            error,
+            status,
             success=False if kind not in ("cluster", "forget") else None,
             groups=groups,
             expected=expected,
