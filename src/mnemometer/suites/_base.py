@@ -44,6 +44,10 @@ class Flag:
     multiple: bool = False
 
 
+TOP_K = Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int")
+"""``--top-k``, shared by the suites that search (``run`` shows one flag for all of them)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Item:
     """One scored unit of a suite, with a stable id and its position in the plan."""

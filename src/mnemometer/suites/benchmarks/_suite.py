@@ -22,7 +22,7 @@ from mnemometer.datasets._models import Conversation, Dataset, Query
 from mnemometer.errors import DatasetError, MnemometerError
 from mnemometer.log._schema import ItemResult, RunHeader, Summary
 from mnemometer.scoring import judges as J
-from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
+from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.benchmarks import _pipeline as P
 from mnemometer.suites.benchmarks._question import Questions
 from mnemometer.suites.benchmarks._summary import summarize_benchmark
@@ -68,7 +68,7 @@ FLAGS: tuple[Flag, ...] = (
         "int",
     ),
     Flag("--rubric", "rubric", "Letta's rubric file for --judge letta-rubric.", "path"),
-    Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int"),
+    TOP_K,
 )
 
 

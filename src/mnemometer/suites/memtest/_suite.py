@@ -26,7 +26,7 @@ from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, Summary
 from mnemometer.scoring.retrieval import dedupe, duplicate_count, rank_metrics
 from mnemometer.stores._protocol import ClockAware, ListableStore
-from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
+from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
 from mnemometer.suites.memtest._score import DEFAULT_WEIGHTS, DIMENSIONS, chain_metrics, summarize
 from mnemometer.suites.retrieval import store_dataset, timed_search
@@ -55,9 +55,7 @@ class MemtestSuite(BaseSuite):
 
     name: ClassVar[str] = "memtest"
     version: ClassVar[str] = "2"
-    flags: ClassVar[tuple[Flag, ...]] = (
-        Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int"),
-    )
+    flags: ClassVar[tuple[Flag, ...]] = (TOP_K,)
     success_definition: ClassVar[str] = (
         "storage probes succeed when the version is read back in the top 5 (widened by the "
         "number of other memories with the very same text); "
