@@ -1,9 +1,13 @@
-"""Adversary stores shared by the tests that check a score cannot be gamed."""
+"""Adversaries shared by the tests that check a score cannot be gamed: stores that know one
+trick, and the same dataset in another file order."""
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from typing import Any, ClassVar
+
+from mnemometer.datasets import Dataset
 
 
 class OrderReplayStore:
@@ -37,3 +41,14 @@ class OrderReplayStore:
         mids = list(self.people[name])
         mids.sort(key=(lambda m: int(m[1:])) if self.by_id else self.first.__getitem__)
         return [{"memory_id": m, "score": 1.0 / (1 + r)} for r, m in enumerate(mids[:top_k])]
+
+
+def permuted(ds: Dataset, how: str) -> Dataset:
+    """``ds`` with its memories ``reversed`` or ``shuffled`` (seeded): same content, new order."""
+    out = ds.model_copy(deep=True)
+    if how == "reversed":
+        out.memories.reverse()
+    else:
+        random.Random(7).shuffle(out.memories)
+    out.info.content_hash = None
+    return out
