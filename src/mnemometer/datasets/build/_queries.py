@@ -147,20 +147,10 @@ def make_queries(
         return rng.sample(keys, per_type) if len(keys) > per_type else keys
 
     name: Callable[[str, str], str] = lambda field, key: display.get((field, key), key)  # noqa: E731
-    for (p,) in pick("person"):
-        add(
-            "person",
-            t["person"].format(person=name("person", p)),
-            {"person": name("person", p)},
-            "easy",
-        )
-    for (loc,) in pick("location"):
-        add(
-            "location",
-            t["location"].format(location=name("location", loc)),
-            {"location": name("location", loc)},
-            "easy",
-        )
+    for qtype in ("person", "location"):
+        for (key,) in pick(qtype):
+            s = {qtype: name(qtype, key)}
+            add(qtype, t[qtype].format(**s), s, "easy")
     for (tm,) in pick("time"):
         shown = name("time", tm)
         add(
@@ -170,7 +160,8 @@ def make_queries(
             "medium",
         )
     for (era,) in pick("era"):
-        add("era", t["era"].format(era=name("era", era)), {"era": name("era", era)}, "medium")
+        s = {"era": name("era", era)}
+        add("era", t["era"].format(**s), s, "medium")
     for p, ev in pick("event"):
         s = {"person": name("person", p), "event_type": name("event_type", ev)}
         add("event", t["event"].format(**s), s, "medium")
