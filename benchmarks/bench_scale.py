@@ -51,12 +51,14 @@ LOAD_CEILING_MB = 4096
 def generate(size: int, tmp: Path) -> Path:
     """The seed-0 English dataset of ``size`` memories (made once per run of this script)."""
     out = tmp / f"gen-{size}.jsonl"
-    if not out.exists():
+    if not out.exists():  # a killed generation leaves only the .part file
+        part = out.with_name(out.name + ".part.jsonl")
         subprocess.run(
-            [CLI, "generate", "--size", str(size), "--seed", "0", "-o", str(out)],
+            [CLI, "generate", "--size", str(size), "--seed", "0", "-o", str(part)],
             check=True,
             capture_output=True,
         )
+        part.rename(out)
     return out
 
 
@@ -148,11 +150,14 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--store", default="bm25")
     ap.add_argument("--load", action="store_true", help="the 200k/50k load run instead")
-    ap.add_argument("--tmp", help="directory for the generated files (default: a temp dir)")
+    ap.add_argument(
+        "--data", help="keep the generated files in this directory and reuse them next time"
+    )
     args = ap.parse_args()
     print(f"machine: {load_line()}")
-    tmp_ctx = tempfile.TemporaryDirectory(dir=args.tmp)
-    tmp = Path(tmp_ctx.name)
+    tmp_ctx = tempfile.TemporaryDirectory()
+    tmp = Path(args.data) if args.data else Path(tmp_ctx.name)
+    tmp.mkdir(parents=True, exist_ok=True)
     if args.load:
         run, ref, verdict = measure(args.store, 200_000, 50_000, tmp)
         ok = run.peak_mb <= LOAD_CEILING_MB
