@@ -9,7 +9,7 @@ from conftest import invoke_cli
 
 from mnemometer.log import read_header, read_items, read_log
 
-TEAM = Path(__file__).resolve().parents[1] / "examples" / "suites" / "team-memory"
+TEAM = Path(__file__).resolve().parents[2] / "examples" / "suites" / "team-memory"
 
 
 @pytest.mark.parametrize(
