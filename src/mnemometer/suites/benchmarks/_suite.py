@@ -418,6 +418,8 @@ class BenchmarkSuite(Questions, BaseSuite):
         )
 
     headline_rule: ClassVar[str] = "every question"
+    answer_scores: ClassVar[tuple[str, ...]] = ("f1", "bleu1")
+    """Per-question answer scores summarised with intervals (a failed question scores 0)."""
     """Which questions the headline numbers (``overall``) are over."""
 
     def headline(self, rows: list[ItemResult]) -> list[ItemResult]:
@@ -447,6 +449,7 @@ _SUITE_OF = {
     "locomo": "locomo",
     "longmemeval": "longmemeval",
     "letta-core-memory": "letta-core-memory",
+    "memoryagentbench": "memoryagentbench",
 }
 """The suite that runs each benchmark's files."""
 

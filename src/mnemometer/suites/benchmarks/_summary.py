@@ -116,12 +116,13 @@ def summarize_benchmark(suite: Any, header: RunHeader, items: list[ItemResult]) 
     rows, lost = expand_failures(items)
     key = suite.group_key
     headline = suite.headline(rows)
-    overall = score_metrics(headline, judges) + score_metrics(rows, [], RECALL)
+    scored = tuple(suite.answer_scores)
+    overall = score_metrics(headline, judges, scored) + score_metrics(rows, [], RECALL)
     ok = [r for r in rows if r.status == "ok"]
     overall += [
         m
         for m in mean_metrics(r.metrics for r in ok)
-        if not (m.name.startswith("judge:") or m.name in ("f1", "bleu1", *RECALL))
+        if not (m.name.startswith("judge:") or m.name in (*scored, "f1", "bleu1", *RECALL))
     ]
     overall += latency(rows) + cost(rows)
     groups: dict[str, dict[str, list[Metric]]] = {key: {}}
@@ -130,7 +131,7 @@ def summarize_benchmark(suite: Any, header: RunHeader, items: list[ItemResult]) 
         by[r.groups.get(key, "?")].append(r)
     for value in suite.group_order(list(by)):
         rs = by[value]
-        groups[key][value] = score_metrics(rs, judges, ("f1", "bleu1", "adversarial")) + [
+        groups[key][value] = score_metrics(rs, judges, (*scored, "adversarial")) + [
             m
             for m in mean_metrics(r.metrics for r in rs if r.status == "ok")
             if m.name
