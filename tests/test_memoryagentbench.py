@@ -57,6 +57,11 @@ def server():
         ("f1", "a silver door key", ["silver key"], 0.8),  # P 2/3, R 1
         ("f1", "nothing", ["silver key"], 0.0),
         ("f1", "Esk", ["Tarrow", "esk"], 1.0),  # best over the gold answers
+        # the text after "Answer:" / "label:" is a second candidate, as upstream parses it
+        ("exact_match", "The facts say so.\nAnswer: Tarrow", ["tarrow"], 1.0),
+        ("exact_match", "my card was declined\nlabel: 12", ["12"], 1.0),
+        ("exact_match", "label: 3\nlabel: 12", ["3"], 0.0),  # the last one counts
+        ("f1", "Answer: silver key", ["silver key"], 1.0),
     ],
 )
 def test_metrics_follow_the_benchmarks_rules(metric, prediction, answers, value) -> None:

@@ -10,7 +10,12 @@ Reproduced from the benchmark's evaluation code, rule by rule:
 * **exact match**: 1 when some normalised gold answer equals the normalised prediction;
 * **F1**: token-multiset F1 of the normalised texts, the best over the gold answers;
 * **recall@5** (movie recommendation): the share of gold items among the first five
-  items the prediction lists (one per line or comma-separated, numbering stripped).
+  items the prediction lists (one per line or comma-separated, numbering stripped);
+  upstream first fuzzy-matches names to its ``entity2id.json``, here names are compared
+  after normalisation.
+
+Like its default post-processing, every metric is the best over the raw answer and the
+answer parsed after an ``Answer:`` prefix (and, for classification, after ``label:``).
 
 Which metric is a question's official one depends on its ``source``
 (:func:`official_metric`): substring exact match for Accurate Retrieval and Conflict
@@ -30,6 +35,7 @@ from collections.abc import Sequence
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
 _NUMBERING = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
+_PREFIXED = re.compile(r"(?:answer|label)\s*:[ \t]*(.*)", re.I)
 
 # source prefix -> official metric, first match wins (the benchmark's own dispatch)
 _OFFICIAL = (
@@ -48,28 +54,38 @@ def normalize(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
+def candidates(prediction: str) -> list[str]:
+    """The raw answer and, when it has one, the text after its last ``Answer:``/``label:``."""
+    out = [str(prediction)]
+    found = _PREFIXED.findall(str(prediction))
+    if found:
+        out.append(found[-1].strip())
+    return out
+
+
 def substring_exact_match(prediction: str, answers: Sequence[str]) -> float:
     """1.0 when a normalised gold answer occurs in the normalised prediction."""
-    pred = normalize(prediction)
-    return float(any(normalize(a) in pred for a in answers))
+    preds = [normalize(c) for c in candidates(prediction)]
+    return float(any(normalize(a) in p for a in answers for p in preds))
 
 
 def exact_match(prediction: str, answers: Sequence[str]) -> float:
     """1.0 when a normalised gold answer equals the normalised prediction."""
-    pred = normalize(prediction)
-    return float(any(normalize(a) == pred for a in answers))
+    preds = [normalize(c) for c in candidates(prediction)]
+    return float(any(normalize(a) == p for a in answers for p in preds))
 
 
 def f1(prediction: str, answers: Sequence[str]) -> float:
     """Token-multiset F1 after normalisation, the best over the gold answers."""
-    pred = normalize(prediction).split()
     best = 0.0
-    for a in answers:
-        ref = normalize(a).split()
-        same = sum((Counter(pred) & Counter(ref)).values())
-        if same:
-            p, r = same / len(pred), same / len(ref)
-            best = max(best, 2 * p * r / (p + r))
+    for c in candidates(prediction):
+        pred = normalize(c).split()
+        for a in answers:
+            ref = normalize(a).split()
+            same = sum((Counter(pred) & Counter(ref)).values())
+            if same:
+                p, r = same / len(pred), same / len(ref)
+                best = max(best, 2 * p * r / (p + r))
     return best
 
 
