@@ -138,3 +138,11 @@ def test_full_memory_fuses_three_channels_with_the_test_llm(no_llm, tmp_path) ->
     assert s.table("ingest").data[0]["llm_calls_per_memory"] >= 1
     hit5 = next(m.value for m in s.overall if m.name == "hit" and m.k == 5)
     assert hit5 >= 0.5
+
+
+def test_fusion_passes_the_store_conformance_kit(no_llm) -> None:
+    _need("sentence_transformers", "embeddings")
+    from mnemometer.testing import check_store
+
+    rep = check_store(create_store("fusion", {"channels": ["lexical", "semantic"]}))
+    assert rep.ok, str(rep)
