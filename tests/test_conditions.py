@@ -67,6 +67,15 @@ def test_a_fallback_chain_is_tried_in_order(no_llm) -> None:
         system_for("x", Condition(store="no-such-store", fallback=["also-missing"]))
 
 
+def test_fusion_asks_for_an_llm_only_with_a_graph_channel_of_its_own_without_one() -> None:
+    from mnemometer.stores.fusion import FusionStore
+
+    assert FusionStore.needs_llm({})
+    assert not FusionStore.needs_llm({"channels": "lexical,semantic"})
+    assert not FusionStore.needs_llm({"graph": {"base_url": "http://x/v1", "llm_model": "m"}})
+    assert FusionStore.needs_llm({"graph": {"base_url": "http://x/v1"}})
+
+
 def test_an_llm_in_the_run_settings_makes_graph_available(no_llm) -> None:
     _need("graphiti_core", "graphiti")
     llm = LLMSettings(base_url="http://127.0.0.1:9/v1", model="m")

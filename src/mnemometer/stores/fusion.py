@@ -63,8 +63,13 @@ class FusionStore:
 
     @staticmethod
     def needs_llm(options: dict[str, Any]) -> bool:
-        """Whether a store built with ``options`` asks an LLM (its graph channel does)."""
-        return "graph" in _channels(options.get("channels", CHANNELS))
+        """Whether a store built with ``options`` asks the run's LLM.
+
+        Its graph channel does, unless its own ``graph`` options name an endpoint and a model.
+        """
+        graph = options.get("graph") or {}
+        own = bool(graph.get("base_url") and graph.get("llm_model"))
+        return "graph" in _channels(options.get("channels", CHANNELS)) and not own
 
     def __init__(
         self,
