@@ -192,6 +192,8 @@ def test_cli_runs_every_split_end_to_end_with_bm25(server, tmp_path) -> None:
         assert {"score", "substring_exact_match", "f1"} <= names
         section = log.summary.sections["competency"]
         assert list(section) == [code]
+        by_source = log.summary.table("categories")
+        assert by_source.columns[2] == "score [95% CI]"
     # the deterministic reader echoes what was retrieved: bm25 finds the AR answers
     ar = read_log(tmp_path / "Accurate_Retrieval").summary
     assert next(m.value for m in ar.overall if m.name == "score") == 1.0

@@ -282,13 +282,19 @@ def judge_tables(rows: list[ItemResult], judges: list[str]) -> tuple[list[Table]
 
 
 def category_table(suite: Any, per: dict[str, list[Metric]], judges: list[str]) -> Table:
-    """Per category (or type): n, F1 and each judge's accuracy with intervals, recall."""
+    """Per category (or type): n, a score and each judge's accuracy with intervals, recall.
+
+    The score is the suite's first answer score: F1 unless the suite says otherwise.
+    """
     key = suite.group_key
-    cols = [key, "n", "F1 [95% CI]", *(f"{j} % [95% CI]" for j in judges), "evidence recall"]
+    main = suite.answer_scores[0]
+    label = "F1" if main == "f1" else main
+    cols = [key, "n", f"{label} [95% CI]", *(f"{j} % [95% CI]" for j in judges)]
+    cols.append("evidence recall")
     rows, data = [], []
     for value, ms in per.items():
         get = {m.name: m for m in ms}
-        f1 = get.get("f1") or get.get("adversarial")
+        f1 = get.get(main) or get.get("adversarial")
         row = [value, str(f1.n if f1 else 0), _pct(f1) if f1 else "-"]
         row += [_pct(get.get(f"accuracy:{j}")) for j in judges]
         er = get.get("evidence_recall")
