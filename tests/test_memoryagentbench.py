@@ -194,6 +194,7 @@ def test_cli_runs_every_split_end_to_end_with_bm25(server, tmp_path) -> None:
         assert list(section) == [code]
         by_source = log.summary.table("categories")
         assert by_source.columns[2] == "score [95% CI]"
+        assert [r[0] for r in log.summary.table("competency").rows] == [code]
     # the deterministic reader echoes what was retrieved: bm25 finds the AR answers
     ar = read_log(tmp_path / "Accurate_Retrieval").summary
     assert next(m.value for m in ar.overall if m.name == "score") == 1.0

@@ -440,6 +440,11 @@ class BenchmarkSuite(Questions, BaseSuite):
         del rows
         return {}
 
+    def extra_tables(self, rows: list[ItemResult]) -> list[Any]:
+        """Benchmark-specific report tables (:class:`~mnemometer.log._schema.Table`)."""
+        del rows
+        return []
+
     def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
         """Accuracy per judge and F1 with cluster-robust intervals, retrieval, latency, cost."""
         return summarize_benchmark(self, header, items)

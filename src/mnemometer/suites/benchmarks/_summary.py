@@ -144,7 +144,7 @@ def summarize_benchmark(suite: Any, header: RunHeader, items: list[ItemResult]) 
             )
         ]
     sections: dict[str, Any] = {"pins": suite.pins(), "headline": suite.headline_rule}
-    tables = [category_table(suite, groups[key], judges)]
+    tables = [category_table(suite, groups[key], judges), *suite.extra_tables(rows)]
     notes = list(header.dataset.notes) + suite.notes(rows)
     if len(judges) > 1:
         t, section = judge_tables(headline, judges)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from mnemometer.datasets._models import Dataset, Query
-from mnemometer.log._schema import ItemResult
+from mnemometer.log._schema import ItemResult, Table
 from mnemometer.scoring import judges as J
 from mnemometer.scoring import memoryagentbench as mab
 from mnemometer.suites.benchmarks._suite import BenchmarkSuite
@@ -87,17 +87,42 @@ class MemoryAgentBenchSuite(BenchmarkSuite):
             )
         return out
 
-    def extra_sections(self, rows: list[ItemResult]) -> dict[str, Any]:
-        """The official score and substring exact match per competency."""
+    def _by_competency(self, rows: list[ItemResult]) -> dict[str, list[Any]]:
         by: dict[str, list[ItemResult]] = {}
         for r in rows:
             by.setdefault(str(r.groups.get("competency", "?")), []).append(r)
+        names = ("score", "substring_exact_match")
+        return {c: score_metrics(by[c], [], names) for c in sorted(by)}
+
+    def extra_sections(self, rows: list[ItemResult]) -> dict[str, Any]:
+        """The official score and substring exact match per competency."""
         return {
             "competency": {
-                c: [
-                    m.model_dump()
-                    for m in score_metrics(by[c], [], ("score", "substring_exact_match"))
-                ]
-                for c in sorted(by)
+                c: [m.model_dump() for m in ms] for c, ms in self._by_competency(rows).items()
             }
         }
+
+    def extra_tables(self, rows: list[ItemResult]) -> list[Table]:
+        """The same per competency, as a report table."""
+        out = []
+        for c, ms in self._by_competency(rows).items():
+            get = {m.name: m for m in ms}
+            score, sub = get.get("score"), get.get("substring_exact_match")
+            out.append([c, str(score.n if score else 0), _cell(score), _cell(sub)])
+        return [
+            Table(
+                name="competency",
+                title="By competency (AR, TTL, LRU, CR)",
+                columns=["competency", "n", "score [95% CI]", "substring EM [95% CI]"],
+                rows=out,
+            )
+        ]
+
+
+def _cell(m: Any) -> str:
+    if m is None or m.value is None:
+        return "-"
+    iv = m.interval
+    if iv is None or iv.low is None or iv.high is None:
+        return f"{m.value:.3f}"
+    return f"{m.value:.3f} [{iv.low:.3f}, {iv.high:.3f}]"
