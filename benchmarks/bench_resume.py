@@ -69,13 +69,12 @@ def main() -> None:
             timings = json.loads((copy / "header.json").read_text())["timings"]
             rows.append((name, wall, timings))
     print(f"uninterrupted run: {total:,} items, {full:.1f} s")
-    print(f"killed after {done:,} items; resumed:")
+    print(f"killed after {done:,} items; resumed (phases summed over both sessions):")
     for name, wall, t in rows:
         phases = ", ".join(
             f"{k} {t[k]:.1f} s" for k in ("index", "forgetting_replay", "index_again") if k in t
         )
-        print(f"  {name:<14} {wall:>6.1f} s  ({wall / full:.2f}x the full run; {phases}, summed")
-        print("  " + " " * 24 + "over both sessions)")
+        print(f"  {name:<14} {wall:>6.1f} s  {wall / full:.2f}x the full run  ({phases})")
     print(f"checkpoint vs none: {rows[1][1] / rows[0][1]:.2f}x faster")
 
 
