@@ -185,22 +185,32 @@ def sweep(
     systems += [system_for(n, resolve(n, table)) for n in spec.conditions]
     create_suite(spec.suite, spec.suite_options)  # bad options fail before anything runs
     out = Path(out)
+    created = not out.exists()
     # One sweep writer per directory: a second one would plan and run the same experiments.
-    with DirLock(out):
-        plans = []
-        names: list[str] = []
-        for d in spec.datasets:
-            dataset = _dataset(d.path, base)
-            name = d.name or _slug(Path(d.path).name.split(".")[0])
-            if name in names:
-                raise MnemometerError(f"{path}: two datasets are named {name!r}; give them names")
-            names.append(name)
-            exp = Experiment(spec.suite, systems, spec.repeats, dataset, dict(spec.suite_options))
-            plans.append((out / name, _plan(exp, out / name, settings)))
-        results = complete_experiments(plans, settings=settings, on_run=on_run)
-        experiments = dict(zip(names, results, strict=True))
-        comparisons = _compare(spec, experiments)
-        board = write_leaderboard(out / LEADERBOARD_FILE, experiments, comparisons)
+    try:
+        with DirLock(out):
+            plans = []
+            names: list[str] = []
+            for d in spec.datasets:
+                dataset = _dataset(d.path, base)
+                name = d.name or _slug(Path(d.path).name.split(".")[0])
+                if name in names:
+                    raise MnemometerError(
+                        f"{path}: two datasets are named {name!r}; give them names"
+                    )
+                names.append(name)
+                exp = Experiment(
+                    spec.suite, systems, spec.repeats, dataset, dict(spec.suite_options)
+                )
+                plans.append((out / name, _plan(exp, out / name, settings)))
+            results = complete_experiments(plans, settings=settings, on_run=on_run)
+            experiments = dict(zip(names, results, strict=True))
+            comparisons = _compare(spec, experiments)
+            board = write_leaderboard(out / LEADERBOARD_FILE, experiments, comparisons)
+    except BaseException:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # a sweep that failed before writing anything leaves nothing
+        raise
     return SweepResult(out, experiments, board, [c for c, _ in comparisons])
 
 
