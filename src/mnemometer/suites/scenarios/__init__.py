@@ -24,7 +24,7 @@ from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
 from mnemometer.scoring import keywords as grading
 from mnemometer.scoring.calibrate import calibration_record
 from mnemometer.scoring.similarity import MINILM_THRESHOLD, Similarity
-from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.scenarios._format import (
     Grade,
     Scenario,
@@ -368,11 +368,11 @@ class ScenarioSuite(BaseSuite):
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
         """A scenario whose agent could not even be created: every graded turn fails."""
         scenario, level, rep = item.payload
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            status=status,
-            error=error,
+        return failure(
+            item,
+            error,
+            status,
+            success=None,  # left unscored (as it always was): accuracy 0 carries the failure
             input=scenario.title,
             groups={"scenario": scenario.id, "noise": f"{level:g}", "origin": scenario.origin},
             metrics=[

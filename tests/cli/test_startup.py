@@ -214,7 +214,7 @@ def test_lazy_jieba_dictionary_cuts_exactly_as_jieba(
     monkeypatch.setenv("MNEMOMETER_CACHE", str(tmp_path / "cache"))
     texts = [m.text for m in load_dataset("demo-zh").memories]
     texts += [q.text for q in load_dataset("demo-zh").queries]
-    novels = Path(__file__).resolve().parents[2] / "shared/seed-data/memtest/four_novels_db.json"
+    novels = Path(__file__).resolve().parents[3] / "shared/seed-data/memtest/four_novels_db.json"
     if novels.exists():
         texts += [m["content"] for m in json.loads(novels.read_text("utf-8"))["memories"][:400]]
     first = _zhdict.jieba_cutter()  # builds the cache
