@@ -1,6 +1,6 @@
 """A LongMemEval run SIGKILLed mid-question resumes per question (its own conversation).
 
-LoCoMo's kill test is in ``tests/test_benchmark_runs.py``. Here the LLM server holds every
+LoCoMo's kill test is in ``tests/suites/test_benchmark_runs.py``. Here the LLM server holds every
 reply about the third question until the run is killed, so the kill lands while that
 question is asked, with the first two logged; no sleeping for a guessed time.
 """
