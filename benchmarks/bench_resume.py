@@ -21,14 +21,11 @@ import json
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _procs import load_line, run_once
-
-MNEMOMETER = str(Path(sys.executable).with_name("mnemometer"))
+from _procs import CLI, generate, load_line, run_once
 
 
 def _timed(args: list[str]) -> float:
@@ -43,9 +40,8 @@ def main() -> None:
     print(f"machine: {load_line()}")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        data = tmp / "en10k.jsonl"
-        run_once([MNEMOMETER, "generate", "--size", "10000", "--lang", "en", "-o", str(data)])
-        run = [MNEMOMETER, "run", "memtest", "--dataset", str(data), "--store", "bm25"]
+        data = generate(tmp / "en10k.jsonl", 10_000)
+        run = [CLI, "run", "memtest", "--dataset", str(data), "--store", "bm25"]
         full = _timed([*run, "--out", str(tmp / "full"), "--format", "none"])
         total = json.loads((tmp / "full" / "header.json").read_text())["item_count"]
         killed = tmp / "killed"
@@ -65,7 +61,7 @@ def main() -> None:
             shutil.copytree(killed, copy)
             if not keep:
                 (copy / "memtest-replay.json").unlink()
-            wall = _timed([MNEMOMETER, "run", "--resume", str(copy), "--format", "none"])
+            wall = _timed([CLI, "run", "--resume", str(copy), "--format", "none"])
             timings = json.loads((copy / "header.json").read_text())["timings"]
             rows.append((name, wall, timings))
     print(f"uninterrupted run: {total:,} items, {full:.1f} s")

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from mnemometer.log import read_header, read_items
 from mnemometer.runner import resume_experiment, run_suite
 
@@ -89,7 +87,6 @@ def test_an_experiment_plan_is_written_whole(tmp_path: Path) -> None:
     assert not (out / "experiment.json.tmp").exists() and res.runs[0].summary.counts
 
 
-@pytest.mark.slow
 def test_a_resumed_memtest_reads_its_replay_checkpoint_instead_of_replaying(tmp_path: Path):
     from wrapped import WrappedBM25
 

@@ -153,7 +153,6 @@ def test_the_memory_layer_follow_up_suite_fixture_resolves(tmp_path):
 # ---- environment ----------------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_the_child_gets_a_minimal_env_plus_allow_listed_names(tmp_path, monkeypatch):
     monkeypatch.setenv("DATABASE_PASSWORD", "canary-db-8d1f")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "canary-aws-77c2")
