@@ -231,7 +231,7 @@ def test_memtest_survives_sigkill(tmp_path: Path, kills: int, before_first: bool
     from mnemometer.datasets.generate import write_generated
 
     data = tmp_path / "gen.jsonl"
-    write_generated(data, 60, "en", seed=3)
+    write_generated(data, 300, "en", seed=3)  # with forgetting probes: the replay checkpoint
     cmd = [MNEMOMETER, "run", "memtest", "-d", str(data), "-s", "slow", "-S", "delay=0.003"]
     cmd += ["-c", "2", "--format", "none"]
     _check(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=2)

@@ -136,3 +136,25 @@ def test_a_run_killed_before_its_header_starts_again(tmp_path: Path) -> None:
     with pytest.raises(MnemometerError, match="already exists and is not empty"):
         run("retrieval", "bm25", dataset="demo-en", out=other)
     assert (other / "notes.txt").exists()
+
+
+@pytest.mark.slow
+def test_a_second_sweep_writer_is_refused_naming_the_holder(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(
+        'suite = "retrieval"\n\n[[systems]]\nstore = "slow"\noptions = { delay = 1 }\n\n'
+        '[[datasets]]\npath = "demo-en"\n'
+    )
+    out = tmp_path / "sw"
+    cmd = [MNEMOMETER, "sweep", str(spec), "--out", str(out), "--format", "none"]
+    first = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for(lambda: any(_lines(p) >= 1 for p in out.glob("*/*/items.jsonl")), first)
+        res = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        assert res.returncode == 2, res.stderr
+        assert f"{out}: is being written by pid {first.pid}" in res.stderr, res.stderr
+        assert "Traceback" not in res.stderr and first.poll() is None
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()

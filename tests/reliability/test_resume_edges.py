@@ -85,3 +85,47 @@ def test_an_experiment_plan_is_written_whole(tmp_path: Path) -> None:
     res = run_experiment(exp, out)
     assert json.loads((out / "experiment.json").read_text())["suite"] == "retrieval"
     assert not (out / "experiment.json.tmp").exists() and res.runs[0].summary.counts
+
+
+def test_a_resumed_memtest_reads_its_replay_checkpoint_instead_of_replaying(tmp_path: Path):
+    from wrapped import WrappedBM25
+
+    from mnemometer.datasets import load_dataset
+    from mnemometer.datasets.generate import write_generated
+    from mnemometer.suites import create_suite
+    from mnemometer.suites._base import RunContext
+    from mnemometer.systems import SystemSpec
+
+    class Counting(WrappedBM25):
+        searches = 0
+
+        def search(self, query: str, top_k: int):
+            Counting.searches += 1
+            return self.inner.search(query, top_k)
+
+    write_generated(tmp_path / "g.jsonl", 300, "en", seed=3)  # 60 has no forgetting probes
+    ds = load_dataset(tmp_path / "g.jsonl")
+    spec = SystemSpec.store("bm25")
+
+    def session(pending):
+        suite = create_suite("memtest")
+        items = suite.plan(ds)
+        Counting.searches = 0
+        suite.setup(Counting(), ds, RunContext(tmp_path, spec, pending=pending))
+        forget = [it for it in items if it.id.startswith("forget/")]
+        return Counting.searches, [suite.run_item(None, it) for it in forget], items
+
+    first, outcomes, items = session(None)
+    assert first > 0 and outcomes, "the first session replays the access schedule"
+    assert (tmp_path / "memtest-replay.json").is_file()
+    left = frozenset(it.id for it in items[len(items) // 2 :])
+    again, resumed, _ = session(left)
+    assert again == 0, f"the resume searched {again} times before its items"
+    assert [r.model_dump() for r in resumed] == [r.model_dump() for r in outcomes]
+    (tmp_path / "memtest-replay.json").write_text("{torn")
+    redo, replayed, _ = session(left)  # an unreadable checkpoint: the replay runs again
+
+    def found(rs):
+        return [[(m.name, m.value) for m in r.metrics] for r in rs]  # latency differs
+
+    assert redo == first and found(replayed) == found(outcomes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from functools import cache
 from importlib import resources
@@ -82,17 +83,46 @@ def _unrecognised(path: Path) -> DatasetError:
 
 
 def save_dataset(dataset: Dataset, path: str | Path) -> Path:
-    """Write a dataset as native JSON or JSONL (chosen by the file extension)."""
+    """Write a dataset as native JSON or JSONL (chosen by the file extension).
+
+    The file is written beside ``path`` and renamed over it, so a process killed while
+    saving leaves the previous file (or none), never half a dataset: ``build --merge`` and
+    ``clean -o`` over an existing file cannot lose it.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix == ".jsonl":
-        write_jsonl(path, dataset.info, dataset.memories, dataset.queries, dataset.conversations)
-    else:
-        # A dataset without conversations is written exactly as before they existed.
-        skip = None if dataset.conversations else {"conversations"}
-        text = dataset.model_dump_json(indent=1, exclude_none=True, exclude=skip)
-        path.write_text(text + "\n", "utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        if path.suffix == ".jsonl":
+            write_jsonl(tmp, dataset.info, dataset.memories, dataset.queries, dataset.conversations)
+        else:
+            # A dataset without conversations is written exactly as before they existed.
+            skip = None if dataset.conversations else {"conversations"}
+            text = dataset.model_dump_json(indent=1, exclude_none=True, exclude=skip)
+            tmp.write_text(text + "\n", "utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _remove_stale_temps(path)
     return path
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Delete the temporary files of earlier saves to ``path`` whose process is gone."""
+    for old in path.parent.glob(f".{path.name}.*.tmp"):
+        pid = old.name[len(path.name) + 2 : -4]
+        if pid.isdigit() and not _running(int(pid)):
+            old.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # someone else's process, or no such call here
+        return True
+    return True
 
 
 def write_jsonl(

@@ -285,7 +285,13 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
     todo = [it for it in p.items if it.id not in done]
     writer = ItemWriter(p.run_dir, fsync=settings.fsync)
     ctx = RunContext(
-        p.run_dir, p.spec, p.header.repeat, p.header.seed, settings.llm, settings.progress
+        p.run_dir,
+        p.spec,
+        p.header.repeat,
+        p.header.seed,
+        settings.llm,
+        settings.progress,
+        pending=frozenset(it.id for it in todo) if done else None,
     )
     executor = settings.executor or LocalExecutor()
     timeout = p.suite.item_timeout(settings.timeout)

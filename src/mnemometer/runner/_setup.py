@@ -156,6 +156,8 @@ def _dataset_for(suite: Suite, dataset: str | Path | Dataset | None) -> tuple[Da
             raise MnemometerError(
                 f"suite {suite.name!r} brings its own items; --dataset does not apply"
             )
+        if own.info.content_hash is None:  # recorded, so a resume can check it
+            own.with_hash()
         return own, None
     if dataset is None:
         raise MnemometerError(
@@ -175,7 +177,10 @@ def _dataset_to_resume(
 ) -> Dataset:
     ds = suite.dataset()
     if ds is None and dataset is not None:
-        ds = dataset if dataset.info.content_hash else dataset.with_hash()
+        ds = dataset
+    if ds is not None and not ds.info.content_hash:
+        # A suite's own dataset (LongMemEval's streamed index) is hashed here, as at start.
+        ds.with_hash()
     if ds is None:
         if header.dataset.path is None:
             raise RunLogError(
@@ -183,7 +188,8 @@ def _dataset_to_resume(
                 "resume(run_dir, dataset=ds)"
             )
         ds = load_dataset(header.dataset.path)
-    if ds.info.content_hash != header.dataset.content_hash:
+    # Runs that recorded no hash (LongMemEval's before it was hashed) cannot be checked.
+    if header.dataset.content_hash and ds.info.content_hash != header.dataset.content_hash:
         where = header.dataset.path or "the suite's items"
         raise RunLogError(
             f"{path}: {where} changed since the run started (content hash differs); start a new run"

@@ -83,6 +83,9 @@ class RunContext:
             environment's).
         progress: the run's progress callback, ``(phase, done, total)``; use
             :meth:`report` from setup so long phases (index, ingest) show their counts.
+        pending: ids of the items this session will run; ``None`` when all of them (a
+            fresh run). A resumed run lists only what is left, so setup can skip phases
+            only finished items needed.
     """
 
     run_dir: Path
@@ -91,6 +94,7 @@ class RunContext:
     seed: int = 0
     llm: Any = None
     progress: Any = None
+    pending: frozenset[str] | None = None
 
     def report(self, phase: str, done: int, total: int | None = None) -> None:
         """Tell the user how far a phase of setup has come (a no-op without a listener)."""

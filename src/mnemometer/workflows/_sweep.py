@@ -40,6 +40,7 @@ from pydantic import Field, model_validator
 
 from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError
+from mnemometer.log._lock import DirLock
 from mnemometer.runner import (
     Experiment,
     ExperimentResult,
@@ -172,6 +173,7 @@ def sweep(
 
     Raises:
         MnemometerError: a bad sweep file, or ``out`` holds a different sweep.
+        DirectoryLocked: another live process is running a sweep into ``out``.
     """
     path = Path(path)
     spec = load_sweep(path)
@@ -184,20 +186,32 @@ def sweep(
     systems += [system_for(n, resolve(n, table), llm) for n in spec.conditions]
     create_suite(spec.suite, spec.suite_options)  # bad options fail before anything runs
     out = Path(out)
-    plans = []
-    names: list[str] = []
-    for d in spec.datasets:
-        dataset = _dataset(d.path, base)
-        name = d.name or _slug(Path(d.path).name.split(".")[0])
-        if name in names:
-            raise MnemometerError(f"{path}: two datasets are named {name!r}; give them names")
-        names.append(name)
-        exp = Experiment(spec.suite, systems, spec.repeats, dataset, dict(spec.suite_options))
-        plans.append((out / name, _plan(exp, out / name, settings)))
-    results = complete_experiments(plans, settings=settings, on_run=on_run)
-    experiments = dict(zip(names, results, strict=True))
-    comparisons = _compare(spec, experiments)
-    board = write_leaderboard(out / LEADERBOARD_FILE, experiments, comparisons)
+    created = not out.exists()
+    # One sweep writer per directory: a second one would plan and run the same experiments.
+    try:
+        with DirLock(out):
+            plans = []
+            names: list[str] = []
+            for d in spec.datasets:
+                dataset = _dataset(d.path, base)
+                name = d.name or _slug(Path(d.path).name.split(".")[0])
+                if name in names:
+                    raise MnemometerError(
+                        f"{path}: two datasets are named {name!r}; give them names"
+                    )
+                names.append(name)
+                exp = Experiment(
+                    spec.suite, systems, spec.repeats, dataset, dict(spec.suite_options)
+                )
+                plans.append((out / name, _plan(exp, out / name, settings)))
+            results = complete_experiments(plans, settings=settings, on_run=on_run)
+            experiments = dict(zip(names, results, strict=True))
+            comparisons = _compare(spec, experiments)
+            board = write_leaderboard(out / LEADERBOARD_FILE, experiments, comparisons)
+    except BaseException:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # a sweep that failed before writing anything leaves nothing
+        raise
     return SweepResult(out, experiments, board, [c for c, _ in comparisons])
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections import Counter
@@ -176,7 +177,7 @@ def build_dataset(
     ckpt.parent.mkdir(parents=True, exist_ok=True)
     failure: LLMError | None = None
     with (
-        open(ckpt, "a", encoding="utf-8") as log,
+        open(_end_torn_line(ckpt), "a", encoding="utf-8") as log,
         ThreadPoolExecutor(max(1, cfg.concurrency)) as pool,
     ):
         futures = [pool.submit(work, c) for c in todo]
@@ -246,6 +247,14 @@ def _base_dataset(out: Path) -> Dataset:
     if not out.exists():
         raise MnemometerError(f"--merge: {out} does not exist yet; build it once without --merge")
     return load_dataset(out)
+
+
+def _end_torn_line(path: Path) -> Path:
+    """End a line a kill cut short, so the next record starts a line of its own."""
+    with open(path, "a+b") as f:
+        if f.tell() and (f.seek(-1, os.SEEK_END), f.read(1))[1] != b"\n":
+            f.write(b"\n")
+    return path
 
 
 def _load_checkpoint(path: Path, resume: bool) -> dict[str, ChunkRecord]:

@@ -54,6 +54,9 @@ class SuiteManifest(StrictModel):
     capture JSON), relative to the suite."""
     conditions: list[str] = Field(default_factory=list)
     """Conditions run when ``--condition`` is not given."""
+    pass_env: list[str] = Field(default_factory=list)
+    """Environment variables (names or ``*`` patterns) the suite's commands receive on top
+    of the minimal environment, e.g. an agent's credentials; ``--pass-env`` adds more."""
 
 
 @dataclass(frozen=True)
@@ -125,11 +128,32 @@ def tree_checksum(path: Path) -> str:
     return h.hexdigest()
 
 
-def inside(root: Path, rel: str) -> bool:
-    """True when ``rel`` is relative and stays inside ``root``."""
+def inside(root: Path, rel: str, boundary: Path | None = None) -> bool:
+    """True when ``rel`` is relative and, resolved from ``root``, stays inside ``boundary``.
+
+    ``boundary`` defaults to ``root``.
+    """
     if Path(rel).is_absolute():
         return False
-    return (root / rel).resolve().is_relative_to(root.resolve())
+    return (root / rel).resolve().is_relative_to((boundary or root).resolve())
+
+
+EVALS_DIR = "evals"
+"""Name of the directory that holds suites and the fixtures they share (Memory Layer's)."""
+
+
+def evals_root(suite_root: Path) -> Path:
+    """The directory a suite's fixtures must resolve inside.
+
+    The nearest enclosing directory named ``evals`` (Memory Layer's ``evals/suites/<name>``
+    beside ``evals/fixtures/``), else the suite directory itself. Resolved, so a symlinked
+    suite directory does not widen it.
+    """
+    root = suite_root.resolve()
+    for d in (root, *root.parents):
+        if d.name == EVALS_DIR:
+            return d
+    return root
 
 
 def load_manifest(path: str | Path) -> tuple[Path, SuiteManifest, bytes]:
@@ -263,13 +287,13 @@ def fixture_checksum(root: Path, manifest: SuiteManifest, items: list[BaseItem])
     """SHA-256 over every existing fixture tree; ``None`` when no fixture path exists.
 
     Memory Layer's manifests use ``fixture`` as a label; a label that names no path inside
-    the suite contributes nothing (``doctor`` says so).
+    the suite's evals root (:func:`evals_root`) contributes nothing (``doctor`` says so).
     """
     h = hashlib.sha256()
     found = False
     for rel in fixture_paths(manifest, items):
         p = root / rel
-        if inside(root, rel) and p.exists():
+        if inside(root, rel, evals_root(root)) and p.exists():
             found = True
             h.update(rel.encode() + b"\0" + tree_checksum(p).encode() + b"\n")
     return h.hexdigest() if found else None

@@ -87,6 +87,8 @@ class ItemsSuite(BaseSuite):
             when ``allow_shell`` is off.
         allow_shell: run items that execute suite-provided commands (suites are code).
         dry_run: validate shell items and execute nothing.
+        pass_env: environment names (or ``*`` patterns) shell items receive, beyond the
+            minimal environment and the manifest's ``pass_env``.
         suite_checksum: expected suite checksum (set on resume; a changed suite is refused).
         fixture_checksum: expected fixture checksum (likewise).
         memories_checksum: expected checksum of the memories file (likewise).
@@ -121,6 +123,13 @@ class ItemsSuite(BaseSuite):
             "bool",
         ),
         Flag("--dry-run", "dry_run", "Validate shell items and execute nothing.", "bool"),
+        Flag(
+            "--pass-env",
+            "pass_env",
+            "Environment variable (name or * pattern) shell items receive beyond the minimal "
+            "environment and the suite's pass_env, e.g. an agent's API key; repeatable.",
+            multiple=True,
+        ),
     )
     success_definition: ClassVar[str] = (
         "an item (or a build step) succeeds when its type's checks all hold (its 'success' "
@@ -138,6 +147,7 @@ class ItemsSuite(BaseSuite):
         skip_unsupported: bool = False,
         allow_shell: bool = False,
         dry_run: bool = False,
+        pass_env: list[str] | tuple[str, ...] = (),
         suite_checksum: str | None = None,
         fixture_checksum: str | None = None,
         memories_checksum: str | None = None,
@@ -171,6 +181,8 @@ class ItemsSuite(BaseSuite):
             self.loaded.items, allow_shell, dry_run, skip_unsupported, str(self.loaded.root)
         )
         self.allow_shell, self.dry_run = allow_shell, dry_run
+        self.user_pass_env = list(pass_env)
+        self.pass_env = [*m.pass_env, *pass_env]
         self.skip_unsupported = skip_unsupported
         # Set per run by setup() from the RunContext.
         self.condition = ""
@@ -199,6 +211,8 @@ class ItemsSuite(BaseSuite):
             "skip_unsupported": self.skip_unsupported,
             "allow_shell": self.allow_shell,
             "dry_run": self.dry_run,
+            # Names only (never values); absent when empty so older runs still pair.
+            **({"pass_env": self.user_pass_env} if self.user_pass_env else {}),
         }
 
     def inputs(self) -> dict[str, Any]:

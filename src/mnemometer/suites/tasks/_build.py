@@ -27,6 +27,7 @@ from mnemometer.log._schema import ItemResult
 from mnemometer.suites.items._manifest import slugify
 from mnemometer.suites.items._types import ItemType
 from mnemometer.suites.tasks import _evidence as ev
+from mnemometer.suites.tasks._confine import task_env
 from mnemometer.suites.tasks._models import (
     AgentBuildSequence,
     AgentBuildTask,
@@ -46,7 +47,6 @@ from mnemometer.suites.tasks._shell import (
     CommandResult,
     render,
     run_command,
-    scrubbed_env,
 )
 from mnemometer.suites.tasks._workspace import (
     FixtureError,
@@ -107,7 +107,7 @@ class _Env:
         }
         if self.memory and helper is not None:
             extra["MEMORY_EVAL_MEMORY_COMMAND"] = str(helper)
-        return scrubbed_env(**extra)
+        return task_env(allow=self.suite.pass_env, **extra)
 
     def run(
         self,

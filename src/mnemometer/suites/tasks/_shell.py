@@ -8,7 +8,11 @@ Suites are code-execution inputs, so every command here is run the same careful 
 * its own process group (a new session), killed as a whole at its timeout (SIGTERM, a short
   grace, then SIGKILL), and cleaned up after a normal exit too (no stray background jobs);
 * stdout and stderr drained to files, each capped (the rest is counted, not stored);
-* a scrubbed environment: memory variables are removed and only the harness sets them.
+* a minimal environment plus allow-listed names (see :mod:`._confine`), and a task token
+  by which processes that escaped the group (``setsid``, double fork) are found and killed.
+
+A sandbox (bubblewrap, say) slots in as a wrapper of the argv before :func:`run_command`;
+nothing here depends on it.
 """
 
 from __future__ import annotations
@@ -27,15 +31,12 @@ from pathlib import Path
 from typing import IO
 
 from mnemometer.errors import MnemometerError
+from mnemometer.suites.tasks._confine import TASK_ID_VAR, kill_stragglers, new_task_id
 
 OUTPUT_CAP = 1 << 20
 """Bytes of stdout (and of stderr) kept per command; the rest is counted and dropped."""
 KILL_GRACE = 1.0
 """Seconds between SIGTERM and SIGKILL for a command that overran its timeout."""
-
-MEMORY_ENV_PREFIXES = ("MEMORY_", "MNEMOMETER_QUERY_")
-"""Environment variables removed before every command; the harness sets its own."""
-MEMORY_ENV_NAMES = frozenset({"MEMORY_CONFIG", "MEMORY_BASE_URL", "MEMORY_LAYER_CONFIG"})
 
 PLACEHOLDERS = (
     "workspace",
@@ -126,20 +127,6 @@ def render(template: str, values: Mapping[str, str]) -> list[str]:
     return [_PLACEHOLDER.sub(sub, w) for w in words]
 
 
-def scrubbed_env(base: Mapping[str, str] | None = None, **set_vars: str) -> dict[str, str]:
-    """A copy of ``base`` (default the process environment) without memory variables.
-
-    Memory Layer's variables (``MEMORY_*``) and ours are removed so a ``no-memory`` command
-    cannot find a memory service by accident; ``set_vars`` are then added.
-    """
-    env = dict(os.environ if base is None else base)
-    for key in list(env):
-        if key.startswith(MEMORY_ENV_PREFIXES) or key in MEMORY_ENV_NAMES:
-            del env[key]
-    env.update({k: str(v) for k, v in set_vars.items()})
-    return env
-
-
 def _drain(stream: IO[bytes], path: Path, cap: int, counter: list[int]) -> None:
     with path.open("wb") as f:
         kept = 0
@@ -188,7 +175,7 @@ def run_command(
     Args:
         argv: program and arguments (see :func:`render`).
         cwd: working directory (a workspace, never the caller's directory).
-        env: the full environment (see :func:`scrubbed_env`).
+        env: the full environment (see :func:`._confine.task_env`); a task token is added.
         timeout: seconds before the process group is killed.
         out_prefix: path prefix of the three output files.
         cap: bytes kept per stream.
@@ -198,12 +185,13 @@ def run_command(
     stdout_path = out_prefix.with_name(out_prefix.name + ".stdout.txt")
     stderr_path = out_prefix.with_name(out_prefix.name + ".stderr.txt")
     counts = ([0], [0])
+    task_id = new_task_id()
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen(
             argv,
             cwd=cwd,
-            env=dict(env),
+            env={**env, TASK_ID_VAR: task_id},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -244,6 +232,9 @@ def run_command(
     else:
         # The leader exited; background children it left in its group go too.
         _kill_group(proc.pid, proc, 0.0)
+    # Processes that left the group (setsid, double fork) still carry the token; they
+    # would outlive the task and hold its output pipes open.
+    kill_stragglers(task_id)
     for r in readers:
         r.join(timeout=5.0)
     code = None if timed_out else proc.returncode

@@ -2,8 +2,10 @@
 
 A fixture is copied into a fresh workspace for every (item, condition, repeat); the copy
 refuses symlinks and anything that is not a regular file or directory, so a suite cannot
-point a workspace at the caller's files. Paths the items name (fixtures, required files,
-content checks) must be relative and stay inside their root.
+point a workspace at the caller's files. A fixture may be shared between suites (Memory
+Layer's ``../../fixtures/...``), but once resolved (``..`` and symlinks followed) it must lie
+inside the suite's evals root (:func:`evals_root`). Paths inside a workspace (required
+files, content checks) must be relative without ``..``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from mnemometer.errors import MnemometerError
+from mnemometer.suites.items._manifest import EVALS_DIR, evals_root
 from mnemometer.suites.tasks._shell import CommandError, split_template
 
 SHELL_TYPES = ("command_task", "agent_build_task", "agent_build_sequence")
@@ -40,19 +43,27 @@ def bad_relative(rel: str) -> str | None:
 
 
 def check_fixture(root: Path, rel: str) -> Path:
-    """The fixture directory ``root/rel``, checked: inside the suite, no symlinks.
+    """The fixture directory ``root/rel``, resolved and checked.
+
+    It must resolve inside the evals root of the suite at ``root`` and hold no symlinks.
 
     Raises:
         FixtureError: naming the offending path.
     """
     why = bad_relative(rel)
-    if why:
+    if why and ".." not in PurePosixPath(rel).parts:
         raise FixtureError(f"fixture {rel!r} {why}")
     path = root / rel
     if path.is_symlink():
         raise FixtureError(f"fixture {path} is a symlink (fixtures may not contain symlinks)")
-    if not path.resolve().is_relative_to(root.resolve()):
-        raise FixtureError(f"fixture {rel!r} leaves the suite directory")
+    boundary = evals_root(root)
+    path = path.resolve()
+    if not path.is_relative_to(boundary):
+        raise FixtureError(
+            f"fixture {rel!r} resolves to {path}, outside the evals root {boundary} "
+            f"(fixtures may be shared inside the nearest '{EVALS_DIR}' directory, "
+            "else inside the suite)"
+        )
     if not path.is_dir():
         raise FixtureError(f"fixture {path} does not exist (or is not a directory)")
     for dirpath, dirnames, filenames in os.walk(path, followlinks=False):

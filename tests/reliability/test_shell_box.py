@@ -1,0 +1,197 @@
+"""Shell tasks stay in their box: floods, SIGTERM, escaped grandchildren, fixtures, env.
+
+Every command here is a real subprocess. Synchronisation is by files the commands write
+(pids) and by the executor returning, never by sleeping for a guessed time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from build_helpers import gone
+from conftest import invoke_cli as cli
+
+from mnemometer.log import read_log
+from mnemometer.suites.items._manifest import evals_root
+from mnemometer.suites.tasks._confine import task_env
+from mnemometer.suites.tasks._shell import run_command
+from mnemometer.suites.tasks._workspace import FixtureError, check_fixture
+
+REPO = Path(__file__).resolve().parents[2]
+SITE = REPO / "examples" / "suites" / "build-site"
+
+
+def _run(tmp: Path, code: str, name: str, **kw):
+    return run_command(
+        [sys.executable, "-c", code],
+        cwd=tmp,
+        env=task_env(),
+        out_prefix=tmp / "out" / name,
+        **{"timeout": 20.0, **kw},
+    )
+
+
+def test_an_output_flood_is_capped_in_bounded_memory(tmp_path):
+    flood = 256 << 20  # 256 MiB to each stream, unbuffered
+    code = (
+        "import os\nb = b'x' * (1 << 20)\n"
+        f"for _ in range({flood >> 20}):\n    os.write(1, b)\n    os.write(2, b)\n"
+    )
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    res = _run(tmp_path, code, "flood", cap=4096)
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert res.ok
+    assert res.stdout_bytes == flood and res.stderr_bytes == flood
+    assert Path(res.stdout_path).stat().st_size == 4096
+    assert Path(res.stderr_path).stat().st_size == 4096
+    assert grown_mib < 64, f"the executor held {grown_mib:.0f} MiB of a 512 MiB flood"
+
+
+def test_a_command_ignoring_sigterm_is_killed_at_its_timeout_and_after_its_exit(tmp_path):
+    # The leader ignores SIGTERM and never exits: killed at its timeout.
+    stubborn = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    pidfile = tmp_path / "leader.pid"
+    code = stubborn + f"import os\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+    code += "while True: time.sleep(1)\n"
+    t0 = time.monotonic()
+    res = _run(tmp_path, code, "stubborn", timeout=1.0, grace=0.2)
+    assert res.timed_out and time.monotonic() - t0 < 10
+    assert gone(int(pidfile.read_text()))
+    # The leader exits at once, leaving a child in its group that ignores SIGTERM.
+    child = tmp_path / "child.pid"
+    code = (
+        "import subprocess, sys\n"
+        f"p = subprocess.Popen([sys.executable, '-c', {stubborn + 'time.sleep(600)'!r}])\n"
+        f"open({str(child)!r}, 'w').write(str(p.pid))\n"
+    )
+    res = _run(tmp_path, code, "leaves-child", grace=0.2)
+    assert res.exit_code == 0
+    assert gone(int(child.read_text())), "a child ignoring SIGTERM outlived its task"
+
+
+def test_a_double_forked_grandchild_does_not_outlive_its_task(tmp_path):
+    # fork, setsid (a new session: out of the task's process group), fork again; the
+    # grandchild keeps stdout open and ignores SIGTERM. The leader exits once it knows
+    # the grandchild's pid (read from a pipe, so no sleep decides the order).
+    pidfile = tmp_path / "grandchild.pid"
+    code = f"""
+import os, signal, time
+r, w = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        os.write(w, str(os.getpid()).encode())
+        os.close(w)
+        while True:
+            print("still here", flush=True)
+            time.sleep(0.5)
+    os._exit(0)
+os.close(w)
+open({str(pidfile)!r}, "w").write(os.read(r, 32).decode())
+"""
+    t0 = time.monotonic()
+    res = _run(tmp_path, code, "escape")
+    took = time.monotonic() - t0
+    pid = int(pidfile.read_text())
+    assert gone(pid), "the double-forked grandchild outlived its task"
+    assert res.exit_code == 0
+    assert took < 5, f"the executor waited {took:.1f} s on the escaped grandchild's pipe"
+
+
+# ---- fixtures -----------------------------------------------------------------------
+
+
+def _evals(tmp: Path) -> tuple[Path, Path]:
+    """``tmp/evals`` with ``fixtures/site`` and a suite at ``suites/s``."""
+    evals = tmp / "evals"
+    shutil.copytree(SITE / "fixtures" / "site", evals / "fixtures" / "site")
+    (evals / "suites" / "s").mkdir(parents=True)
+    return evals, evals / "suites" / "s"
+
+
+def test_a_fixture_shared_inside_the_evals_root_works_and_one_outside_is_refused(tmp_path):
+    evals, suite = _evals(tmp_path)
+    assert evals_root(suite) == evals.resolve()
+    # Memory Layer's follow-up suite starts from a fixture two levels up.
+    assert check_fixture(suite, "../../fixtures/site") == (evals / "fixtures" / "site").resolve()
+    (tmp_path / "outside" / "site").mkdir(parents=True)
+    (tmp_path / "outside" / "site" / "secret.txt").write_text("x")
+    with pytest.raises(FixtureError, match="outside the evals root"):
+        check_fixture(suite, "../../../outside/site")
+    # A symlinked directory on the way out is refused the same way.
+    os.symlink(tmp_path / "outside", evals / "fixtures" / "link")
+    with pytest.raises(FixtureError, match="outside the evals root"):
+        check_fixture(suite, "../../fixtures/link/site")
+    # Without an enclosing evals/ directory, the suite directory is the root.
+    lone = tmp_path / "lone"
+    shutil.copytree(SITE, lone)
+    assert evals_root(lone) == lone.resolve()
+    assert check_fixture(lone, "fixtures/site").is_dir()
+    with pytest.raises(FixtureError, match="outside the evals root"):
+        check_fixture(lone, "../outside")
+
+
+def test_the_memory_layer_follow_up_suite_fixture_resolves(tmp_path):
+    seed = REPO.parent / "shared" / "seed-data" / "memory-layer" / "evals"
+    suite = seed / "suites" / "app-build-functionality-sequence-codex-v1"
+    if not suite.exists():
+        pytest.skip(f"seed data not found at {seed} (expected ../shared beside the repo)")
+    line = (suite / "items.jsonl").read_text().splitlines()[0]
+    fixture = json.loads(line)["fixture"]
+    assert fixture.startswith("../../fixtures/")
+    assert check_fixture(suite, fixture).is_relative_to(seed.resolve())
+
+
+# ---- environment ----------------------------------------------------------------------
+
+
+def test_the_child_gets_a_minimal_env_plus_allow_listed_names(tmp_path, monkeypatch):
+    monkeypatch.setenv("DATABASE_PASSWORD", "canary-db-8d1f")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "canary-aws-77c2")
+    monkeypatch.setenv("OPENAI_API_KEY", "agent-key-5e0a")
+    monkeypatch.setenv("CODEX_HOME", "/agent/home")
+    evals, suite = _evals(tmp_path)
+    (suite / "suite.toml").write_text(
+        'name = "s"\nfixture = "../../fixtures/site"\npass_env = ["CODEX_HOME"]\n'
+    )
+    dump = "import json, os, sys; json.dump(dict(os.environ), open('env.json', 'w'))"
+    item = {
+        "eval_type": "command_task",
+        "id": "env",
+        "command": f"{{python}} -c {json.dumps(dump)}",
+    }
+    (suite / "items.jsonl").write_text(json.dumps(item) + "\n")
+    out = tmp_path / "run"
+    r = cli(
+        "run",
+        str(suite),
+        "--allow-shell",
+        "--condition",
+        "no-memory",
+        "-o",
+        str(out),
+        "--pass-env",
+        "OPENAI_API_KEY",
+    )
+    assert r.exit_code == 0, r.output
+    (res,) = read_log(out / "no-memory-r0").items
+    env = json.loads((Path(res.extra["build_dir"]) / "workspace" / "env.json").read_text())
+    assert env["OPENAI_API_KEY"] == "agent-key-5e0a"  # the user allow-listed it
+    assert env["CODEX_HOME"] == "/agent/home"  # the suite allow-listed it
+    assert "DATABASE_PASSWORD" not in env and "AWS_SECRET_ACCESS_KEY" not in env
+    assert env["PATH"] == os.environ["PATH"] and env["HOME"] == os.environ["HOME"]
+    assert env["MEMORY_EVAL_CONDITION"] == "no-memory"
+    minimal = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ"}
+    harness = {"TMPDIR", "MNEMOMETER_TASK_ID", "OPENAI_API_KEY", "CODEX_HOME"}
+    rest = {
+        k for k in env if k not in minimal | harness and not k.startswith(("LC_", "MEMORY_EVAL_"))
+    }
+    assert not rest, f"the child saw parent variables nobody allow-listed: {sorted(rest)}"
