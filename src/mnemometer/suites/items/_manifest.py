@@ -24,6 +24,18 @@ class SuiteError(MnemometerError):
     """A suite directory is missing or malformed (the message names the file and line)."""
 
 
+class SandboxSpec(StrictModel):
+    """``[sandbox]`` in ``suite.toml``: what the suite's commands may reach."""
+
+    network: bool = False
+    """Keep the host network inside the sandbox (a real agent calling its provider)."""
+    agent_home: Literal["none", "codex", "claude"] = "none"
+    """Whose bootstrap files (an allow-list, never config) the private HOME receives."""
+    database: Literal["none", "pgvector"] = "none"
+    """``pgvector``: a fresh PostgreSQL + pgvector per run, its URL in
+    ``MEMORY_EVAL_DATABASE_URL``."""
+
+
 class SuiteManifest(StrictModel):
     """``suite.toml``. Memory Layer's manifests load as they are."""
 
@@ -55,6 +67,8 @@ class SuiteManifest(StrictModel):
     capture JSON), relative to the suite."""
     conditions: list[str] = Field(default_factory=list)
     """Conditions run when ``--condition`` is not given."""
+    sandbox: SandboxSpec = Field(default_factory=SandboxSpec)
+    """How shell and agent commands are isolated (see docs/sandbox.md)."""
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,10 @@ class ItemsSuite(BaseSuite):
             when ``allow_shell`` is off.
         allow_shell: run items that execute suite-provided commands (suites are code).
         dry_run: validate shell items and execute nothing.
+        isolation: how shell commands run: ``auto`` (bubblewrap where it works, else
+            none), ``bwrap`` or ``none`` (see docs/sandbox.md).
+        agent_home: whose bootstrap files the private HOME gets (default: the manifest's).
+        sandbox_ro: more paths the sandbox shows read-only (an agent CLI's install).
         suite_checksum: expected suite checksum (set on resume; a changed suite is refused).
         fixture_checksum: expected fixture checksum (likewise).
         memories_checksum: expected checksum of the memories file (likewise).
@@ -121,6 +125,25 @@ class ItemsSuite(BaseSuite):
             "bool",
         ),
         Flag("--dry-run", "dry_run", "Validate shell items and execute nothing.", "bool"),
+        Flag(
+            "--sandbox",
+            "isolation",
+            "Isolation of shell items: auto (bubblewrap where it works), bwrap or none.",
+            "choice:auto,bwrap,none",
+        ),
+        Flag(
+            "--agent-home",
+            "agent_home",
+            "Bootstrap files for the sandbox's private HOME (default: the suite's).",
+            "choice:none,codex,claude",
+        ),
+        Flag(
+            "--sandbox-ro",
+            "sandbox_ro",
+            "A path the sandbox shows read-only (e.g. an agent CLI installed by npm).",
+            "path",
+            multiple=True,
+        ),
     )
     success_definition: ClassVar[str] = (
         "an item (or a build step) succeeds when its type's checks all hold (its 'success' "
@@ -138,6 +161,9 @@ class ItemsSuite(BaseSuite):
         skip_unsupported: bool = False,
         allow_shell: bool = False,
         dry_run: bool = False,
+        isolation: str = "auto",
+        agent_home: str | None = None,
+        sandbox_ro: list[str] | None = None,
         suite_checksum: str | None = None,
         fixture_checksum: str | None = None,
         memories_checksum: str | None = None,
@@ -172,6 +198,13 @@ class ItemsSuite(BaseSuite):
         )
         self.allow_shell, self.dry_run = allow_shell, dry_run
         self.skip_unsupported = skip_unsupported
+        self._sandbox_ro = list(sandbox_ro or [])
+        from mnemometer.suites.tasks._sandbox import suite_sandbox
+
+        self._shell = any(_runs_shell(it) for it in self.items) and not dry_run
+        self.sandbox = suite_sandbox(
+            self.loaded, self._shell, isolation, agent_home, self._sandbox_ro
+        )
         # Set per run by setup() from the RunContext.
         self.condition = ""
         self.repeat = 0
@@ -199,11 +232,23 @@ class ItemsSuite(BaseSuite):
             "skip_unsupported": self.skip_unsupported,
             "allow_shell": self.allow_shell,
             "dry_run": self.dry_run,
+            # Recorded when commands run: which isolation they had (old runs pair).
+            **(
+                {"isolation": self.sandbox.isolation, "agent_home": self.sandbox.agent_home}
+                if self._shell
+                else {}
+            ),
         }
 
     def inputs(self) -> dict[str, Any]:
         """Where the suite and its memories live, and the answer profile."""
-        return {"suite_dir": self.suite_dir, "memories": self.memories, "profile": self.profile}
+        ro = [str(p) for p in self._sandbox_ro]
+        return {
+            "suite_dir": self.suite_dir,
+            "memories": self.memories,
+            "profile": self.profile,
+            **({"sandbox_ro": ro} if ro else {}),
+        }
 
     def dataset(self) -> Dataset:
         """The seed memories plus one query per item (so the dataset hash covers both)."""
@@ -254,6 +299,8 @@ class ItemsSuite(BaseSuite):
         self.build_root = str(ctx.run_dir.resolve().parent)
         if spec.kind == "store":
             self.memory_store, self.memory_store_options = spec.name, dict(spec.options)
+        if self._shell and self.loaded.manifest.sandbox.database == "pgvector":
+            self.sandbox.start_database()  # a fresh one per run
         if spec.kind == "agent":
             return self._seed_agent(system, dataset)
         if self.profile == "llm":
@@ -261,6 +308,10 @@ class ItemsSuite(BaseSuite):
 
             self._llm = LLMClient.from_settings(ctx.llm or resolve_settings())
         return store_dataset(system, dataset, "first", ctx.report)
+
+    def teardown(self) -> None:
+        """Stop this run's database, if it had one."""
+        self.sandbox.stop_database()
 
     def _seed_agent(self, factory: Any, dataset: Dataset) -> dict[str, float]:
         t0 = time.perf_counter()

@@ -1,0 +1,219 @@
+"""Agent and shell commands isolated as Memory Layer ran them: bubblewrap, a private HOME
+from an allow-list, no network unless the suite allows it, the agent CLI wrappers' artifacts
+(with a scripted fake Codex and Claude Code), and a fresh PostgreSQL + pgvector per run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import invoke_cli as cli
+
+from mnemometer.log import read_log
+from mnemometer.runner import run_suite
+from mnemometer.suites.tasks import _sandbox
+from mnemometer.suites.tasks._sandbox import SandboxError, bwrap_problem, resolve_isolation
+from mnemometer.suites.tasks._wrappers import run_agent
+
+REPO = Path(__file__).resolve().parents[1]
+FAKE = REPO / "examples" / "build-agents" / "fake_agent_cli.py"
+ALLOWED = [".codex/auth.json", ".codex/installation_id", ".codex/version.json"]
+CANARY = "sk-CANARY-codex-auth-7f3a"
+
+needs_bwrap = pytest.mark.skipif(
+    bwrap_problem() is not None, reason=f"bubblewrap unusable here: {bwrap_problem()}"
+)
+
+
+def host_codex_home(tmp: Path) -> Path:
+    """A host Codex home with everything a real one has, global instructions included."""
+    home = tmp / "host-codex"
+    for rel, text in {
+        "auth.json": json.dumps({"OPENAI_API_KEY": CANARY}),
+        "installation_id": "inst-1",
+        "version.json": "{}",
+        "config.toml": 'model = "global-model"',
+        "AGENTS.md": "Global instructions that would skew the run.",
+        "history.jsonl": "{}",
+        "rules/default.rules": "allow",
+        "sessions/2026/s.jsonl": "{}",
+        "plugins/cache.json": "{}",
+    }.items():
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(text)
+    return home
+
+
+def agent_suite(tmp: Path, port: int, probe: Path, network: bool = False) -> Path:
+    """One Codex task and one Claude Code task through the wrappers and the fake CLI."""
+    d = tmp / f"suite-net{int(network)}"
+    (d / "fixture").mkdir(parents=True)
+    (d / "fixture" / "README.md").write_text("fixture\n")
+    (d / "bin").mkdir()
+    shutil.copy(FAKE, d / "bin" / "fake_agent_cli.py")
+    (d / "suite.toml").write_text(
+        f'name = "agents"\n[sandbox]\nnetwork = {str(network).lower()}\nagent_home = "codex"\n'
+    )
+    prompt = "\n".join(
+        [
+            "Build the page.",
+            f"FAKE_PROBE: {probe}",
+            f"FAKE_WRITE: {d}/written-from-inside",
+            "FAKE_WRITE: inside.txt",
+            f"FAKE_CONNECT: 127.0.0.1:{port}",
+        ]
+    )
+    items = []
+    for kind in ("codex", "claude"):
+        cmd = (
+            f"{{python}} -m mnemometer.cli.main agent {kind} --workspace {{workspace}} "
+            f"--prompt-file {{prompt_file}} --run-dir {{run_dir}} --settle 0.3 "
+            f"--bin '{{python}} {{suite_dir}}/bin/fake_agent_cli.py {kind}'"
+        )
+        items.append(
+            {
+                "eval_type": "agent_build_task",
+                "id": kind,
+                "prompt": prompt,
+                "fixture": "fixture",
+                "agent_command": cmd,
+                "timeout_seconds": 60,
+                "required_files": ["agent-report.json", "inside.txt"],
+            }
+        )
+    (d / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
+    return d
+
+
+@pytest.fixture
+def listener():
+    """A TCP server on the host's 127.0.0.1 (reachable only with the network shared)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(8)
+    yield s.getsockname()[1]
+    s.close()
+
+
+def _run(suite: Path, out: Path, **options):
+    run = run_suite(
+        suite, conditions=["no-memory"], out=out, suite_options={"allow_shell": True, **options}
+    )
+    return run.runs[0].path
+
+
+def _report(run_dir: Path, item: str) -> dict:
+    log = read_log(run_dir)
+    build = Path(next(r for r in log.items if r.item_id == item).extra["build_dir"])
+    return json.loads((build / "workspace" / "agent-report.json").read_text()) | {
+        "_build": str(build),
+        "_tokens": next(r for r in log.items if r.item_id == item).tokens,
+    }
+
+
+@needs_bwrap
+def test_bwrap_isolates_agents_home_files_and_network(tmp_path, monkeypatch, listener):
+    host = host_codex_home(tmp_path)
+    monkeypatch.setenv("CODEX_HOME", str(host))
+    suite = agent_suite(tmp_path, listener, probe=host)
+    run_dir = _run(suite, tmp_path / "out")
+    log = read_log(run_dir)
+    assert log.header.suite_options["isolation"] == "bwrap"
+    assert [r.success for r in log.items] == [True, True], [r.output for r in log.items]
+    for kind in ("codex", "claude"):
+        rep = _report(run_dir, kind)
+        summary = json.loads((Path(rep["_build"]) / "summary.json").read_text())
+        assert summary["sandbox"]["isolation"] == "bwrap" and not summary["sandbox"]["network"]
+        # Only the allow-listed bootstrap files: no config, instructions, rules, sessions.
+        assert rep["home_tree"] == ALLOWED
+        assert rep["probes"] == {str(host): False}  # the host's home is not visible
+        assert rep["writes"]["inside.txt"] == "ok"
+        assert rep["writes"][f"{suite}/written-from-inside"] != "ok"
+        assert rep["connects"][f"127.0.0.1:{listener}"] != "ok"  # no network
+    assert not (suite / "written-from-inside").exists()
+    # The credentials never land in a run's files.
+    for f in (tmp_path / "out").rglob("*"):
+        assert not f.is_file() or CANARY not in f.read_text("utf-8", errors="replace"), f
+
+
+@needs_bwrap
+def test_wrappers_write_the_seed_artifacts_inside_the_sandbox(tmp_path, monkeypatch, listener):
+    monkeypatch.setenv("CODEX_HOME", str(host_codex_home(tmp_path)))
+    run_dir = _run(agent_suite(tmp_path, listener, tmp_path, network=True), tmp_path / "out")
+    codex, claude = _report(run_dir, "codex"), _report(run_dir, "claude")
+    assert codex["connects"][f"127.0.0.1:{listener}"] == "ok"  # the suite allowed it
+    build = Path(codex["_build"])
+    events = [json.loads(x) for x in (build / "codex-events.jsonl").read_text().splitlines()]
+    turns = [e["usage"] for e in events if e["type"] == "turn.completed"]
+    usage = json.loads((build / "codex-token-usage.json").read_text())
+    assert len(turns) == 2 and usage["input_tokens"] == sum(t["input_tokens"] for t in turns)
+    assert usage["total_tokens"] == usage["input_tokens"] + 10
+    assert (build / "codex-final.md").read_text().startswith("Done:")
+    assert codex["_tokens"]["total"] == usage["total_tokens"]  # the harness read the file
+    build = Path(claude["_build"])
+    events = [json.loads(x) for x in (build / "claude-events.jsonl").read_text().splitlines()]
+    result = next(e for e in events if e["type"] == "result")
+    usage = json.loads((build / "claude-token-usage.json").read_text())
+    # The result event's totals, not the sum with the assistant message's repeated usage.
+    assert usage["input_tokens"] == result["usage"]["input_tokens"]
+    assert usage["output_tokens"] == 9
+    assert (build / "claude-final.md").read_text() == result["result"]
+
+
+def test_without_bwrap_the_home_is_still_private_and_the_run_says_so(
+    tmp_path, monkeypatch, listener
+):
+    host = host_codex_home(tmp_path)
+    monkeypatch.setenv("CODEX_HOME", str(host))
+    run_dir = _run(agent_suite(tmp_path, listener, probe=host), tmp_path / "out", isolation="none")
+    assert read_log(run_dir).header.suite_options["isolation"] == "none"
+    rep = _report(run_dir, "codex")
+    assert rep["home_tree"] == ALLOWED
+    assert rep["probes"] == {str(host): True}  # no file-system isolation without bwrap
+
+
+def test_missing_bwrap_is_a_clear_error_or_a_recorded_fallback(monkeypatch):
+    monkeypatch.setattr(_sandbox.shutil, "which", lambda name: None)
+    bwrap_problem.cache_clear()
+    try:
+        with pytest.raises(SandboxError, match="apt-get install bubblewrap"):
+            resolve_isolation("bwrap")
+        assert resolve_isolation("auto") == "none"
+    finally:
+        bwrap_problem.cache_clear()
+
+
+def test_the_watchdog_ends_an_agent_that_lingers_after_its_final_message(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))  # the fake lists its HOME
+    ws, run_dir = tmp_path / "ws", tmp_path / "run"
+    ws.mkdir()
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("FAKE_AGENT: hang-after-final\n")
+    fake = f"{sys.executable} {FAKE} codex"
+    t0 = time.monotonic()
+    assert run_agent("codex", ws, prompt, run_dir, binary=fake, settle=0.3, deadline=50) == 0
+    assert time.monotonic() - t0 < 30 and (run_dir / "codex-final.md").is_file()
+    code = run_agent("codex", ws, prompt, run_dir, binary=fake, settle=100, deadline=1.0)
+    assert code == 124
+
+
+def test_a_missing_agent_cli_names_its_npm_package(tmp_path):
+    (tmp_path / "p.md").write_text("x")
+    r = cli(
+        "agent",
+        "claude",
+        "--workspace",
+        tmp_path,
+        "--prompt-file",
+        tmp_path / "p.md",
+        "--run-dir",
+        tmp_path / "run",
+        "--bin",
+        str(tmp_path / "no-such-claude"),
+    )
+    assert r.exit_code == 2 and "npm install -g @anthropic-ai/claude-code" in r.output
