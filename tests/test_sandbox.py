@@ -21,7 +21,7 @@ from mnemometer.suites.tasks._sandbox import SandboxError, bwrap_problem, resolv
 from mnemometer.suites.tasks._wrappers import run_agent
 
 REPO = Path(__file__).resolve().parents[1]
-FAKE = REPO / "examples" / "build-agents" / "fake_agent_cli.py"
+FAKE = REPO / "examples" / "suites" / "agent-cli" / "bin" / "fake_agent_cli.py"
 ALLOWED = [".codex/auth.json", ".codex/installation_id", ".codex/version.json"]
 CANARY = "sk-CANARY-codex-auth-7f3a"
 

@@ -22,6 +22,7 @@ argv`` without bubblewrap), so it composes with whatever executes the argv.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shutil
 import subprocess
@@ -245,8 +246,13 @@ def suite_sandbox(
     if home not in AGENT_HOMES:
         raise SandboxError(f"agent_home must be one of {', '.join(AGENT_HOMES)}, got {home!r}")
     extra = [loaded.root, *([loaded.memories_path] if loaded.memories_path else []), *ro]
+    resolved = resolve_isolation(isolation) if shell else "none"
+    if shell and isolation == "auto" and resolved == "none":
+        logging.getLogger("mnemometer").warning(
+            "%s: shell items run without isolation (recorded as isolation=none)", bwrap_problem()
+        )
     return Sandbox(
-        resolve_isolation(isolation) if shell else "none",
+        resolved,
         spec.network,
         home,
         [Path(p) for p in extra],
