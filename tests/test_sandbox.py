@@ -267,3 +267,57 @@ def test_each_run_gets_a_fresh_pgvector_database_reachable_without_network(tmp_p
         sockets.append(Path(url.split("host=")[1].split("&")[0]))
     assert sockets[0] != sockets[1] and len(logs) == 2  # one database per run
     assert not any(s.parent.exists() for s in sockets)  # each removed with its run
+
+
+SEED_SUITES = REPO.parent / "shared" / "seed-data" / "memory-layer" / "evals" / "suites"
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_a_seed_codex_suite_runs_with_a_drop_in_run_codex_script(tmp_path, monkeypatch):
+    """Memory Layer's Codex suites call scripts/run-codex.sh (not in the seed data): a
+    one-line drop-in over `mnemometer agent codex` makes them run, usage and all."""
+    seed = SEED_SUITES / "app-build-codex-v1"
+    if not seed.is_dir():
+        pytest.skip(f"seed data not found at {seed} (expected ../shared beside the repo)")
+    monkeypatch.setenv("CODEX_HOME", str(host_codex_home(tmp_path)))
+    suite = tmp_path / "app-build-codex-v1"
+    shutil.copytree(seed, suite)
+    (suite / "scripts").mkdir()
+    shutil.copy(FAKE, suite / "scripts" / "fake_agent_cli.py")
+    fake = f"{sys.executable} {suite}/scripts/fake_agent_cli.py codex"
+    (suite / "scripts" / "run-codex.sh").write_text(
+        f'exec {sys.executable} -m mnemometer.cli.main agent codex --workspace "$1" '
+        f'--prompt-file "$2" --run-dir "$3" --bin \'{fake}\'\n'
+    )
+    run = run_suite(
+        suite,
+        conditions=["no-memory"],
+        profile="offline",  # the manifest says llm; the build items ask no LLM of ours
+        out=tmp_path / "out",
+        suite_options={"allow_shell": True, "agent_home": "codex", "sandbox_network": True},
+    )
+    log = read_log(run.runs[0].path)
+    assert log.header.suite_options["sandbox_network"] is True
+    assert len(log.items) == 3
+    for r in log.items:
+        assert dict((m.name, m.value) for m in r.metrics)["token_usage_ok"] == 1.0, r.output
+        assert r.tokens["total"] > 0
+        build = Path(r.extra["build_dir"])
+        report = json.loads((build / "workspace" / "agent-report.json").read_text())
+        assert report["home_tree"] == ALLOWED
+        assert (build / "codex-final.md").is_file() and (build / "codex-events.jsonl").is_file()
+
+
+def test_a_read_only_fixture_becomes_a_writable_workspace(tmp_path):
+    from mnemometer.suites.tasks._workspace import copy_fixture
+
+    src = tmp_path / "fixture"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "a.txt").write_text("a")
+    for p in (src / "sub" / "a.txt", src / "sub", src):
+        p.chmod(0o555 if p.is_dir() else 0o444)
+    copy_fixture(src, tmp_path / "ws")
+    for p in (tmp_path / "ws", tmp_path / "ws" / "sub", tmp_path / "ws" / "sub" / "a.txt"):
+        assert p.stat().st_mode & 0o200, p
+    assert not (src / "sub" / "a.txt").stat().st_mode & 0o200  # the source is untouched

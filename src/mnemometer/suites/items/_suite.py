@@ -25,6 +25,8 @@ from mnemometer.suites.items._types import (
     METADATA_FIELDS,
     BaseItem,
     item_type,
+    runs_shell,
+    shell_gate,
 )
 from mnemometer.suites.retrieval import store_dataset, timed_search
 
@@ -91,6 +93,8 @@ class ItemsSuite(BaseSuite):
             none), ``bwrap`` or ``none`` (see docs/sandbox.md).
         agent_home: whose bootstrap files the private HOME gets (default: the manifest's).
         sandbox_ro: more paths the sandbox shows read-only (an agent CLI's install).
+        sandbox_network: keep the network inside the sandbox even when the suite does not
+            allow it (a suite you cannot edit, run with a real agent).
         suite_checksum: expected suite checksum (set on resume; a changed suite is refused).
         fixture_checksum: expected fixture checksum (likewise).
         memories_checksum: expected checksum of the memories file (likewise).
@@ -144,6 +148,12 @@ class ItemsSuite(BaseSuite):
             "path",
             multiple=True,
         ),
+        Flag(
+            "--sandbox-network",
+            "sandbox_network",
+            "Keep the network in the sandbox though the suite does not allow it (recorded).",
+            "bool",
+        ),
     )
     success_definition: ClassVar[str] = (
         "an item (or a build step) succeeds when its type's checks all hold (its 'success' "
@@ -164,6 +174,7 @@ class ItemsSuite(BaseSuite):
         isolation: str = "auto",
         agent_home: str | None = None,
         sandbox_ro: list[str] | None = None,
+        sandbox_network: bool = False,
         suite_checksum: str | None = None,
         fixture_checksum: str | None = None,
         memories_checksum: str | None = None,
@@ -201,9 +212,9 @@ class ItemsSuite(BaseSuite):
         self._sandbox_ro = list(sandbox_ro or [])
         from mnemometer.suites.tasks._sandbox import suite_sandbox
 
-        self._shell = any(_runs_shell(it) for it in self.items) and not dry_run
+        self._shell = any(runs_shell(it) for it in self.items) and not dry_run
         self.sandbox = suite_sandbox(
-            self.loaded, self._shell, isolation, agent_home, self._sandbox_ro
+            self.loaded, self._shell, isolation, agent_home, self._sandbox_ro, sandbox_network
         )
         # Set per run by setup() from the RunContext.
         self.condition = ""
@@ -234,7 +245,11 @@ class ItemsSuite(BaseSuite):
             "dry_run": self.dry_run,
             # Recorded when commands run: which isolation they had (old runs pair).
             **(
-                {"isolation": self.sandbox.isolation, "agent_home": self.sandbox.agent_home}
+                {
+                    "isolation": self.sandbox.isolation,
+                    "agent_home": self.sandbox.agent_home,
+                    "sandbox_network": self.sandbox.network,
+                }
                 if self._shell
                 else {}
             ),
@@ -450,40 +465,6 @@ class ItemsSuite(BaseSuite):
         u = reply.usage
         tokens = {"input": u.prompt_tokens, "output": u.completion_tokens, "total": u.total_tokens}
         return Answer(text, refused, cited, tokens)
-
-
-def _runs_shell(it: BaseItem) -> bool:
-    pred = item_type(it.eval_type).shell
-    return bool(pred and pred(it))
-
-
-def shell_gate(
-    items: list[BaseItem], allow_shell: bool, dry_run: bool, skip: bool, where: str
-) -> tuple[list[BaseItem], list[str]]:
-    """Refuse items that run suite-provided commands without ``--allow-shell``.
-
-    A dry run needs neither flag; with ``skip`` (``--skip-unsupported``) they are skipped
-    instead and their ids returned.
-
-    Returns:
-        ``(items that may run, ids skipped)``.
-
-    Raises:
-        MnemometerError: naming the items, their types and the flags.
-    """
-    shell = [it for it in items if _runs_shell(it)]
-    if not shell or allow_shell or dry_run:
-        return items, []
-    if skip:
-        return [it for it in items if not _runs_shell(it)], [it.id for it in shell]
-    kinds = ", ".join(sorted({it.eval_type for it in shell}))
-    shown = ", ".join(it.id for it in shell[:3]) + (" ..." if len(shell) > 3 else "")
-    raise MnemometerError(
-        f"{where}: {len(shell)} item(s) of type {kinds} run suite-provided commands "
-        f"({shown}); suites are code: read them, then pass --allow-shell to run them, "
-        "--dry-run to validate without executing anything, or --skip-unsupported to run "
-        "the rest (skips are recorded)"
-    )
 
 
 def _success(r: ItemResult) -> bool | None:

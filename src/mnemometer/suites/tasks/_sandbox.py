@@ -230,7 +230,12 @@ class Sandbox:
 
 
 def suite_sandbox(
-    loaded: LoadedSuite, shell: bool, isolation: str, agent_home: str | None, ro: list[str]
+    loaded: LoadedSuite,
+    shell: bool,
+    isolation: str,
+    agent_home: str | None,
+    ro: list[str],
+    network: bool = False,
 ) -> Sandbox:
     """A suite's sandbox: its ``[sandbox]`` table, overridden by the run's flags.
 
@@ -240,6 +245,7 @@ def suite_sandbox(
         isolation: ``auto``, ``bwrap`` or ``none``.
         agent_home: overrides the manifest's ``agent_home``.
         ro: more read-only paths.
+        network: keep the network whatever the manifest says.
     """
     spec = loaded.manifest.sandbox
     home = agent_home or spec.agent_home
@@ -253,7 +259,7 @@ def suite_sandbox(
         )
     return Sandbox(
         resolved,
-        spec.network,
+        spec.network or network,
         home,
         [Path(p) for p in extra],
     )
