@@ -321,3 +321,21 @@ def test_a_read_only_fixture_becomes_a_writable_workspace(tmp_path):
     for p in (tmp_path / "ws", tmp_path / "ws" / "sub", tmp_path / "ws" / "sub" / "a.txt"):
         assert p.stat().st_mode & 0o200, p
     assert not (src / "sub" / "a.txt").stat().st_mode & 0o200  # the source is untouched
+
+
+def test_doctor_says_whether_shell_items_would_be_isolated(monkeypatch):
+    suite = REPO / "examples" / "suites" / "agent-cli"
+    bwrap_problem.cache_clear()
+    works = bwrap_problem() is None
+    r = cli("doctor", suite)
+    line = next(x for x in r.output.splitlines() if "suite.sandbox" in x)
+    if works:
+        assert line.startswith("ok ") and "network off, agent home: codex" in line
+    monkeypatch.setattr(_sandbox.shutil, "which", lambda name: None)
+    bwrap_problem.cache_clear()
+    try:
+        r = cli("doctor", suite)
+        line = next(x for x in r.output.splitlines() if "suite.sandbox" in x)
+        assert line.startswith("warn") and "apt-get install bubblewrap" in line
+    finally:
+        bwrap_problem.cache_clear()
