@@ -5,6 +5,7 @@ from an allow-list, no network unless the suite allows it, the agent CLI wrapper
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import sys
@@ -339,3 +340,33 @@ def test_doctor_says_whether_shell_items_would_be_isolated(monkeypatch):
         assert line.startswith("warn") and "apt-get install bubblewrap" in line
     finally:
         bwrap_problem.cache_clear()
+
+
+def _alive(marker: str) -> list[int]:
+    """Pids whose command line contains ``marker``."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and marker in (proc / "cmdline").read_text().replace("\0", " "):
+                pids.append(int(proc.name))
+        except OSError:
+            continue
+    return pids
+
+
+@needs_bwrap
+def test_nothing_a_sandboxed_command_starts_outlives_its_timeout(tmp_path):
+    from mnemometer.suites.tasks._sandbox import Sandbox
+    from mnemometer.suites.tasks._shell import run_command
+
+    marker = f"{os.getpid() % 1000 + 7001}"  # an unusual sleep length to look for
+    script = f"sleep {marker} & setsid sleep {marker} & sleep {marker}; wait"
+    with Sandbox("bwrap").command(["sh", "-c", script], tmp_path, [tmp_path]) as argv:
+        res = run_command(
+            argv, cwd=tmp_path, env=dict(os.environ), timeout=1.0, out_prefix=tmp_path / "c"
+        )
+    assert res.timed_out
+    deadline = time.monotonic() + 10
+    while _alive(f"sleep {marker}") and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling the process table, bounded: the kill is asynchronous
+    assert not _alive(f"sleep {marker}")

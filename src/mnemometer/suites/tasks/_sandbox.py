@@ -182,7 +182,7 @@ class Sandbox:
             if self.isolation == "bwrap":
                 yield self._bwrap(argv, cwd, [*writable, *self.writable], home, env)
             else:
-                yield ["env", *(f"{k}={v}" for k, v in env.items()), *argv]
+                yield [shutil.which("env") or "env", *(f"{k}={v}" for k, v in env.items()), *argv]
         finally:
             shutil.rmtree(home, ignore_errors=True)
 
@@ -203,7 +203,8 @@ class Sandbox:
     def _bwrap(
         self, argv: list[str], cwd: Path, writable: list[Path], home: Path, env: dict[str, str]
     ) -> list[str]:
-        out = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
+        out = [shutil.which("bwrap") or "bwrap", "--die-with-parent", "--new-session"]
+        out += ["--unshare-all", "--cap-drop", "ALL"]
         if self.network:
             out.append("--share-net")
         for d in _SYSTEM:
