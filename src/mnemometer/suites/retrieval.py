@@ -17,8 +17,15 @@ from mnemometer.scoring.retrieval import (
     failed_metrics,
     rank_values,
 )
-from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, HitList, coerce_hits
-from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.stores._protocol import (
+    BatchStore,
+    ClockAware,
+    Flushable,
+    HitList,
+    coerce_hits,
+    uses_structured_query,
+)
+from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites._ingest import IngestTally
 from mnemometer.systems import close
 
@@ -60,14 +67,21 @@ def store_dataset(
     return {"index": time.perf_counter() - t0}
 
 
-def timed_search(store: Any, text: str, top_k: int) -> tuple[HitList, float]:
+def timed_search(
+    store: Any, text: str, top_k: int, structured: dict[str, Any] | None = None
+) -> tuple[HitList, float]:
     """Search and return the hits (checked, at most ``top_k``) and the call's milliseconds.
 
-    A result that is not a list of hits raises (the item is recorded as an error); the
-    returned list's ``returned`` says how many results the store gave.
+    A store that declares ``uses_structured_query`` gets the query's ``structured`` parse
+    too, when there is one. A result that is not a list of hits raises (the item is
+    recorded as an error); the returned list's ``returned`` says how many results the store
+    gave.
     """
     t0 = time.perf_counter()
-    raw = store.search(text, top_k)
+    if structured and uses_structured_query(store):
+        raw = store.search(text, top_k, structured=structured)
+    else:
+        raw = store.search(text, top_k)
     ms = (time.perf_counter() - t0) * 1000.0
     return coerce_hits(raw, top_k), ms
 
@@ -88,9 +102,7 @@ class RetrievalSuite(BaseSuite):
 
     name: ClassVar[str] = "retrieval"
     version: ClassVar[str] = "1"
-    flags: ClassVar[tuple[Flag, ...]] = (
-        Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int"),
-    )
+    flags: ClassVar[tuple[Flag, ...]] = (TOP_K,)
     success_definition: ClassVar[str] = (
         "a query succeeds when a relevant memory is in the top k (hit@top_k = 1); a "
         "negative query when the store abstained (returned nothing), for stores that "
@@ -176,7 +188,10 @@ class RetrievalSuite(BaseSuite):
         store = self._stores.get(q.conversation_id, system) if q.conversation_id else system
         # One hit past the cut-off shows whether the cut falls inside a tie; only the first
         # top_k hits are scored and recorded.
-        more, ms = timed_search(store, q.text, self.top_k + 1)
+        structured = q.metadata.get("structured")
+        more, ms = timed_search(
+            store, q.text, self.top_k + 1, structured if isinstance(structured, dict) else None
+        )
         hits = more[: self.top_k]
         ranked = dedupe(h.memory_id for h in hits)
         extra: dict[str, Any] = {"duplicates_dropped": duplicate_count([h.memory_id for h in hits])}
@@ -225,12 +240,10 @@ class RetrievalSuite(BaseSuite):
         metrics = (
             failed_metrics(self.ks) if q.relevant_ids else [Metric(name="abstention", value=0.0)]
         )
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            status=status,
-            error=error,
-            success=False,
+        return failure(
+            item,
+            error,
+            status,
             input=q.text,
             groups=_groups(q),
             expected=q.relevant_ids,

@@ -22,7 +22,7 @@ from mnemometer.datasets._models import Conversation, Dataset, Query
 from mnemometer.errors import DatasetError, MnemometerError
 from mnemometer.log._schema import ItemResult, RunHeader, Summary
 from mnemometer.scoring import judges as J
-from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.benchmarks import _pipeline as P
 from mnemometer.suites.benchmarks._question import Questions
 from mnemometer.suites.benchmarks._summary import summarize_benchmark
@@ -68,7 +68,7 @@ FLAGS: tuple[Flag, ...] = (
         "int",
     ),
     Flag("--rubric", "rubric", "Letta's rubric file for --judge letta-rubric.", "path"),
-    Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int"),
+    TOP_K,
 )
 
 
@@ -407,17 +407,17 @@ class BenchmarkSuite(Questions, BaseSuite):
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
         """A conversation whose call failed as a whole: one result naming its questions."""
         _, questions = item.payload
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            status=status,
-            error=error,
-            success=False,
+        return failure(
+            item,
+            error,
+            status,
             groups={"conversation": item.id},
             extra={"questions": [q.id for q in questions]},
         )
 
     headline_rule: ClassVar[str] = "every question"
+    answer_scores: ClassVar[tuple[str, ...]] = ("f1", "bleu1")
+    """Per-question answer scores summarised with intervals (a failed question scores 0)."""
     """Which questions the headline numbers (``overall``) are over."""
 
     def headline(self, rows: list[ItemResult]) -> list[ItemResult]:
@@ -438,6 +438,11 @@ class BenchmarkSuite(Questions, BaseSuite):
         del rows
         return {}
 
+    def extra_tables(self, rows: list[ItemResult]) -> list[Any]:
+        """Benchmark-specific report tables (:class:`~mnemometer.log._schema.Table`)."""
+        del rows
+        return []
+
     def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
         """Accuracy per judge and F1 with cluster-robust intervals, retrieval, latency, cost."""
         return summarize_benchmark(self, header, items)
@@ -447,6 +452,7 @@ _SUITE_OF = {
     "locomo": "locomo",
     "longmemeval": "longmemeval",
     "letta-core-memory": "letta-core-memory",
+    "memoryagentbench": "memoryagentbench",
 }
 """The suite that runs each benchmark's files."""
 

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mnemometer.errors import MnemometerError, UnknownNameError
+from mnemometer.stores import Hit, capabilities, create_store, store_names
+from mnemometer.stores._ties import tie_key
+from mnemometer.testing import check_store
+from mnemometer.text import tokenizer
+
+BUILTIN = ["keyword", "bm25", "tfidf"]
+
+
+def test_builtins_registered_through_entry_points() -> None:
+    assert set(BUILTIN) <= set(store_names())
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_builtin_stores_pass_conformance(name: str) -> None:
+    rep = check_store(create_store(name))
+    assert rep.ok, str(rep)
+    assert {"store_many", "flush", "list_ids", "abstains"} <= set(rep.capabilities)
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_ranking_prefers_the_matching_memory(name: str) -> None:
+    s = create_store(name, lang="en")
+    for i, t in enumerate(["cats chase mice", "dogs chase cats", "the stock market fell"]):
+        s.store(t, {"memory_id": f"m{i}"})
+    hits = s.search("stock market", 3)
+    assert hits[0].memory_id == "m2"
+    assert all(isinstance(h, Hit) for h in hits)
+    assert s.search("zebra", 3) == []  # nothing matches: abstain, not noise
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_chinese_segmentation_finds_words(name: str) -> None:
+    s = create_store(name, lang="zh")
+    s.store("王芳三月搬到杭州工作", {"memory_id": "a"})
+    s.store("李强在北京负责支付团队", {"memory_id": "b"})
+    assert s.search("杭州", 2)[0].memory_id == "a"
+    assert s.search("支付团队", 2)[0].memory_id == "b"
+
+
+def test_versions_collapse_to_one_hit_per_memory() -> None:
+    s = create_store("bm25", lang="en")
+    for t in ["red apples", "apples that are red", "a red apple"]:
+        s.store(t, {"memory_id": "same"})
+    s.store("green pears", {"memory_id": "other"})
+    assert [h.memory_id for h in s.search("red apples", 5)] == ["same"]
+
+
+def test_auto_language_detection() -> None:
+    s = create_store("bm25")  # no lang given: detected from the stored texts
+    s.store("张伟在杭州买了龙井茶", {"memory_id": "a"})
+    s.store("李娜在上海开会", {"memory_id": "b"})
+    assert s.search("龙井茶", 1)[0].memory_id == "a"
+
+
+def test_tokenizers() -> None:
+    assert tokenizer("en")("The runners were running") == ["runner", "run"]
+    assert tokenizer("en", stem=False)("The runners") == ["runners"]
+    zh = tokenizer("zh")("我在北京大学读书 and running")
+    assert "北京" in zh and "run" in zh
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from("ab cd ef gh ij".split()), min_size=1, max_size=5),
+        min_size=1,
+        max_size=12,
+    ),
+    st.lists(st.sampled_from("ab cd ef gh ij zz".split()), min_size=1, max_size=4),
+)
+def test_keyword_index_equals_a_naive_scan(docs, query) -> None:
+    s = create_store("keyword", lang="en")
+    for i, d in enumerate(docs):
+        s.store(" ".join(d), {"memory_id": f"m{i}"})
+    # Equal scores are ordered by the seeded hash of the memory id, never by position.
+    naive = sorted(
+        ((len(set(query) & set(d)), i) for i, d in enumerate(docs) if set(query) & set(d)),
+        key=lambda x: (-x[0], tie_key(f"m{x[1]}")),
+    )
+    got = [(int(h.score), int(h.memory_id[1:])) for h in s.search(" ".join(query), 100)]
+    assert got == naive
+
+
+def test_unknown_store_and_bad_option() -> None:
+    with pytest.raises(UnknownNameError, match="did you mean 'bm25'"):
+        create_store("bm52")
+    with pytest.raises(MnemometerError, match="no option 'k2'.*did you mean 'k1'"):
+        create_store("bm25", {"k2": 1.0})
+
+
+def test_capabilities_of_a_minimal_store() -> None:
+    class Minimal:
+        def reset(self): ...
+        def store(self, text, metadata): ...
+        def search(self, query, top_k):
+            return []
+
+    assert capabilities(Minimal()) == []
+    rep = check_store(Minimal())
+    assert not rep.ok and "exact text not found" in str(rep)
+
+
+@pytest.mark.parametrize("dataset", ["demo-en", "demo-zh"])
+def test_tfidf_scores_are_scikit_learns(dataset: str) -> None:
+    # The store reimplements TfidfVectorizer(sublinear_tf=True) on scipy; scikit-learn
+    # (a dev dependency) is the independent reference.
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from mnemometer.datasets import load_dataset
+
+    ds = load_dataset(dataset)
+    s = create_store("tfidf", lang=ds.info.language)
+    s.store_many([(m.text, {"memory_id": m.id}) for m in ds.memories])
+    s.flush()
+    tok = s._tokenize  # the store's own tokeniser
+    vec = TfidfVectorizer(analyzer=lambda d: d, sublinear_tf=True, lowercase=False)
+    matrix = vec.fit_transform([tok(m.text) for m in ds.memories])
+    for q in ds.queries:
+        tokens = tok(q.text) + tok(q.text)[:1]  # a repeated token: sublinear tf counts
+        want = (matrix @ vec.transform([tokens]).T).toarray().ravel()
+        assert s._scores(tokens) == pytest.approx(want, abs=1e-12)
