@@ -21,7 +21,7 @@ from mnemometer.suites.tasks import _sandbox
 from mnemometer.suites.tasks._sandbox import SandboxError, bwrap_problem, resolve_isolation
 from mnemometer.suites.tasks._wrappers import run_agent
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FAKE = REPO / "examples" / "suites" / "agent-cli" / "bin" / "fake_agent_cli.py"
 ALLOWED = [".codex/auth.json", ".codex/installation_id", ".codex/version.json"]
 CANARY = "sk-CANARY-codex-auth-7f3a"
