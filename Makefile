@@ -16,7 +16,7 @@ LLAMA_WHEEL = $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl)
 # Browser tests drive Debian's Chromium through playwright (never a downloaded browser).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test test-live test-all letta-env cognee-env test-cognee bench clean chromium screenshot
+.PHONY: demo test test-live test-all letta-env cognee-env test-cognee bench clean chromium bubblewrap screenshot
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,22 +48,31 @@ $(VENV)/.test: pyproject.toml constraints.txt | $(BIN)/python $(VENV)/.llama
 demo: $(VENV)/.demo
 	@bash scripts/demo.sh $(BIN)
 
-# Debian's chromium for the browser tests, installed once where we may (root with apt-get,
-# as on CI); elsewhere the browser tests skip and say why.
-chromium:
-	@if [ ! -x $(CHROMIUM) ]; then \
+# $(call apt_install,COMMAND,PACKAGE,WHAT): Debian's PACKAGE, installed once where we may
+# (root with apt-get, as on CI); elsewhere the tests of WHAT skip and say why.
+define apt_install
+	@if ! command -v $(1) >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing Debian's chromium for the browser tests (once per machine)"; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
-	      >/dev/null) || echo "chromium: apt-get failed: the browser tests will skip"; \
+	    echo "installing Debian's $(2) for $(3) (once per machine)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) \
+	      >/dev/null) || echo "$(2): apt-get failed: the tests of $(3) will skip"; \
 	  else \
-	    echo "chromium: not installed and no root apt-get here: the browser tests will skip"; \
+	    echo "$(2): not installed and no root apt-get here: the tests of $(3) will skip"; \
 	  fi; \
 	fi
+endef
+
+# Chromium for the browser tests; bubblewrap for the sandbox of shell and agent items
+# (docs/sandbox.md).
+chromium:
+	$(call apt_install,$(CHROMIUM),chromium,the HTML reports in a browser)
+
+bubblewrap:
+	$(call apt_install,bwrap,bubblewrap,the sandbox)
 
 # The fast loop: everything but the slow and live-server groups, with its slowest tests
 # named (a test over a few seconds belongs in SLOW_TESTS in tests/conftest.py).
-test: $(VENV)/.test
+test: $(VENV)/.test bubblewrap
 	$(BIN)/python -m pytest -q --durations=15
 
 # The Letta server stack the live tests start (`mnemometer serve letta`): its own venv,
@@ -94,7 +103,7 @@ test-cognee: cognee-env
 	$(COGNEE_VENV)/bin/python -m pytest -q -m "slow or live" tests/live/test_cognee_live.py
 
 # The marked groups (real servers, models, browsers, clusters); CI runs them too.
-test-live: $(VENV)/.test letta-env chromium
+test-live: $(VENV)/.test letta-env chromium bubblewrap
 	$(BIN)/python -m pytest -q -m "slow or live"
 	@if [ "$(COGNEE_TESTS)" != 0 ]; then $(MAKE) test-cognee; \
 	  else echo "cognee's tests left out (COGNEE_TESTS=0): make test-cognee runs them"; fi

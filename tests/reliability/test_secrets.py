@@ -101,3 +101,39 @@ def test_a_planted_key_lands_in_no_file(tmp_path: Path, keyed, monkeypatch) -> N
     leaks = _leaks(work)
     assert not leaks, f"the key was written to {leaks}"
     assert list((work / "llm-cache").rglob("*")), "the LLM cache was used"
+
+
+def test_a_mem0_key_lands_in_no_file(tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip("mem0")
+    from mnemometer.testing import FakeMem0Server
+
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    run = ["run", "retrieval", "-d", "demo-en", "-s", "mem0", "--format", "none"]
+    with (
+        FakeMem0Server("platform", api_key=CANARY) as platform,
+        FakeMem0Server("server", api_key=CANARY) as server,
+    ):
+        # The hosted platform with the seed's variable; the self-hosted server by flag.
+        monkeypatch.setenv("MEM0_API_KEY", CANARY)
+        r = invoke_cli(*run, "-S", "mode=platform", "-S", f"url={platform.url}", "-o", "plat")
+        assert r.exit_code == 0, r.output
+        monkeypatch.delenv("MEM0_API_KEY")
+        r = invoke_cli(
+            *run,
+            "-S",
+            "mode=server",
+            "-S",
+            f"url={server.url}",
+            "-S",
+            f"api_key={CANARY}",
+            "-o",
+            "srv",
+        )
+        assert r.exit_code == 0, r.output
+        assert any(h.get("X-API-Key") == CANARY for *_, h in server.requests)  # it was sent
+    for name in ("plat", "srv"):
+        assert invoke_cli("report", name, "--format", "html", "-o", f"{name}.html").exit_code == 0
+    leaks = _leaks(work)
+    assert not leaks, f"the key was written to {leaks}"

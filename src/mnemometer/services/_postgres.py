@@ -83,6 +83,8 @@ class Postgres:
         self.bin = self._binaries(package)
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = workdir / "postgres.log"
+        self.socket_dir: Path | None = None
+        """Where the Unix socket goes (default: the data directory)."""
 
     def _binaries(self, package: Path) -> Path:
         installs = sorted(package.glob("pginstall*"), key=lambda p: (len(p.name), p.name))
@@ -134,7 +136,7 @@ class Postgres:
         """Start the server and wait until it answers."""
         (self.data / "postmaster.pid").unlink(missing_ok=True)  # a copy of a stopped cluster
         cmd = [str(self.bin / "postgres"), "-D", str(self.data), "-h", "127.0.0.1"]
-        cmd += ["-p", str(self.port), "-k", str(self.data)]
+        cmd += ["-p", str(self.port), "-k", str(self.socket_dir or self.data)]
         with self.log.open("a") as out:
             self.proc = subprocess.Popen(
                 [*self._as_user("SIGINT"), *cmd],

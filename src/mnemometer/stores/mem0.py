@@ -1,10 +1,16 @@
-"""``mem0``: the open-source mem0 ``Memory`` class, embedded and offline."""
+"""``mem0``: the open-source mem0 ``Memory`` class embedded and offline, or a remote Mem0.
+
+``mode=platform`` (the hosted API, ``MEM0_API_KEY``) and ``mode=server`` (the self-hosted
+REST server, ``MEM0_BASE_URL``) talk to Mem0 as people deploy it (see
+:mod:`mnemometer.stores._mem0_remote`).
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +18,7 @@ from typing import Any
 from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, model_path, offline_env
 from mnemometer.errors import MnemometerError
+from mnemometer.stores._mem0_remote import Mem0Remote, check_mode
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, ranked_search
 from mnemometer.stores._vector import data_dir, locked, telemetry_off
@@ -39,6 +46,10 @@ class Mem0Store:
         threshold: mem0's minimum search score (0 returns every ranked memory).
         workdir: the run's store directory (given by the runner).
         tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
+        mode: ``embedded`` (in-process, offline), ``platform`` (the hosted API) or
+            ``server`` (the self-hosted REST server).
+        url: the platform's or the server's URL (server default: ``MEM0_BASE_URL``).
+        api_key: the platform's or server's key (default: ``MEM0_API_KEY``); never logged.
     """
 
     requires = (("mem0", "mem0"), *MINILM_REQUIRES)
@@ -56,15 +67,28 @@ class Mem0Store:
         threshold: float = 0.0,
         workdir: Path | None = None,
         tie_seed: int = DEFAULT_TIE_SEED,
+        mode: str = "embedded",
+        url: str | None = None,
+        api_key: str | None = None,
     ) -> None:
+        self.mode = check_mode(mode)
+        self.infer = bool(infer)
+        self.threshold = float(threshold)
+        self.tie_seed = check_seed(tie_seed)
+        self._lock = threading.Lock()
+        self._owner: dict[str, str] = {}  # mem0 id → our memory_id
+        self._ids: dict[str, list[str]] = {}  # our memory_id → mem0 ids
+        self.remote: Mem0Remote | None = None
+        if mode != "embedded":  # one user per store: runs sharing an account never meet
+            self._user = f"mnemometer-{uuid.uuid4().hex[:12]}"
+            self.remote = Mem0Remote(mode, url, api_key)
+            self.memory: Any = self.remote
+            return
         if vector_store not in _VECTOR_STORES:
             raise MnemometerError(
                 f"mem0: vector_store must be one of {', '.join(_VECTOR_STORES)}, got {vector_store!r}"
             )
-        self.infer = bool(infer)
         self.vector_store = vector_store
-        self.threshold = float(threshold)
-        self.tie_seed = check_seed(tie_seed)
         self.model = model_path(model)
         self.dir = data_dir(workdir, "mem0", self)
         # mem0 writes ~/.mem0 at import unless MEM0_DIR says otherwise.
@@ -82,10 +106,7 @@ class Mem0Store:
             raise MnemometerError(
                 f"mem0: could not start ({type(e).__name__}: {str(e)[:200]})"
             ) from None
-        self._lock = threading.Lock()
         self._user = "mnemometer"
-        self._owner: dict[str, str] = {}  # mem0 id → our memory_id
-        self._ids: dict[str, list[str]] = {}  # our memory_id → mem0 ids
 
     def _llm(self, base_url: str | None, llm_model: str | None) -> dict[str, Any]:
         if not self.infer:
@@ -115,11 +136,19 @@ class Mem0Store:
         }
 
     def resolved_options(self) -> dict[str, Any]:
-        """The embedding model directory actually used and the tie seed, for the run log."""
+        """The embedding model (or the remote Mem0) and the tie seed, for the run log."""
+        if self.remote is not None:
+            return {**self.remote.describe(), "tie_seed": self.tie_seed}
         return {"model": self.model, "tie_seed": self.tie_seed}
 
     def close(self) -> None:
-        """Release the vector store's directory."""
+        """Release the vector store's directory (remote: delete this store's memories)."""
+        if self.remote is not None:  # leave nothing behind on the user's account
+            try:
+                self.remote.delete_all(user_id=self._user)
+            finally:
+                self.remote.close()
+            return
         client = getattr(getattr(self.memory, "vector_store", None), "client", None)
         if client is not None and hasattr(client, "close"):
             client.close()
@@ -127,7 +156,10 @@ class Mem0Store:
     def reset(self) -> None:
         """Forget everything (mem0's own ``reset``)."""
         with self._lock:
-            self.memory.reset()
+            if self.remote is not None:
+                self.remote.delete_all(user_id=self._user)  # only this store's memories
+            else:
+                self.memory.reset()
             self._owner.clear()
             self._ids.clear()
 

@@ -4,12 +4,14 @@
 rules (text, structured output, tool calls, SSE streaming, embeddings); ``ToolRule`` and
 ``ToolCall`` script tool calls; ``remember`` and ``recall`` make it keep and read a memory
 block the way a Letta/MemGPT model does; ``extraction_llm`` extracts like a literal model
-for Graphiti, cognee and LangMem. See docs/testing.md.
+for Graphiti, cognee and LangMem; ``FakeMem0Server`` speaks Mem0's hosted-platform and
+self-hosted REST shapes. See docs/testing.md.
 """
 
 from mnemometer.testing._conformance import Check, ConformanceReport, check_store
 from mnemometer.testing._extraction import extraction_llm
 from mnemometer.testing._letta import memory_llm
+from mnemometer.testing._mem0_server import FakeMem0Server
 from mnemometer.testing._memory import is_question, memory_block, recall, remember
 from mnemometer.testing._schema import instance
 from mnemometer.testing._tools import ToolCall, ToolRule
@@ -19,6 +21,7 @@ __all__ = [
     "Check",
     "ConformanceReport",
     "FakeLLMServer",
+    "FakeMem0Server",
     "ToolCall",
     "ToolRule",
     "check_store",

@@ -16,7 +16,9 @@ from mnemometer.report import register_kind, renderer
 from mnemometer.runner._conditions import load_conditions, resolve, system_for
 from mnemometer.runner._experiment import DEFAULT_EXPERIMENT_CONDITIONS
 from mnemometer.suites.items._manifest import LoadedSuite, find_manifest, inside, load_suite
+from mnemometer.suites.items._types import runs_shell
 from mnemometer.suites.tasks._checks import build_checks
+from mnemometer.suites.tasks._sandbox import bwrap_problem
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -270,10 +272,27 @@ def _runnable_checks(s: LoadedSuite) -> list[Check]:
     out += [
         Check(c.name, c.status, c.message) for c in build_checks(s.root, s.items, bool(s.memories))
     ]
+    if any(runs_shell(it) for it in s.items):
+        out.append(_sandbox_check(s))
     # Every eval_type was resolved through the item-type registry when the suite loaded.
     kinds = sorted({it.eval_type for it in s.items})
     out.append(Check("suite.runnable", "ok", f"every item type has a runner ({', '.join(kinds)})"))
     return out
+
+
+def _sandbox_check(s: LoadedSuite) -> Check:
+    """Whether shell items would run in the bubblewrap sandbox here, and how."""
+    spec = s.manifest.sandbox
+    problem = bwrap_problem()
+    if problem is not None:
+        return Check("suite.sandbox", "warn", f"{problem}: shell items would run unisolated")
+    net = "network on" if spec.network else "network off"
+    return Check(
+        "suite.sandbox",
+        "ok",
+        f"shell items run under bubblewrap ({net}, agent home: {spec.agent_home}, "
+        f"database: {spec.database})",
+    )
 
 
 class Checks(list[Check]):

@@ -23,6 +23,18 @@ class SuiteError(MnemometerError):
     """A suite directory is missing or malformed (the message names the file and line)."""
 
 
+class SandboxSpec(StrictModel):
+    """``[sandbox]`` in ``suite.toml``: what the suite's commands may reach."""
+
+    network: bool = False
+    """Keep the host network inside the sandbox (a real agent calling its provider)."""
+    agent_home: Literal["none", "codex", "claude"] = "none"
+    """Whose bootstrap files (an allow-list, never config) the private HOME receives."""
+    database: Literal["none", "pgvector"] = "none"
+    """``pgvector``: a fresh PostgreSQL + pgvector per run, its URL in
+    ``MEMORY_EVAL_DATABASE_URL``."""
+
+
 class SuiteManifest(StrictModel):
     """``suite.toml``. Memory Layer's manifests load as they are."""
 
@@ -57,6 +69,8 @@ class SuiteManifest(StrictModel):
     pass_env: list[str] = Field(default_factory=list)
     """Environment variables (names or ``*`` patterns) the suite's commands receive on top
     of the minimal environment, e.g. an agent's credentials; ``--pass-env`` adds more."""
+    sandbox: SandboxSpec = Field(default_factory=SandboxSpec)
+    """How shell and agent commands are isolated (see docs/sandbox.md)."""
 
 
 @dataclass(frozen=True)

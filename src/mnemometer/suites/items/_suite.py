@@ -25,6 +25,8 @@ from mnemometer.suites.items._types import (
     METADATA_FIELDS,
     BaseItem,
     item_type,
+    runs_shell,
+    shell_gate,
 )
 from mnemometer.suites.retrieval import store_dataset, timed_search
 
@@ -89,6 +91,12 @@ class ItemsSuite(BaseSuite):
         dry_run: validate shell items and execute nothing.
         pass_env: environment names (or ``*`` patterns) shell items receive, beyond the
             minimal environment and the manifest's ``pass_env``.
+        isolation: how shell commands run: ``auto`` (bubblewrap where it works, else
+            none), ``bwrap`` or ``none`` (see docs/sandbox.md).
+        agent_home: whose bootstrap files the private HOME gets (default: the manifest's).
+        sandbox_ro: more paths the sandbox shows read-only (an agent CLI's install).
+        sandbox_network: keep the network inside the sandbox even when the suite does not
+            allow it (a suite you cannot edit, run with a real agent).
         suite_checksum: expected suite checksum (set on resume; a changed suite is refused).
         fixture_checksum: expected fixture checksum (likewise).
         memories_checksum: expected checksum of the memories file (likewise).
@@ -130,6 +138,31 @@ class ItemsSuite(BaseSuite):
             "environment and the suite's pass_env, e.g. an agent's API key; repeatable.",
             multiple=True,
         ),
+        Flag(
+            "--sandbox",
+            "isolation",
+            "Isolation of shell items: auto (bubblewrap where it works), bwrap or none.",
+            "choice:auto,bwrap,none",
+        ),
+        Flag(
+            "--agent-home",
+            "agent_home",
+            "Bootstrap files for the sandbox's private HOME (default: the suite's).",
+            "choice:none,codex,claude",
+        ),
+        Flag(
+            "--sandbox-ro",
+            "sandbox_ro",
+            "A path the sandbox shows read-only (e.g. an agent CLI installed by npm).",
+            "path",
+            multiple=True,
+        ),
+        Flag(
+            "--sandbox-network",
+            "sandbox_network",
+            "Keep the network in the sandbox though the suite does not allow it (recorded).",
+            "bool",
+        ),
     )
     success_definition: ClassVar[str] = (
         "an item (or a build step) succeeds when its type's checks all hold (its 'success' "
@@ -148,6 +181,10 @@ class ItemsSuite(BaseSuite):
         allow_shell: bool = False,
         dry_run: bool = False,
         pass_env: list[str] | tuple[str, ...] = (),
+        isolation: str = "auto",
+        agent_home: str | None = None,
+        sandbox_ro: list[str] | None = None,
+        sandbox_network: bool = False,
         suite_checksum: str | None = None,
         fixture_checksum: str | None = None,
         memories_checksum: str | None = None,
@@ -184,6 +221,13 @@ class ItemsSuite(BaseSuite):
         self.user_pass_env = list(pass_env)
         self.pass_env = [*m.pass_env, *pass_env]
         self.skip_unsupported = skip_unsupported
+        self._sandbox_ro = list(sandbox_ro or [])
+        from mnemometer.suites.tasks._sandbox import suite_sandbox
+
+        self._shell = any(runs_shell(it) for it in self.items) and not dry_run
+        self.sandbox = suite_sandbox(
+            self.loaded, self._shell, isolation, agent_home, self._sandbox_ro, sandbox_network
+        )
         # Set per run by setup() from the RunContext.
         self.condition = ""
         self.repeat = 0
@@ -213,11 +257,27 @@ class ItemsSuite(BaseSuite):
             "dry_run": self.dry_run,
             # Names only (never values); absent when empty so older runs still pair.
             **({"pass_env": self.user_pass_env} if self.user_pass_env else {}),
+            # Recorded when commands run: which isolation they had (old runs pair).
+            **(
+                {
+                    "isolation": self.sandbox.isolation,
+                    "agent_home": self.sandbox.agent_home,
+                    "sandbox_network": self.sandbox.network,
+                }
+                if self._shell
+                else {}
+            ),
         }
 
     def inputs(self) -> dict[str, Any]:
         """Where the suite and its memories live, and the answer profile."""
-        return {"suite_dir": self.suite_dir, "memories": self.memories, "profile": self.profile}
+        ro = [str(p) for p in self._sandbox_ro]
+        return {
+            "suite_dir": self.suite_dir,
+            "memories": self.memories,
+            "profile": self.profile,
+            **({"sandbox_ro": ro} if ro else {}),
+        }
 
     def dataset(self) -> Dataset:
         """The seed memories plus one query per item (so the dataset hash covers both)."""
@@ -268,6 +328,8 @@ class ItemsSuite(BaseSuite):
         self.build_root = str(ctx.run_dir.resolve().parent)
         if spec.kind == "store":
             self.memory_store, self.memory_store_options = spec.name, dict(spec.options)
+        if self._shell and self.loaded.manifest.sandbox.database == "pgvector":
+            self.sandbox.start_database()  # a fresh one per run
         if spec.kind == "agent":
             return self._seed_agent(system, dataset)
         if self.profile == "llm":
@@ -275,6 +337,10 @@ class ItemsSuite(BaseSuite):
 
             self._llm = LLMClient.from_settings(ctx.llm or resolve_settings())
         return store_dataset(system, dataset, "first", ctx.report)
+
+    def teardown(self) -> None:
+        """Stop this run's database, if it had one."""
+        self.sandbox.stop_database()
 
     def _seed_agent(self, factory: Any, dataset: Dataset) -> dict[str, float]:
         t0 = time.perf_counter()
@@ -411,40 +477,6 @@ class ItemsSuite(BaseSuite):
         u = reply.usage
         tokens = {"input": u.prompt_tokens, "output": u.completion_tokens, "total": u.total_tokens}
         return Answer(text, refused, cited, tokens)
-
-
-def _runs_shell(it: BaseItem) -> bool:
-    pred = item_type(it.eval_type).shell
-    return bool(pred and pred(it))
-
-
-def shell_gate(
-    items: list[BaseItem], allow_shell: bool, dry_run: bool, skip: bool, where: str
-) -> tuple[list[BaseItem], list[str]]:
-    """Refuse items that run suite-provided commands without ``--allow-shell``.
-
-    A dry run needs neither flag; with ``skip`` (``--skip-unsupported``) they are skipped
-    instead and their ids returned.
-
-    Returns:
-        ``(items that may run, ids skipped)``.
-
-    Raises:
-        MnemometerError: naming the items, their types and the flags.
-    """
-    shell = [it for it in items if _runs_shell(it)]
-    if not shell or allow_shell or dry_run:
-        return items, []
-    if skip:
-        return [it for it in items if not _runs_shell(it)], [it.id for it in shell]
-    kinds = ", ".join(sorted({it.eval_type for it in shell}))
-    shown = ", ".join(it.id for it in shell[:3]) + (" ..." if len(shell) > 3 else "")
-    raise MnemometerError(
-        f"{where}: {len(shell)} item(s) of type {kinds} run suite-provided commands "
-        f"({shown}); suites are code: read them, then pass --allow-shell to run them, "
-        "--dry-run to validate without executing anything, or --skip-unsupported to run "
-        "the rest (skips are recorded)"
-    )
 
 
 def _success(r: ItemResult) -> bool | None:

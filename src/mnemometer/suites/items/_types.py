@@ -180,3 +180,38 @@ def item_type(name: str) -> ItemType:
     if not isinstance(found, ItemType):
         raise MnemometerError(f"item type {name!r} is not an ItemType: {found!r}")
     return found
+
+
+def runs_shell(it: BaseItem) -> bool:
+    """Whether ``it`` runs suite-provided commands (its type says so)."""
+    pred = item_type(it.eval_type).shell
+    return bool(pred and pred(it))
+
+
+def shell_gate(
+    items: list[BaseItem], allow_shell: bool, dry_run: bool, skip: bool, where: str
+) -> tuple[list[BaseItem], list[str]]:
+    """Refuse items that run suite-provided commands without ``--allow-shell``.
+
+    A dry run needs neither flag; with ``skip`` (``--skip-unsupported``) they are skipped
+    instead and their ids returned.
+
+    Returns:
+        ``(items that may run, ids skipped)``.
+
+    Raises:
+        MnemometerError: naming the items, their types and the flags.
+    """
+    shell = [it for it in items if runs_shell(it)]
+    if not shell or allow_shell or dry_run:
+        return items, []
+    if skip:
+        return [it for it in items if not runs_shell(it)], [it.id for it in shell]
+    kinds = ", ".join(sorted({it.eval_type for it in shell}))
+    shown = ", ".join(it.id for it in shell[:3]) + (" ..." if len(shell) > 3 else "")
+    raise MnemometerError(
+        f"{where}: {len(shell)} item(s) of type {kinds} run suite-provided commands "
+        f"({shown}); suites are code: read them, then pass --allow-shell to run them, "
+        "--dry-run to validate without executing anything, or --skip-unsupported to run "
+        "the rest (skips are recorded)"
+    )

@@ -121,13 +121,14 @@ class _Env:
         helper: Path | None = None,
     ) -> CommandResult:
         argv = render(template, self.values(workspace, run_dir, prompt, step, helper))
-        return run_command(
-            argv,
-            cwd=workspace,
-            env=self.environ(workspace, run_dir, timeout, helper),
-            timeout=timeout,
-            out_prefix=prefix,
-        )
+        with self.suite.sandbox.command(argv, workspace, [self.build]) as isolated:
+            return run_command(
+                isolated,
+                cwd=workspace,
+                env=self.environ(workspace, run_dir, timeout, helper),
+                timeout=timeout,
+                out_prefix=prefix,
+            )
 
 
 def memory_enabled(suite: Any) -> bool:
@@ -196,6 +197,7 @@ def run_command_task(it: CommandTask, ctx: Any) -> ItemResult:
         "condition": suite.condition,
         "command": status(res),
         "expected_exit_code": it.expected_exit_code,
+        "sandbox": suite.sandbox.describe(),
         "success": ok,
     }
     (build / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -345,6 +347,7 @@ def run_agent_build_task(it: AgentBuildTask, ctx: Any) -> ItemResult:
         "eval_type": it.eval_type,
         "condition": suite.condition,
         "memory_enabled": env.memory,
+        "sandbox": suite.sandbox.describe(),
         **sc.detail(),
     }
     (env.build / "summary.json").write_text(json.dumps(detail, indent=1) + "\n")
@@ -444,6 +447,7 @@ def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult | l
         "eval_type": it.eval_type,
         "condition": suite.condition,
         "memory_enabled": env.memory,
+        "sandbox": suite.sandbox.describe(),
         "counts": total,
         "success": all(oks),
         "steps_succeeded": sum(oks),

@@ -292,16 +292,22 @@ def parse_token_usage(text: str) -> dict[str, int] | None:
     return None
 
 
+USAGE_FILES = ("token-usage.json", "codex-token-usage.json", "claude-token-usage.json")
+"""Token totals an agent wrapper writes into the run directory, in order of preference."""
+
+
 def read_token_usage(run_dir: Path, stdout_path: Path) -> tuple[dict[str, int] | None, str]:
-    """Usage from ``run_dir/token-usage.json`` (written by an agent wrapper), else stdout."""
-    f = run_dir / "token-usage.json"
-    if f.is_file():
+    """Usage from a wrapper's file in ``run_dir`` (:data:`USAGE_FILES`), else stdout."""
+    for name in USAGE_FILES:
+        f = run_dir / name
+        if not f.is_file():
+            continue
         try:
             u = _as_usage(json.loads(f.read_text()))
         except (json.JSONDecodeError, UnicodeDecodeError):
             u = None
         if u is not None:
-            return u, "token-usage.json"
+            return u, name
     try:
         text = stdout_path.read_text("utf-8", errors="replace")
     except FileNotFoundError:

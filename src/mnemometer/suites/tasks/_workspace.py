@@ -85,10 +85,17 @@ def check_fixture(root: Path, rel: str) -> Path:
 def copy_fixture(src: Path, dest: Path) -> None:
     """Copy a checked fixture into a new ``dest`` (which must not exist)."""
     shutil.copytree(src, dest, symlinks=True)  # symlinks=True: a link is never followed
+    # The copy is the agent's to edit, even from a read-only source (the sandbox drops the
+    # capability that lets root ignore modes); a symlink now means the fixture changed
+    # since it was checked (a race).
     for dirpath, dirnames, filenames in os.walk(dest):
-        for name in dirnames + filenames:  # a race (fixture changed since the check)
-            if (Path(dirpath) / name).is_symlink():
+        os.chmod(dirpath, os.stat(dirpath).st_mode | stat.S_IWUSR)
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            if path.is_symlink():
                 raise FixtureError(f"fixture {src} changed while copied: {name} is a symlink")
+            if name in filenames:
+                os.chmod(path, path.stat().st_mode | stat.S_IWUSR)
 
 
 def fresh_dir(path: Path, within: Path) -> Path:
