@@ -80,6 +80,13 @@ def test_bleu1_matches_nltk():
         assert qa.bleu1(pred, gold) == pytest.approx(want), (pred, gold)
 
 
+def test_kappa_of_a_judge_that_never_says_correct_is_exactly_zero():
+    """No agreement beyond chance is 0.0, never -8e-17 (printed "-0.000" in the agreement table)."""
+    k = J.cohen_kappa([True] * 14 + [False] * 6, [False] * 20)
+    assert k == 0.0 and math.copysign(1.0, k) == 1.0
+    assert f"{k:.3f}" == "0.000"
+
+
 def test_kappa_matches_sklearn():
     rng = random.Random(3)
     for _ in range(50):

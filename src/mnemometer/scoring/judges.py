@@ -376,7 +376,9 @@ def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float | None:
     pe = pa * pb + (1 - pa) * (1 - pb)
     if math.isclose(pe, 1.0):
         return None
-    return (po - pe) / (1 - pe)
+    kappa = (po - pe) / (1 - pe)
+    # po == pe in exact arithmetic can leave -8e-17, which reports print as "-0.000".
+    return 0.0 if math.isclose(kappa, 0.0, abs_tol=1e-12) else kappa
 
 
 def raw_agreement(a: Sequence[bool], b: Sequence[bool]) -> float | None:
