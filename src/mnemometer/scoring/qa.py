@@ -17,8 +17,8 @@ rule by rule because the field's numbers depend on every one of them:
 * **category 5 (adversarial)**: 1 when the prediction contains "no information available"
   or "not mentioned" (case-insensitive), else 0 — a string check, not an F1.
 
-``tests/test_benchmark_qa.py`` holds a table of tricky predictions with the values the
-official definition gives. mem0's evaluation computes a different "F1" (token *sets*, no
+``tests/scoring/test_benchmark_scoring.py`` holds a table of tricky predictions with the
+values the official definition gives. mem0's evaluation computes a different "F1" (token *sets*, no
 stemming); it is not this one.
 
 BLEU-1 is NLTK's sentence BLEU with unigram weights and smoothing method 1, as in mem0's
@@ -151,7 +151,7 @@ def bleu1(prediction: str, gold: str) -> float:
     Clipped unigram precision times the brevity penalty ``exp(1 - r/c)`` when the
     prediction (``c`` tokens) is shorter than the gold (``r``); 0 when no unigram matches
     (NLTK returns 0 then, whatever the smoothing). Written out because importing NLTK's
-    BLEU costs more than a whole LoCoMo run's scoring; ``tests/test_benchmark_scoring.py``
+    BLEU costs more than a whole LoCoMo run's scoring; ``tests/scoring/test_benchmark_scoring.py``
     checks it against ``nltk.translate.bleu_score.sentence_bleu``.
     """
     pred = normalize_answer(prediction).split()
