@@ -80,6 +80,13 @@ def test_bleu1_matches_nltk():
         assert qa.bleu1(pred, gold) == pytest.approx(want), (pred, gold)
 
 
+def test_kappa_of_a_judge_that_never_says_correct_is_exactly_zero():
+    """No agreement beyond chance is 0.0, never -8e-17 (printed "-0.000" in the agreement table)."""
+    k = J.cohen_kappa([True] * 14 + [False] * 6, [False] * 20)
+    assert k == 0.0 and math.copysign(1.0, k) == 1.0
+    assert f"{k:.3f}" == "0.000"
+
+
 def test_kappa_matches_sklearn():
     rng = random.Random(3)
     for _ in range(50):
@@ -229,3 +236,28 @@ def test_errata_correct_exclude_and_refuse_unknown_ids(tmp_path):
     bad.write_text(json.dumps({"question_id": "mini_0001", "answer": "x"}) + "\n")
     with pytest.raises(DatasetError, match=r"bad.jsonl:1: reason: missing"):
         apply_errata(ds, bad)
+
+
+def test_porter_stemmer_is_nltks_without_importing_nltk_whole():
+    """The stemmer LoCoMo's F1 uses is NLTK's class loaded alone (issue 13: the first
+    question of every run paid 1.3-6 s for NLTK's whole package), giving the same stems."""
+    import subprocess
+    import sys
+
+    answers = " ".join(qa.normalize_answer(f"{p} {g}") for p, g, *_ in F1_TABLE).split()
+    extra = "running generously relational conditional happiness sky dying agreed ponies"
+    words = sorted(set(answers) | set(extra.split()))
+    probe = (
+        "import json, sys; from mnemometer.scoring import qa\n"
+        f"words = {words!r}\n"
+        "light = {w: qa._stemmer().stem(w) for w in words}\n"
+        "print(json.dumps(sorted(m for m in ('scipy', 'sklearn', 'nltk') if m in sys.modules)))\n"
+        "from nltk.stem import PorterStemmer\n"  # a later full import works, from scratch
+        "full = {w: PorterStemmer().stem(w) for w in words}\n"
+        "print(json.dumps([light == full, light['running'], 'scipy' in sys.modules]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    assert json.loads(out[0]) == []  # neither scipy, scikit-learn nor all of NLTK loaded
+    assert json.loads(out[1]) == [True, "run", True]  # same stems as `import nltk` gives

@@ -47,3 +47,38 @@ def test_locomo_with_smollm2_as_reader_and_judges(tmp_path):
     pins = json.loads((res.path / "pins.json").read_text())
     assert pins["reader"]["model"] == srv.model and pins["judges"][0]["model"] == srv.model
     assert res.summary.sections["judges"]["agreement"][0]["n"] >= 1
+
+
+def test_smollm2_judges_beside_the_rule_judges_on_the_same_answers(tmp_path):
+    """The README's sensitivity example in small: the test server reads and judges by rule,
+    SmolLM2 judges the same answers at its own endpoint; its verdicts are schema JSON."""
+    from mnemometer.local_llm import LocalLLMServer
+    from mnemometer.testing import FakeLLMServer
+    from mnemometer.testing._bench import benchmark_reply
+
+    data = seed_file("locomo", "locomo10.json")
+    with (
+        FakeLLMServer(default=benchmark_reply) as fake,
+        LocalLLMServer(startup_timeout=120) as srv,
+    ):
+        settings = RunSettings(llm=resolve_settings(fake.base_url, fake.model, timeout=600))
+        opts = {
+            "dataset": str(data),
+            "judges": ["lenient", f"lenient@{srv.model}"],
+            "judge_endpoints": [f"{srv.model}={srv.base_url}"],
+            "questions": 3,
+            "top_k": 3,  # shorter pasted answers: shorter verdict prompts
+        }
+        res = mnemometer.run(
+            "locomo", "bm25", suite_options=opts, out=tmp_path / "r", settings=settings
+        )
+    rows = read_log(res.path).items
+    assert len(rows) == 3
+    for r in rows:
+        real = r.extra["judges"][f"lenient@{srv.model}"]
+        assert real["error"] is None and json.loads(real["raw"])["label"] in ("CORRECT", "WRONG")
+    assert not [b for b in fake.chat_requests() if b["model"] == srv.model]  # never mixed up
+    pins = {j["name"]: j for j in json.loads((res.path / "pins.json").read_text())["judges"]}
+    assert pins[f"lenient@{srv.model}"]["base_url"] == srv.base_url
+    names = {t["judge"] for t in res.summary.sections["judges"]["sensitivity"]}
+    assert names == {"lenient", f"lenient@{srv.model}"}

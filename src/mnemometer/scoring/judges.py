@@ -33,7 +33,7 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +116,8 @@ class JudgeSpec:
         labels: ``(correct, wrong)`` values of the verdict.
         temperature: sampling temperature (0).
         max_tokens: reply cap.
+        model: the judge's own model (``--judge lenient@smollm2``); ``None`` means the
+            run's judge model. Not in :attr:`prompt_hash`: the model is recorded beside it.
     """
 
     name: str
@@ -125,6 +127,7 @@ class JudgeSpec:
     temperature: float = 0.0
     max_tokens: int = 64
     key: str = "label"
+    model: str | None = None
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -223,21 +226,46 @@ def resolve_judges(names: Sequence[str], rubric_file: str | Path | None = None) 
 
     known = builtin_judges()
     out: list[JudgeSpec] = []
-    for name in dict.fromkeys(names):
+    for full in dict.fromkeys(names):
+        name, _, model = full.partition("@")
+        if "@" in full and not model:
+            raise MnemometerError(f"judge {full!r}: name a model after '@' (lenient@MODEL)")
         if name == "letta-rubric":
             if rubric_file is None:
                 raise MnemometerError(
                     f"--judge letta-rubric needs Letta's rubric: {LETTA_RUBRIC_FILE} beside "
                     "the dataset, or --rubric FILE"
                 )
-            out.append(letta_rubric_judge(rubric_file))
+            spec = letta_rubric_judge(rubric_file)
         elif name in known:
-            out.append(known[name])
+            spec = known[name]
         else:
             raise MnemometerError(
                 f"unknown judge {name!r}{did_you_mean(name, list(JUDGE_NAMES))}; judges: "
                 + ", ".join(JUDGE_NAMES)
             )
+        out.append(replace(spec, name=full, model=model) if model else spec)
+    return out
+
+
+def judge_endpoints(entries: Sequence[str]) -> dict[str, str]:
+    """``MODEL=URL`` entries (``--judge-endpoint``) as model -> endpoint root.
+
+    Raises:
+        MnemometerError: an entry without ``=``, an empty model or URL, or a model named twice.
+    """
+    out: dict[str, str] = {}
+    for entry in entries:
+        model, _, url = entry.partition("=")
+        model, url = model.strip(), url.strip()
+        if not model or not url:
+            raise MnemometerError(
+                f"--judge-endpoint {entry!r}: expected MODEL=URL, e.g. "
+                "smollm2=http://127.0.0.1:8080/v1"
+            )
+        if out.get(model, url) != url:
+            raise MnemometerError(f"--judge-endpoint: model {model!r} named twice")
+        out[model] = url
     return out
 
 
@@ -348,7 +376,9 @@ def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float | None:
     pe = pa * pb + (1 - pa) * (1 - pb)
     if math.isclose(pe, 1.0):
         return None
-    return (po - pe) / (1 - pe)
+    kappa = (po - pe) / (1 - pe)
+    # po == pe in exact arithmetic can leave -8e-17, which reports print as "-0.000".
+    return 0.0 if math.isclose(kappa, 0.0, abs_tol=1e-12) else kappa
 
 
 def raw_agreement(a: Sequence[bool], b: Sequence[bool]) -> float | None:

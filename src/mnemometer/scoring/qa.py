@@ -17,8 +17,8 @@ rule by rule because the field's numbers depend on every one of them:
 * **category 5 (adversarial)**: 1 when the prediction contains "no information available"
   or "not mentioned" (case-insensitive), else 0 — a string check, not an F1.
 
-``tests/test_benchmark_qa.py`` holds a table of tricky predictions with the values the
-official definition gives. mem0's evaluation computes a different "F1" (token *sets*, no
+``tests/scoring/test_benchmark_scoring.py`` holds a table of tricky predictions with the
+values the official definition gives. mem0's evaluation computes a different "F1" (token *sets*, no
 stemming); it is not this one.
 
 BLEU-1 is NLTK's sentence BLEU with unigram weights and smoothing method 1, as in mem0's
@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import re
 import string
+import threading
 from collections import Counter
 from functools import lru_cache
 
@@ -40,6 +41,7 @@ ADVERSARIAL_PHRASES = ("no information available", "not mentioned")
 
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
+_PORTER_LOCK = threading.Lock()
 
 
 def normalize_answer(text: str) -> str:
@@ -50,10 +52,41 @@ def normalize_answer(text: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _stemmer():  # noqa: ANN202 - NLTK's class, imported lazily (a second or so)
-    from nltk.stem import PorterStemmer
+def _stemmer():  # noqa: ANN202 - NLTK's class
+    return porter_stemmer_class()()
 
-    return PorterStemmer()
+
+def porter_stemmer_class() -> type:
+    """NLTK's ``PorterStemmer`` class, without importing the rest of NLTK.
+
+    ``import nltk`` runs NLTK's package ``__init__``, which imports scipy.stats, scikit-learn
+    and every NLTK subpackage: 1.3 s on an idle 2-core machine, 6 s loaded, paid inside
+    the first question of every LoCoMo run. ``nltk/stem/porter.py`` itself needs three small
+    modules (``redos``, ``termsec``, ``stem.api``), so it is loaded with its two parent
+    packages as bare namespaces, which are removed again afterwards: the same source, the
+    same stems (tested against the class ``import nltk`` gives), a few milliseconds, and a
+    later ``import nltk`` elsewhere starts from scratch as usual.
+    """
+    import importlib
+    import importlib.util
+    import sys
+    import types
+    from pathlib import Path
+
+    with _PORTER_LOCK:
+        spec = importlib.util.find_spec("nltk") if "nltk" not in sys.modules else None
+        if spec is None or spec.origin is None:  # imported already (or absent: say so)
+            return importlib.import_module("nltk.stem.porter").PorterStemmer
+        root = Path(spec.origin).parent
+        try:
+            for name, path in (("nltk", root), ("nltk.stem", root / "stem")):
+                package = types.ModuleType(name)
+                package.__path__ = [str(path)]
+                sys.modules[name] = package
+            return importlib.import_module("nltk.stem.porter").PorterStemmer
+        finally:
+            for name in [n for n in sys.modules if n == "nltk" or n.startswith("nltk.")]:
+                del sys.modules[name]
 
 
 @lru_cache(maxsize=65536)

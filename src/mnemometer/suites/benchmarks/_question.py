@@ -7,12 +7,48 @@ from typing import Any
 
 from mnemometer import deadline
 from mnemometer.datasets._models import Conversation, Query
+from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult
 from mnemometer.scoring import judges as J
 from mnemometer.scoring import qa
 from mnemometer.scoring.retrieval import dedupe
 from mnemometer.suites._base import Item
 from mnemometer.suites.benchmarks import _pipeline as P
+
+
+def connect_judges(
+    judges: list[J.JudgeSpec], reader: Any, judge_model: str | None, endpoints: dict[str, str]
+) -> dict[str, Any]:
+    """An LLM client per judge name, one per distinct (endpoint, model), each checked.
+
+    A judge without its own model asks ``judge_model`` (default: the reader's) at the
+    reader's endpoint; ``NAME@MODEL`` asks MODEL where ``endpoints`` says (default: the
+    reader's endpoint). Clients share the reader's settings otherwise (cache, timeout).
+
+    Raises:
+        MnemometerError: an endpoint is named for a model no judge uses.
+    """
+    from dataclasses import replace
+
+    from mnemometer.llm import LLMClient
+
+    unused = set(endpoints) - {j.model for j in judges}
+    if unused:
+        raise MnemometerError(
+            f"--judge-endpoint names {', '.join(sorted(unused))}, which no --judge NAME@MODEL uses"
+        )
+    base = reader.settings
+    clients: dict[tuple[str, str], Any] = {(base.base_url, base.model): reader}
+    out: dict[str, Any] = {}
+    for j in judges:
+        model = j.model or judge_model or base.model
+        url = endpoints.get(model, base.base_url) if j.model else base.base_url
+        if (url, model) not in clients:
+            client = LLMClient.from_settings(replace(base, base_url=url, model=model))
+            client.check()
+            clients[url, model] = client
+        out[j.name] = clients[url, model]
+    return out
 
 
 class Questions:
@@ -25,7 +61,7 @@ class Questions:
     session_ks: tuple[int, ...]
     judges: list[J.JudgeSpec]
     _reader: Any
-    _judge_llm: Any
+    _judge_llms: dict[str, Any]
 
     def groups(self, q: Query) -> dict[str, str]:
         """Breakdown keys (the suite's)."""
@@ -215,7 +251,7 @@ class Questions:
         abstention = bool(q.metadata.get("abstention"))
         return [
             J.judge_once(
-                self._judge_llm,
+                self._judge_llms[spec.name],
                 spec,
                 question=q.text,
                 gold=gold,

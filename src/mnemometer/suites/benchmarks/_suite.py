@@ -24,7 +24,7 @@ from mnemometer.log._schema import ItemResult, RunHeader, Summary
 from mnemometer.scoring import judges as J
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.benchmarks import _pipeline as P
-from mnemometer.suites.benchmarks._question import Questions
+from mnemometer.suites.benchmarks._question import Questions, connect_judges
 from mnemometer.suites.benchmarks._summary import summarize_benchmark
 from mnemometer.systems import close
 
@@ -32,7 +32,15 @@ FLAGS: tuple[Flag, ...] = (
     Flag(
         "--judge",
         "judges",
-        "LLM judge (repeatable): lenient, strict, longmemeval, letta-rubric; the first decides success.",
+        "LLM judge (repeatable): lenient, strict, longmemeval, letta-rubric, each optionally "
+        "NAME@MODEL for its own model; the first decides success.",
+        multiple=True,
+    ),
+    Flag(
+        "--judge-endpoint",
+        "judge_endpoints",
+        "Where a NAME@MODEL judge's model is served: MODEL=URL (repeatable; default: the "
+        "reader's endpoint).",
         multiple=True,
     ),
     Flag(
@@ -77,8 +85,11 @@ class BenchmarkSuite(Questions, BaseSuite):
 
     Args:
         dataset: the benchmark file.
-        judges: judge names; the first decides each question's success.
+        judges: judge names; the first decides each question's success. ``NAME@MODEL``
+            asks that model, so one run can set several judge models side by side.
         judge_model: the judges' model (default: the reader's).
+        judge_endpoints: ``MODEL=URL`` entries: where a ``NAME@MODEL`` judge's model is
+            served (default: the reader's endpoint).
         questions: ask only the first ``questions`` selected questions (the run's
             ``limit`` counts items, i.e. conversations).
         categories: only these categories (LoCoMo words or codes) or question types.
@@ -108,6 +119,7 @@ class BenchmarkSuite(Questions, BaseSuite):
         dataset: str | None = None,
         judges: Sequence[str] = (),
         judge_model: str | None = None,
+        judge_endpoints: Sequence[str] = (),
         questions: int | None = None,
         categories: Sequence[str] = (),
         baseline: str | None = None,
@@ -156,6 +168,8 @@ class BenchmarkSuite(Questions, BaseSuite):
         self.top_k = int(top_k)
         self.errata = str(Path(errata).resolve()) if errata else None
         self.judge_model = judge_model
+        self.judge_endpoints = list(judge_endpoints)
+        self._endpoints = J.judge_endpoints(self.judge_endpoints)
         rubric = rubric or self._default_rubric()
         self.rubric = str(rubric) if rubric else None
         self.judges = J.resolve_judges(list(judges), self.rubric)
@@ -163,7 +177,7 @@ class BenchmarkSuite(Questions, BaseSuite):
         self._errata_sha: str | None = None
         self._ctx: RunContext | None = None
         self._reader: Any = None
-        self._judge_llm: Any = None
+        self._judge_llms: dict[str, Any] = {}
         self._max_questions = 1
         self._counts: dict[str, list[int]] = {}
         self._lock = threading.Lock()
@@ -194,6 +208,7 @@ class BenchmarkSuite(Questions, BaseSuite):
             "rubric": self.rubric,
             "baseline": self.baseline,
             "judge_names": [j.name for j in self.judges],
+            "judge_endpoints": self.judge_endpoints,
         }
 
     def _default_rubric(self) -> Path | None:
@@ -287,10 +302,9 @@ class BenchmarkSuite(Questions, BaseSuite):
             settings = replace(settings, cache_dir=ctx.run_dir / "llm-cache")
         self._reader = LLMClient.from_settings(settings)
         self._reader.check()
-        self._judge_llm = self._reader
-        if self.judges and self.judge_model and self.judge_model != settings.model:
-            self._judge_llm = LLMClient.from_settings(replace(settings, model=self.judge_model))
-            self._judge_llm.check()
+        self._judge_llms = connect_judges(
+            self.judges, self._reader, self.judge_model, self._endpoints
+        )
         (ctx.run_dir / "pins.json").write_text(json.dumps(self.pins(), indent=1), encoding="utf-8")
         self._start_progress(ctx)
         return {}
@@ -298,7 +312,7 @@ class BenchmarkSuite(Questions, BaseSuite):
     def pins(self) -> dict[str, Any]:
         """The reader and every judge, in full: what a number can be traced to."""
         model = self._reader.model if self._reader is not None else None
-        jmodel = self._judge_llm.model if self._judge_llm is not None else model
+        jmodel = self.judge_model or model
         return {
             "reader": {
                 "model": model,
@@ -309,12 +323,19 @@ class BenchmarkSuite(Questions, BaseSuite):
                 "context_budget_tokens": self.reader_budget,
                 "top_k": self.top_k,
             },
-            "judges": [j.record(jmodel) for j in self.judges],
+            "judges": [self._judge_record(j, jmodel) for j in self.judges],
         }
+
+    def _judge_record(self, j: J.JudgeSpec, default_model: str | None) -> dict[str, Any]:
+        client = self._judge_llms.get(j.name)
+        record = j.record(client.model if client is not None else j.model or default_model)
+        record["base_url"] = client.settings.base_url if client is not None else None
+        return record
 
     def teardown(self) -> None:
         """Release the LLM clients."""
-        for c in {id(x): x for x in (self._reader, self._judge_llm) if x is not None}.values():
+        clients = (self._reader, *self._judge_llms.values())
+        for c in {id(x): x for x in clients if x is not None}.values():
             c.close()
 
     def run_item(self, system: Any, item: Item) -> list[ItemResult]:
