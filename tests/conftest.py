@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,3 +89,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.nodeid.startswith(SLOW_TESTS):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the fuzz campaign's tally (issue 20 §3) when any of its cases ran."""
+    mutate = sys.modules.get("mutate")
+    for line in mutate.TALLY.lines() if mutate is not None else []:
+        terminalreporter.write_line(line)

@@ -1,4 +1,9 @@
-"""One reader for the line-oriented JSON files (datasets, scenarios, suite items, seeds)."""
+"""One reader for the JSON input files (datasets, scenarios, suite items, seeds, errata).
+
+Input is parsed strictly: ``NaN`` and ``Infinity`` (which Python's ``json`` accepts but JSON
+does not), nesting deeper than Python can recurse and numbers too long to convert are all
+refused with the file and line, never a traceback.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,50 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+
+class _Refused(ValueError):
+    """A JSON constant that is not JSON (``NaN``, ``Infinity``)."""
+
+
+def _constant(name: str) -> Any:
+    raise _Refused(f"{name} is not valid JSON (write a number or null)")
+
+
+DECODER = json.JSONDecoder(parse_constant=_constant)
+"""A decoder that refuses ``NaN`` and ``Infinity`` (for ``raw_decode`` over a stream)."""
+
+
+def decode(raw: bytes, path: str | Path, error: type[Exception]) -> str:
+    """``raw`` as UTF-8 text (a leading byte-order mark dropped).
+
+    Raises:
+        error: not UTF-8, naming the line and the byte.
+    """
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise error(f"{path}:{line}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def loads(text: str, path: str | Path, error: type[Exception], line: int | None = None) -> Any:
+    """Parse one JSON document strictly.
+
+    Raises:
+        error: ``path:line:column: malformed JSON: ...`` for anything that is not JSON.
+    """
+    try:
+        return DECODER.decode(text)
+    except json.JSONDecodeError as e:
+        at = f"{line}:{e.colno}" if line is not None else f"{e.lineno}:{e.colno}"
+        raise error(f"{path}:{at}: malformed JSON: {e.msg}") from None
+    except RecursionError:
+        at = f":{line}" if line is not None else ""
+        raise error(f"{path}{at}: malformed JSON: nested too deeply") from None
+    except ValueError as e:  # NaN/Infinity, or an integer longer than Python converts
+        at = f":{line}" if line is not None else ""
+        raise error(f"{path}{at}: malformed JSON: {str(e).split(';')[0]}") from None
 
 
 def json_objects(
@@ -31,10 +80,7 @@ def json_objects(
         s = line.strip()
         if not s or (comments and s.startswith("#")):
             continue
-        try:
-            obj = json.loads(s)
-        except json.JSONDecodeError as e:
-            raise error(f"{path}:{n}:{e.colno}: malformed JSON: {e.msg}") from None
+        obj = loads(s, path, error, line=n)
         if not isinstance(obj, dict):
             raise error(f"{path}:{n}: {what} must be a JSON object")
         yield n, obj

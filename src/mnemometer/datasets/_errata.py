@@ -16,10 +16,10 @@ which a run records so two runs with different errata never compare silently.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
+from mnemometer._jsonl import loads
 from mnemometer.datasets._models import Dataset
 from mnemometer.datasets._readers import read_text
 from mnemometer.errors import DatasetError
@@ -38,20 +38,14 @@ def read_errata(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], str
     entries: list[tuple[int, dict[str, Any]]] = []
     stripped = text.lstrip()
     if stripped.startswith("["):
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{p}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+        raw = loads(text, p, DatasetError)
         entries = [(i + 1, e) for i, e in enumerate(raw)]
         where = "entry"
     else:
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
-            try:
-                entries.append((n, json.loads(line)))
-            except json.JSONDecodeError as e:
-                raise DatasetError(f"{p}:{n}:{e.colno}: malformed JSON: {e.msg}") from None
+            entries.append((n, loads(line, p, DatasetError, line=n)))
         where = "line"
     for n, e in entries:
         at = f"{p}: {where} {n}" if where == "entry" else f"{p}:{n}"

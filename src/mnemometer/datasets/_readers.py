@@ -13,7 +13,6 @@ one (in :attr:`Reader.order`) whose sniff accepts the file.
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
 from collections.abc import Callable, Iterator
@@ -23,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mnemometer._jsonl import json_objects
+from mnemometer._jsonl import decode, json_objects, loads
 from mnemometer._registry import Registry
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import DatasetError, MnemometerError
@@ -140,11 +139,10 @@ def read_text(path: Path) -> str:
         DatasetError: unreadable or not UTF-8 (naming the byte).
     """
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise DatasetError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        raw = path.read_bytes()
     except OSError as e:
         raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
+    return decode(raw, path, DatasetError)
 
 
 def read_json(path: Path) -> Any:
@@ -153,11 +151,7 @@ def read_json(path: Path) -> Any:
     Raises:
         DatasetError: unreadable, not UTF-8, or malformed (naming line and column).
     """
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+    return loads(read_text(path), path, DatasetError)
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -70,9 +70,6 @@ def _process_parts(model: str) -> tuple[LLMRelay, LoopThread]:
                 "EMBEDDING_DIMENSIONS": str(embedder.dim),
                 "EMBEDDING_API_KEY": "local",
                 "HUGGINGFACE_TOKENIZER": model_path(model),
-                "TELEMETRY_DISABLED": "1",
-                "COGNEE_TELEMETRY_DISABLED": "1",
-                "LITELLM_LOCAL_MODEL_COST_MAP": "True",
                 "CACHING": "false",
             }
         )
