@@ -33,6 +33,7 @@ from typing import Any
 
 from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL, load_embedder, model_path, offline_env
+from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MissingExtraError, MnemometerError
 from mnemometer.stores._extracting import Ledger, LoopThread, llm_settings, reference_time
 from mnemometer.stores._llm_relay import LLMRelay
@@ -129,6 +130,7 @@ class CogneeStore:
         workdir: Path | None = None,
         tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
+        quiet_libraries()  # before `require` imports cognee (and litellm, posthog with it)
         self.tie_seed = check_seed(tie_seed)
         if mode not in _MODES:
             raise MnemometerError(f"cognee: mode must be one of {', '.join(_MODES)}, got {mode!r}")
