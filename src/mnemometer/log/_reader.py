@@ -183,7 +183,8 @@ def read_summary(run_dir: str | Path) -> Summary | None:
         summary = Summary.model_validate_json(path.read_bytes())
     except ValidationError as e:
         err = e.errors()[0]
-        raise RunLogError(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        loc = ".".join(map(str, err["loc"]))
+        raise RunLogError(f"{path}: {loc + ': ' if loc else ''}{err['msg']}") from None
     run_id = read_header(run_dir).run_id
     if summary.run_id and summary.run_id != run_id:
         raise RunLogError(f"{path}: summarises run {summary.run_id}, not {run_id}")
