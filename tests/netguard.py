@@ -58,7 +58,10 @@ def _record(what: str) -> None:
             return
     path = os.environ.get(LOG_VAR)
     if path:  # one line per attempt, appended at once: a killed process loses none
-        line = f"{os.getpid()}\t{os.environ.get(TEST_VAR, '?')}\t{what}\n"
+        import sys
+
+        proc = f"{os.getpid()} {os.path.basename(sys.argv[0]) if sys.argv else '?'}"
+        line = f"{proc}\t{os.environ.get(TEST_VAR, '?')}\t{what}\n"
         with open(path, "a", encoding="utf-8") as f:
             f.write(line)
 
@@ -137,8 +140,22 @@ def uninstall() -> None:
     socket.gethostbyname_ex = _ORIGINAL["gethostbyname_ex"]  # type: ignore[assignment]
 
 
+KNOWN = {
+    ("dashboard.py", "dns 169.254.169.254"),
+    ("dashboard.py", "dns metadata.google.internal"),
+}
+"""Attempts refused and reported, but not failing the run: Ray's dashboard asks the cloud
+metadata services which cloud it runs on, every start, with no switch to turn it off."""
+
+
+def known(line: str) -> bool:
+    """Is this log line one of :data:`KNOWN` (by program and attempt)?"""
+    proc, _, what = line.split("\t", 2)
+    return (proc.split(" ", 1)[-1], what) in KNOWN
+
+
 def read_log(path: str | os.PathLike[str]) -> list[str]:
-    """Every attempt recorded in a log file: ``pid<TAB>test<TAB>what`` lines."""
+    """Every attempt recorded in a log file: ``pid program<TAB>test<TAB>what`` lines."""
     try:
         with open(path, encoding="utf-8") as f:
             return [line.rstrip("\n") for line in f if line.strip()]

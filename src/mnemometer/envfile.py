@@ -50,6 +50,9 @@ QUIET: dict[str, str] = {
     "HF_DATASETS_OFFLINE": "1",
     "HF_HUB_DISABLE_TELEMETRY": "1",
     "RAY_USAGE_STATS_ENABLED": "0",  # ray
+    # Ray's dashboard still sends a "usage stats are disabled" report to its vendor unless
+    # the cluster came from ray.init(); sent to a closed port on loopback instead.
+    "RAY_USAGE_STATS_REPORT_URL": "http://127.0.0.1:9/",
     "SCARF_NO_ANALYTICS": "true",
 }
 """The switches that keep memory systems' libraries from reporting to their vendors or
