@@ -1,6 +1,7 @@
-"""One reader for the JSON input files (datasets, scenarios, suite items, seeds, errata).
+"""One reader for JSON files, with one error format.
 
-Input is parsed strictly: ``NaN`` and ``Infinity`` (which Python's ``json`` accepts but JSON
+Line-oriented files (datasets, scenarios, suite items, seeds) and whole documents (run
+headers, experiment plans, config files, errata). Input is parsed strictly: ``NaN`` and ``Infinity`` (which Python's ``json`` accepts but JSON
 does not), nesting deeper than Python can recurse and numbers too long to convert are all
 refused with the file and line, never a traceback.
 """
@@ -38,12 +39,22 @@ def decode(raw: bytes, path: str | Path, error: type[Exception]) -> str:
         raise error(f"{path}:{line}: not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
-def loads(text: str, path: str | Path, error: type[Exception], line: int | None = None) -> Any:
-    """Parse one JSON document strictly.
+def json_document(
+    text: str | bytes, path: str | Path, error: type[Exception], line: int | None = None
+) -> Any:
+    """The parsed JSON document ``text`` of ``path``, parsed strictly.
+
+    Args:
+        text: the document (bytes are decoded as UTF-8, a byte-order mark dropped).
+        path: the file, for messages.
+        error: the exception type to raise (the caller's own error family).
+        line: the line ``text`` is on, when it is one line of a file.
 
     Raises:
         error: ``path:line:column: malformed JSON: ...`` for anything that is not JSON.
     """
+    if isinstance(text, bytes):
+        text = decode(text, path, error)
     try:
         return DECODER.decode(text)
     except json.JSONDecodeError as e:
@@ -80,7 +91,7 @@ def json_objects(
         s = line.strip()
         if not s or (comments and s.startswith("#")):
             continue
-        obj = loads(s, path, error, line=n)
+        obj = json_document(s, path, error, line=n)
         if not isinstance(obj, dict):
             raise error(f"{path}:{n}: {what} must be a JSON object")
         yield n, obj

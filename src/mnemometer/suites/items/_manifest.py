@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from mnemometer._jsonl import decode, json_objects, loads
+from mnemometer._jsonl import decode, json_document, json_objects
 from mnemometer.config import StrictModel, explain, read_document, validate
 from mnemometer.datasets._models import Memory
 from mnemometer.errors import MnemometerError, did_you_mean
@@ -197,7 +197,7 @@ def load_memories(path: Path) -> list[SeedMemory]:
     except IsADirectoryError:
         raise SuiteError(f"{path}: is a directory, expected a memories file") from None
     if path.suffix == ".json":
-        data = loads(text, path, SuiteError)
+        data = json_document(text, path, SuiteError)
         cands = data.get("structured_candidates") if isinstance(data, dict) else None
         if not isinstance(cands, list):
             raise SuiteError(
