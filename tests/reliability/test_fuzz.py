@@ -103,6 +103,12 @@ FORMATS: dict[str, tuple[str, Any, str, Callable[[Path], Any]]] = {
         ".jsonl",
         lambda p: load_dataset(p, "letta-core-memory"),
     ),
+    "memoryagentbench": (
+        "jsonl",
+        lambda tmp: (REPO / "tests/data/memoryagentbench/Accurate_Retrieval.jsonl").read_bytes(),
+        ".jsonl",
+        lambda p: load_dataset(p, "memoryagentbench"),
+    ),
     "scenario": (
         "jsonl",
         lambda tmp: (
