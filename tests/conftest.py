@@ -3,8 +3,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import netguard
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -19,6 +23,49 @@ def seed_file(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"seed data not found at {path} (expected ../shared beside the repo)")
     return path
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Guard the whole session: no connection or DNS lookup off loopback (issue 20 §5).
+
+    The guard covers every thread of this process and, through ``netguard_site`` on
+    ``PYTHONPATH``, every Python process a test starts; each refused attempt is appended
+    to one log, and the test that made it fails, as does the run.
+    """
+    del config
+    log = Path(tempfile.mkdtemp(prefix="mnemometer-netguard-")) / "attempts.log"
+    os.environ[netguard.LOG_VAR] = str(log)
+    os.environ["NETGUARD_MODULE"] = str(Path(netguard.__file__).resolve())
+    site = str(Path(__file__).with_name("netguard_site"))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [site, os.environ.get("PYTHONPATH")]))
+    netguard.install()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Name the test in the environment before any fixture (a module's cluster) starts."""
+    os.environ[netguard.TEST_VAR] = item.nodeid
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(request: pytest.FixtureRequest) -> Iterator[None]:
+    log = os.environ[netguard.LOG_VAR]  # the session's, even if the test points it elsewhere
+    yield
+    mine = [
+        line.split("\t", 2)[2]
+        for line in netguard.read_log(log)
+        if line.split("\t")[1] == request.node.nodeid and not netguard.known(line)
+    ]
+    if mine:
+        pytest.fail(f"tried to leave the machine: {'; '.join(mine)}", pytrace=False)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Any attempt off loopback (even one no test was blamed for) fails the run."""
+    attempts = netguard.read_log(os.environ.get(netguard.LOG_VAR, ""))
+    if any(not netguard.known(line) for line in attempts):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def needs(*modules: str, extras: str) -> pytest.MarkDecorator:
@@ -99,3 +146,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.nodeid.startswith(SLOW_TESTS):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the fuzz campaign's tally (issue 20 §3) and what the network guard refused."""
+    mutate = sys.modules.get("mutate")
+    for line in mutate.TALLY.lines() if mutate is not None else []:
+        terminalreporter.write_line(line)
+    attempts = netguard.read_log(os.environ.get(netguard.LOG_VAR, ""))
+    unknown = [line for line in attempts if not netguard.known(line)]
+    terminalreporter.write_line(
+        f"netguard: {len(attempts)} connection(s) or lookup(s) off loopback refused, "
+        f"{len(attempts) - len(unknown)} of them known (Ray's cloud probe)"
+        + "".join(f"\n  {line}" for line in unknown)
+    )

@@ -7,6 +7,7 @@ below, exactly as pip would; putting ``tmp`` on ``PYTHONPATH`` (or ``sys.path``)
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -126,6 +127,8 @@ def install(root: Path, *, readers: bool = False) -> Path:
     ``readers=True`` also registers a dataset reader, a broken one and a non-reader.
     """
     root.mkdir(parents=True, exist_ok=True)
+    # A test that sets PYTHONPATH to ``root`` alone keeps its children under the guard.
+    shutil.copy(Path(__file__).with_name("netguard_site") / "sitecustomize.py", root)
     (root / "mnemo_test_plugin.py").write_text(textwrap.dedent(MODULE))
     (root / "mnemo_test_reader.py").write_text(textwrap.dedent(READER_MODULE))
     (root / "mnemo_test_broken.py").write_text("raise RuntimeError('this plug-in is broken')\n")

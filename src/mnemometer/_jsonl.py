@@ -1,7 +1,9 @@
 """One reader for JSON files, with one error format.
 
 Line-oriented files (datasets, scenarios, suite items, seeds) and whole documents (run
-headers, experiment plans, config files).
+headers, experiment plans, config files, errata). Input is parsed strictly: ``NaN`` and ``Infinity`` (which Python's ``json`` accepts but JSON
+does not), nesting deeper than Python can recurse and numbers too long to convert are all
+refused with the file and line, never a traceback.
 """
 
 from __future__ import annotations
@@ -10,6 +12,60 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+
+class _Refused(ValueError):
+    """A JSON constant that is not JSON (``NaN``, ``Infinity``)."""
+
+
+def _constant(name: str) -> Any:
+    raise _Refused(f"{name} is not valid JSON (write a number or null)")
+
+
+DECODER = json.JSONDecoder(parse_constant=_constant)
+"""A decoder that refuses ``NaN`` and ``Infinity`` (for ``raw_decode`` over a stream)."""
+
+
+def decode(raw: bytes, path: str | Path, error: type[Exception]) -> str:
+    """``raw`` as UTF-8 text (a leading byte-order mark dropped).
+
+    Raises:
+        error: not UTF-8, naming the line and the byte.
+    """
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise error(f"{path}:{line}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def json_document(
+    text: str | bytes, path: str | Path, error: type[Exception], line: int | None = None
+) -> Any:
+    """The parsed JSON document ``text`` of ``path``, parsed strictly.
+
+    Args:
+        text: the document (bytes are decoded as UTF-8, a byte-order mark dropped).
+        path: the file, for messages.
+        error: the exception type to raise (the caller's own error family).
+        line: the line ``text`` is on, when it is one line of a file.
+
+    Raises:
+        error: ``path:line:column: malformed JSON: ...`` for anything that is not JSON.
+    """
+    if isinstance(text, bytes):
+        text = decode(text, path, error)
+    try:
+        return DECODER.decode(text)
+    except json.JSONDecodeError as e:
+        at = f"{line}:{e.colno}" if line is not None else f"{e.lineno}:{e.colno}"
+        raise error(f"{path}:{at}: malformed JSON: {e.msg}") from None
+    except RecursionError:
+        at = f":{line}" if line is not None else ""
+        raise error(f"{path}{at}: malformed JSON: nested too deeply") from None
+    except ValueError as e:  # NaN/Infinity, or an integer longer than Python converts
+        at = f":{line}" if line is not None else ""
+        raise error(f"{path}{at}: malformed JSON: {str(e).split(';')[0]}") from None
 
 
 def json_objects(
@@ -35,22 +91,7 @@ def json_objects(
         s = line.strip()
         if not s or (comments and s.startswith("#")):
             continue
-        try:
-            obj = json.loads(s)
-        except json.JSONDecodeError as e:
-            raise error(f"{path}:{n}:{e.colno}: malformed JSON: {e.msg}") from None
+        obj = json_document(s, path, error, line=n)
         if not isinstance(obj, dict):
             raise error(f"{path}:{n}: {what} must be a JSON object")
         yield n, obj
-
-
-def json_document(text: str | bytes, path: str | Path, error: type[Exception]) -> Any:
-    """The parsed JSON document ``text`` of ``path``.
-
-    Raises:
-        error: malformed JSON, naming the place as ``path:line:column``.
-    """
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise error(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None

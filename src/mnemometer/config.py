@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mnemometer._jsonl import json_document
+from mnemometer._jsonl import decode, json_document
 from mnemometer.errors import MnemometerError, did_you_mean
 
 
@@ -143,25 +143,34 @@ def read_document(path: str | Path, *, what: str = "file") -> dict[str, Any]:
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = decode(p.read_bytes(), p, MnemometerError)
     except FileNotFoundError:
         raise MnemometerError(f"{p}: no such {what}") from None
     except IsADirectoryError:
         raise MnemometerError(f"{p}: is a directory, expected a {what}") from None
-    except UnicodeDecodeError as e:
-        raise MnemometerError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise MnemometerError(f"{p}: cannot read the {what}: {e.strerror}") from None
     if p.suffix == ".toml":
         try:
-            doc: Any = tomllib.loads(text)
+            doc: Any = tomllib.loads(text, parse_float=_finite)
         except tomllib.TOMLDecodeError as e:
             raise MnemometerError(f"{p}: malformed TOML: {e}") from None
+        except ValueError as e:
+            raise MnemometerError(f"{p}: {e}") from None
     else:
         doc = json_document(text, p, MnemometerError)
     if not isinstance(doc, Mapping):
         raise MnemometerError(f"{p}: the top level must be a table (key = value pairs)")
     return dict(doc)
+
+
+def _finite(text: str) -> float:
+    # TOML allows nan and inf; no setting of ours means either, and a NaN threshold would
+    # make every comparison with it silently false.
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is not allowed: write a finite number")
+    return value
 
 
 def load_model(

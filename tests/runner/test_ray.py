@@ -26,6 +26,7 @@ from mnemometer._registry import STORES, refresh
 from mnemometer.errors import MnemometerError
 from mnemometer.log import read_header, read_items
 from mnemometer.runner import RayExecutor, resume_experiment
+from mnemometer.runner._ray import import_ray
 
 pytestmark = pytest.mark.live
 
@@ -70,8 +71,7 @@ def _install_slow(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def cluster():
     """A head on 127.0.0.1 plus one more worker node, 1 CPU each; plug-ins on every node."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    import_ray()  # the switches a user's run sets: Ray on loopback, usage reports off
     import ray
     from ray.cluster_utils import Cluster
 

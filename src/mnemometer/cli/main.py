@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from mnemometer.envfile import prepare_environment
+from mnemometer.envfile import prepare_environment, quiet_libraries
 from mnemometer.errors import MnemometerError
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -206,6 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     ``MNEMOMETER_*`` ones (docs/seed-differences.md).
     """
     prepare_environment()
+    quiet_libraries()  # after .env, so a value set there wins; before any system imports
     _log_to_stderr()
     try:
         cli.main(

@@ -16,7 +16,6 @@ which a run records so two runs with different errata never compare silently.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +45,7 @@ def read_errata(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], str
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
-            try:
-                entries.append((n, json.loads(line)))
-            except json.JSONDecodeError as e:
-                raise DatasetError(f"{p}:{n}:{e.colno}: malformed JSON: {e.msg}") from None
+            entries.append((n, json_document(line, p, DatasetError, line=n)))
         where = "line"
     for n, e in entries:
         at = f"{p}: {where} {n}" if where == "entry" else f"{p}:{n}"

@@ -9,7 +9,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from mnemometer._gc import paused
+from mnemometer.config import explain
 from mnemometer.datasets._check import check_dataset
 from mnemometer.datasets._models import Conversation, Dataset, DatasetInfo, Memory, Query
 from mnemometer.datasets._readers import (
@@ -62,7 +65,10 @@ def load_dataset(path_or_name: str | Path, format: str | None = None) -> Dataset
     if reader is None:
         raise _unrecognised(path)
     with paused():  # every record is a few objects, none in a cycle
-        ds = reader.read(path)
+        try:
+            ds = reader.read(path)
+        except ValidationError as e:  # a reader built a model from a value it refuses
+            raise DatasetError(f"{path}: {explain(e)}") from None
         if not isinstance(ds, Dataset):
             raise DatasetError(
                 f"{path}: dataset format {reader.name!r} returned {type(ds).__name__}, "
@@ -262,8 +268,6 @@ def _read_native_jsonl(path: Path) -> Dataset:
 
 
 def _read_native_jsonl_fast(path: Path) -> Dataset | None:
-    from pydantic import ValidationError
-
     text = read_text(path)
     info_line: str | None = None
     groups: dict[str, list[str]] = {key: [] for _, key in _FAST_KINDS.values()}
@@ -305,7 +309,7 @@ def _read_native_jsonl_lines(path: Path) -> Dataset:
     lines: dict[tuple[str, int], int] = {}
     for lineno, rec in iter_jsonl(path):
         kind = rec.pop("kind", None)
-        if kind not in _JSONL_KINDS:
+        if not isinstance(kind, str) or kind not in _JSONL_KINDS:
             raise DatasetError(
                 f"{path}:{lineno}: kind: expected one of "
                 f"{', '.join(repr(k) for k in _JSONL_KINDS)}, got {kind!r}"

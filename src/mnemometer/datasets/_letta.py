@@ -49,8 +49,11 @@ def read_letta(path: Path) -> Dataset:
     kinds: set[str] = set()
     quoted = 0
     for line, row in iter_jsonl(path):
-        extra = (row.get("agent_args") or {}).get("extra") if isinstance(row, dict) else None
         where = f"{path}:{line}"
+        args = row.get("agent_args") or {}
+        if not isinstance(args, dict):
+            raise DatasetError(f"{where}: agent_args: expected an object")
+        extra = args.get("extra")
         for key, value in (("input", row.get("input")), ("ground_truth", row.get("ground_truth"))):
             if not isinstance(value, str) or not value.strip():
                 raise DatasetError(f"{where}: {key}: missing")

@@ -14,12 +14,15 @@ Questions do not share haystacks, so each question's haystack becomes its own
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from mnemometer._jsonl import json_document
+from mnemometer.config import explain
 from mnemometer.datasets._models import Conversation, Dataset, DatasetInfo, Query, Session, Turn
 from mnemometer.datasets._readers import Reader, head_keys, head_starts_with
 from mnemometer.datasets._stream import iter_json_array, read_bytes
@@ -142,7 +145,8 @@ def load_haystack(path: Path, stub: Conversation) -> tuple[Conversation, Query]:
             f"{path}: haystack {stub.id} (bytes {offset}-{offset + length}) changed since the "
             "file was indexed; start a new run"
         )
-    return _question(json.loads(data), f"{path}: {stub.id}", _counts())
+    item = json_document(data, path, DatasetError)
+    return _question(item, f"{path}: {stub.id}", _counts())
 
 
 def _elements(path: Path) -> Any:
@@ -187,6 +191,13 @@ def _info(path: Path, counts: dict[str, int]) -> DatasetInfo:
 
 
 def _question(item: Any, where: str, counts: dict[str, int]) -> tuple[Conversation, Query]:
+    try:
+        return _build_question(item, where, counts)
+    except ValidationError as e:  # a value the models refuse (an empty session id, ...)
+        raise DatasetError(f"{where}: {explain(e)}") from None
+
+
+def _build_question(item: Any, where: str, counts: dict[str, int]) -> tuple[Conversation, Query]:
     if not isinstance(item, dict):
         raise DatasetError(
             f"{where}: expected an object with 'question_id' and 'haystack_sessions'"
@@ -195,10 +206,17 @@ def _question(item: Any, where: str, counts: dict[str, int]) -> tuple[Conversati
         if not item.get(key):
             raise DatasetError(f"{where}.{key}: missing")
     qid = str(item["question_id"])
-    ids, dates, sessions = (
-        item.get(k) or [] for k in ("haystack_session_ids", "haystack_dates", "haystack_sessions")
+    ids, dates, sessions, answer_ids = (
+        item.get(k) or []
+        for k in (
+            "haystack_session_ids",
+            "haystack_dates",
+            "haystack_sessions",
+            "answer_session_ids",
+        )
     )
     for key, value in (
+        ("answer_session_ids", answer_ids),
         ("haystack_session_ids", ids),
         ("haystack_dates", dates),
         ("haystack_sessions", sessions),
@@ -249,7 +267,7 @@ def _question(item: Any, where: str, counts: dict[str, int]) -> tuple[Conversati
 
     abstention = qid.endswith("_abs")
     meta_q: dict[str, Any] = {
-        "answer_session_ids": [str(x) for x in item.get("answer_session_ids") or []],
+        "answer_session_ids": [str(x) for x in answer_ids],
     }
     if abstention:
         counts["abstention"] += 1

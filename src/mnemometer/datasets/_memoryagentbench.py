@@ -189,7 +189,10 @@ def _row(row: Any, i: int, at: str, path: Path) -> tuple[Conversation, list[Quer
     if not isinstance(meta, dict):
         raise DatasetError(f"{at}.metadata: expected an object")
     source = str(meta.get("source") or "unknown")
-    ids = [str(x) for x in meta.get("qa_pair_ids") or []]
+    listed = meta.get("qa_pair_ids") or []
+    if not isinstance(listed, list):
+        raise DatasetError(f"{at}.metadata.qa_pair_ids: expected a list")
+    ids = [str(x) for x in listed]
     if ids and len(ids) != len(questions):
         raise DatasetError(
             f"{at}.metadata.qa_pair_ids: {len(ids)} ids for {len(questions)} questions"

@@ -93,8 +93,8 @@ def from_memtest(raw: dict[str, Any], path: Path) -> Dataset:
     notes: list[str] = []
     memories = _memories(raw["memories"], path, notes)
     known = {m.id for m in memories}
-    queries = _queries(raw.get("queries") or [], known, path, notes)
-    head = raw.get("database_info") or raw.get("metadata") or {}
+    queries = _queries(_typed(raw, "queries", list, path) or [], known, path, notes)
+    head = _typed(raw, "database_info", dict, path) or _typed(raw, "metadata", dict, path) or {}
     texts = (m.text for m in memories)
     lang = _language(raw.get("lang") or head.get("lang") or head.get("language")) or (
         detect_language(texts)
@@ -127,7 +127,7 @@ def _memories(raw: list[Any], path: Path, notes: list[str]) -> list[Memory]:
                 style=str(v.get("style") or v.get("version_id") or f"v{j + 1}"),
                 text=str(v["content"]),
             )
-            for j, v in enumerate(m.get("versions") or [])
+            for j, v in enumerate(_typed(m, "versions", list, path, f"memories.{i}") or [])
             if isinstance(v, dict) and v.get("content")
         ]
         # Four Novels appends a label string to `content`; `text` is the fragment alone,
@@ -166,7 +166,8 @@ def _queries(raw: list[Any], known: set[str], path: Path, notes: list[str]) -> l
         text = q.get("query_text") or q.get("query")
         if not text:
             raise DatasetError(f"{path}: queries.{i}: no 'query_text' or 'query'")
-        expected = [str(x) for x in q.get("expected_memory_ids") or []]
+        listed = _typed(q, "expected_memory_ids", list, path, f"queries.{i}") or []
+        expected = [str(x) for x in listed]
         negative = bool(q.get("is_negative")) or (q.get("query_type") == "负样本")
         if not expected and not negative:
             unlabelled += 1
@@ -198,7 +199,7 @@ def _queries(raw: list[Any], known: set[str], path: Path, notes: list[str]) -> l
                 type=qtype,
                 relevant_ids=kept,
                 answer=str(answer) if answer else None,
-                difficulty=_DIFFICULTY.get(diff, str(diff).lower()) if diff else None,
+                difficulty=_DIFFICULTY.get(str(diff), str(diff).lower()) if diff else None,
                 metadata=meta,
             )
         )
@@ -212,6 +213,16 @@ def _queries(raw: list[Any], known: set[str], path: Path, notes: list[str]) -> l
     if renamed:
         notes.append(f"{renamed} repeated query ids made unique with their position")
     return out
+
+
+def _typed(obj: dict[str, Any], key: str, kind: type, path: Path, where: str = "") -> Any:
+    """``obj[key]`` when it is missing, null or a ``kind``; anything else is refused."""
+    value = obj.get(key)
+    if value is not None and not isinstance(value, kind):
+        at = f"{where}.{key}" if where else key
+        name = "a list" if kind is list else "an object"
+        raise DatasetError(f"{path}: {at}: expected {name}, got {type(value).__name__}")
+    return value
 
 
 def _chain_type(raw: str) -> str:

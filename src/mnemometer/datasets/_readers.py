@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mnemometer._jsonl import json_document, json_objects
+from mnemometer._jsonl import decode, json_document, json_objects
 from mnemometer._registry import Registry
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import DatasetError, MnemometerError
@@ -139,11 +139,10 @@ def read_text(path: Path) -> str:
         DatasetError: unreadable or not UTF-8 (naming the byte).
     """
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise DatasetError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        raw = path.read_bytes()
     except OSError as e:
         raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
+    return decode(raw, path, DatasetError)
 
 
 def read_json(path: Path) -> Any:

@@ -15,13 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mnemometer._jsonl import DECODER
 from mnemometer.errors import DatasetError
 
 CHUNK = 1 << 20
 """Bytes read at a time."""
 
 _WS = " \t\r\n"
-_DECODER = json.JSONDecoder()
 
 
 class _Reader:
@@ -111,7 +111,7 @@ def iter_json_array(path: str | Path, chunk: int = CHUNK) -> Iterator[tuple[int,
             grow = chunk
             while True:
                 try:
-                    obj, end = _DECODER.raw_decode(r.buf, r.pos)
+                    obj, end = DECODER.raw_decode(r.buf, r.pos)
                 except json.JSONDecodeError as e:
                     # Cut short by the window, or really malformed? An error well inside
                     # the window is real (an unterminated string can only be the window's
@@ -122,6 +122,12 @@ def iter_json_array(path: str | Path, chunk: int = CHUNK) -> Iterator[tuple[int,
                         grow *= 2
                         continue
                     raise DatasetError(f"{r.where(e.pos)}: malformed JSON: {e.msg}") from None
+                except RecursionError:
+                    raise DatasetError(
+                        f"{r.where(r.pos)}: malformed JSON: nested too deeply"
+                    ) from None
+                except ValueError as e:  # NaN, Infinity, a number too long to convert
+                    raise DatasetError(f"{r.where(r.pos)}: malformed JSON: {e}") from None
                 if end == len(r.buf) and not r.eof and r.more(chunk):
                     continue  # a number at the window's edge may go on
                 break

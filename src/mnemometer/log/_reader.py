@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mnemometer._gc import paused
-from mnemometer._jsonl import json_document
+from mnemometer._jsonl import decode, json_document
 from mnemometer.errors import RunLogError
 from mnemometer.log._migrate import HEADER_STEPS, ITEM_STEPS
 from mnemometer.log._schema import (
@@ -52,7 +52,7 @@ def _raw_header(run_dir: str | Path) -> dict[str, Any]:
     path = Path(run_dir) / HEADER_FILE
     if not path.exists():
         raise RunLogError(f"{run_dir}: not a run directory (no {HEADER_FILE})")
-    raw = json_document(path.read_text("utf-8"), path, RunLogError)
+    raw = json_document(decode(path.read_bytes(), path, RunLogError), path, RunLogError)
     version = raw.get("schema_version") if isinstance(raw, dict) else None
     if not isinstance(version, int) or version < 1:
         raise RunLogError(f"{path}: no integer schema_version")
@@ -183,7 +183,8 @@ def read_summary(run_dir: str | Path) -> Summary | None:
         summary = Summary.model_validate_json(path.read_bytes())
     except ValidationError as e:
         err = e.errors()[0]
-        raise RunLogError(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        loc = ".".join(map(str, err["loc"]))
+        raise RunLogError(f"{path}: {loc + ': ' if loc else ''}{err['msg']}") from None
     run_id = read_header(run_dir).run_id
     if summary.run_id and summary.run_id != run_id:
         raise RunLogError(f"{path}: summarises run {summary.run_id}, not {run_id}")

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MissingExtraError, MnemometerError
 from mnemometer.runner._executor import WorkerFn
 from mnemometer.runner._pool import Done
@@ -42,7 +43,7 @@ def import_ray() -> Any:
     ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` makes Ray resolve its node address to 127.0.0.1
     (read when Ray is imported), and usage statistics are off.
     """
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    quiet_libraries()
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     try:
         import ray

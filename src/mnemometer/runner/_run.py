@@ -9,6 +9,7 @@ from typing import Any
 
 from mnemometer._registry import SUITES
 from mnemometer.datasets._models import Dataset
+from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MnemometerError, RunLogError
 from mnemometer.log._lock import DirLock
 from mnemometer.log._reader import read_header, read_items, upgrade
@@ -116,6 +117,7 @@ def run(
         MnemometerError: bad input (dataset, names, options, run directory).
     """
     settings = (settings or RunSettings()).checked()
+    quiet_libraries()  # before any system's library is imported: nothing reports home
     spec = _system_arg(system, store, agent)
     if limit is not None and limit < 1:
         raise MnemometerError(f"--limit must be at least 1, got {limit}")
@@ -171,6 +173,7 @@ def resume(
     Raises:
         RunLogError: not a run directory, or its inputs changed since it started.
     """
+    quiet_libraries()
     settings = (settings or RunSettings()).checked()
     path = Path(run_dir)
     if not (path / HEADER_FILE).exists() and _aborted_start(path):

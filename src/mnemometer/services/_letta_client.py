@@ -14,6 +14,7 @@ import warnings
 from typing import Any
 
 from mnemometer._registry import require
+from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MnemometerError
 from mnemometer.services._letta_install import TESTED
 
@@ -36,6 +37,7 @@ def connect(base_url: str, token: str | None, what: str) -> tuple[Any, str]:
     Raises:
         MnemometerError: unreachable, too old (before 0.16), or an unmigrated database.
     """
+    quiet_libraries()
     sdk = require("letta_client", "letta", what)
     client = sdk.Letta(
         base_url=base_url,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer._registry import require
+from mnemometer.envfile import QUIET
 from mnemometer.errors import MnemometerError
 from mnemometer.services._letta_install import (
     DEFAULT_VERSION,
@@ -72,6 +73,7 @@ def _letta_env(home: Path, pg_uri: str, **extra: str) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
     env.update(HOME=str(home), LETTA_PG_URI=pg_uri, PYTHONUNBUFFERED="1")
     env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    env.update({k: os.environ.get(k, v) for k, v in QUIET.items()})  # the server stays quiet
     env.update(extra)
     return env
 

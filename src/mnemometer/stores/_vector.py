@@ -26,19 +26,6 @@ from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, ranked_search
 
-#: Telemetry switches honoured by the embedded databases we wrap.
-_TELEMETRY_OFF = {
-    "ANONYMIZED_TELEMETRY": "False",  # chroma
-    "MEM0_TELEMETRY": "False",
-    "DO_NOT_TRACK": "1",
-}
-
-
-def telemetry_off() -> None:
-    """Turn off every telemetry client we know of (before the SDKs are imported)."""
-    for key, value in _TELEMETRY_OFF.items():
-        os.environ.setdefault(key, value)
-
 
 def data_dir(workdir: Path | str | None, name: str, owner: object) -> Path:
     """The directory ``owner`` keeps its files in: ``workdir/name``, else a private temp dir.

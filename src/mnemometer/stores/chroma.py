@@ -10,8 +10,9 @@ import numpy as np
 
 from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, Embedder
+from mnemometer.envfile import quiet_libraries
 from mnemometer.stores._ties import DEFAULT_TIE_SEED
-from mnemometer.stores._vector import BufferedVectorStore, data_dir, telemetry_off
+from mnemometer.stores._vector import BufferedVectorStore, data_dir
 
 _COLLECTION = "mnemometer"
 
@@ -71,7 +72,7 @@ class ChromaStore(BufferedVectorStore):
         super().__init__(model, batch_size, tie_seed)
 
     def _open(self) -> None:
-        telemetry_off()
+        quiet_libraries()
         chromadb = require("chromadb", "vector", "the chroma store")
         settings = chromadb.config.Settings(anonymized_telemetry=False, allow_reset=True)
         if self.path is None:

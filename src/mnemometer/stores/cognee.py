@@ -39,6 +39,7 @@ from mnemometer.embeddings import (
     model_path,
     offline_env,
 )
+from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MissingExtraError, MnemometerError
 from mnemometer.stores._extracting import Ledger, LoopThread, llm_settings, reference_time
 from mnemometer.stores._llm_relay import LLMRelay
@@ -76,9 +77,6 @@ def _process_parts(model: str) -> tuple[LLMRelay, LoopThread]:
                 "EMBEDDING_DIMENSIONS": str(embedder.dim),
                 "EMBEDDING_API_KEY": "local",
                 "HUGGINGFACE_TOKENIZER": model_path(model),
-                "TELEMETRY_DISABLED": "1",
-                "COGNEE_TELEMETRY_DISABLED": "1",
-                "LITELLM_LOCAL_MODEL_COST_MAP": "True",
                 "CACHING": "false",
             }
         )
@@ -134,6 +132,7 @@ class CogneeStore:
         workdir: Path | None = None,
         tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
+        quiet_libraries()  # before `require` imports cognee (and litellm, posthog with it)
         self.tie_seed = check_seed(tie_seed)
         if mode not in _MODES:
             raise MnemometerError(f"cognee: mode must be one of {', '.join(_MODES)}, got {mode!r}")

@@ -29,6 +29,7 @@ from typing import Any
 
 from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, load_embedder
+from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._extracting import Ledger, LoopThread, llm_settings, reference_time
 from mnemometer.stores._llm_relay import LLMRelay
@@ -106,7 +107,7 @@ class GraphitiStore:
                 "graphiti: structured_output must be json_schema or json_object, "
                 f"got {structured_output!r}"
             )
-        os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"
+        quiet_libraries()
         require("graphiti_core", _EXTRA, "the graphiti store")
         self.backend = _backend(backend)
         if self.backend == "kuzu":

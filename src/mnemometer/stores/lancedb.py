@@ -11,9 +11,10 @@ import numpy as np
 
 from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES
+from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, rows_through, sort_rows
-from mnemometer.stores._vector import BufferedVectorStore, data_dir, telemetry_off
+from mnemometer.stores._vector import BufferedVectorStore, data_dir
 from mnemometer.text import _CJK_RUN as _CJK
 from mnemometer.text import Tokenizer, detect_language, tokenizer
 
@@ -64,7 +65,7 @@ class LanceDBStore(BufferedVectorStore):
         super().__init__(model, batch_size, tie_seed)
 
     def _open(self) -> None:
-        telemetry_off()
+        quiet_libraries()
         lancedb = require("lancedb", "vector", "the lancedb store")
         self.db = lancedb.connect(str(self.path))
         self._clear()

@@ -23,6 +23,7 @@ from typing import Any
 
 from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, load_embedder
+from mnemometer.envfile import quiet_libraries
 from mnemometer.stores._extracting import Ledger, llm_settings, reference_time
 from mnemometer.stores._llm_relay import LLMRelay
 from mnemometer.stores._protocol import Hit, IngestCost
@@ -65,8 +66,7 @@ class LangMemStore:
     ) -> None:
         del workdir
         self.tie_seed = check_seed(tie_seed)
-        os.environ.setdefault("LANGSMITH_TRACING", "false")
-        os.environ.setdefault("LANGCHAIN_TRACING_V2", "false")
+        quiet_libraries()
         require("langmem", _EXTRA, "the langmem store")
         require("langchain_openai", _EXTRA, "the langmem store")
         self.settings = llm_settings(llm, base_url, llm_model, api_key, "the langmem store")

@@ -17,11 +17,12 @@ from typing import Any
 
 from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, model_path, offline_env
+from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._mem0_remote import Mem0Remote, check_mode
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, ranked_search
-from mnemometer.stores._vector import data_dir, locked, telemetry_off
+from mnemometer.stores._vector import data_dir, locked
 
 _DUMMY_LLM = "http://127.0.0.1:9/v1"  # never called with infer=False; mem0 builds it eagerly
 _VECTOR_STORES = ("qdrant", "faiss")
@@ -93,7 +94,7 @@ class Mem0Store:
         self.dir = data_dir(workdir, "mem0", self)
         # mem0 writes ~/.mem0 at import unless MEM0_DIR says otherwise.
         os.environ.setdefault("MEM0_DIR", str(self.dir / "home"))
-        telemetry_off()
+        quiet_libraries()
         offline_env()
         mem0 = require("mem0", "mem0", "the mem0 store")
         logging.getLogger("mem0").setLevel(logging.ERROR)  # spaCy/fastembed notices

@@ -9,8 +9,9 @@ import numpy as np
 
 from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES
+from mnemometer.envfile import quiet_libraries
 from mnemometer.stores._ties import DEFAULT_TIE_SEED
-from mnemometer.stores._vector import BufferedVectorStore, data_dir, locked, telemetry_off
+from mnemometer.stores._vector import BufferedVectorStore, data_dir, locked
 
 _COLLECTION = "mnemometer"
 
@@ -46,7 +47,7 @@ class QdrantStore(BufferedVectorStore):
         super().__init__(model, batch_size, tie_seed)
 
     def _open(self) -> None:
-        telemetry_off()
+        quiet_libraries()
         qc = require("qdrant_client", "vector", "the qdrant store")
         self._models = require("qdrant_client.models", "vector", "the qdrant store")
         try:

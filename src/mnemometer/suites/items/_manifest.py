@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from mnemometer._jsonl import json_document, json_objects
+from mnemometer._jsonl import decode, json_document, json_objects
 from mnemometer.config import StrictModel, explain, read_document, validate
 from mnemometer.datasets._models import Memory
 from mnemometer.errors import MnemometerError, did_you_mean
@@ -147,7 +147,7 @@ def inside(root: Path, rel: str, boundary: Path | None = None) -> bool:
 
     ``boundary`` defaults to ``root``.
     """
-    if Path(rel).is_absolute():
+    if "\0" in rel or Path(rel).is_absolute():  # a NUL byte names no file anywhere
         return False
     return (root / rel).resolve().is_relative_to((boundary or root).resolve())
 
@@ -191,9 +191,11 @@ def parse_items(path: Path) -> tuple[list[BaseItem], dict[str, int], bytes]:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise SuiteError(f"{path}: items file not found") from None
+    except IsADirectoryError:
+        raise SuiteError(f"{path}: is a directory, expected an items file") from None
     items: list[BaseItem] = []
     lines: dict[str, int] = {}
-    text = raw.decode("utf-8", errors="replace")
+    text = decode(raw, path, SuiteError)
     for n, data in json_objects(text, path, SuiteError, comments=True, what="an item"):
         kind = data.get("eval_type")
         if not isinstance(kind, str):
@@ -227,9 +229,11 @@ def load_memories(path: Path) -> list[SeedMemory]:
         SuiteError: missing or malformed, with the line.
     """
     try:
-        text = path.read_text("utf-8")
+        text = decode(path.read_bytes(), path, SuiteError)
     except FileNotFoundError:
         raise SuiteError(f"{path}: memories file not found") from None
+    except IsADirectoryError:
+        raise SuiteError(f"{path}: is a directory, expected a memories file") from None
     if path.suffix == ".json":
         data = json_document(text, path, SuiteError)
         cands = data.get("structured_candidates") if isinstance(data, dict) else None
@@ -255,7 +259,7 @@ _REMEMBER_KEYS = {"project", "type", "title", "summary", "note", "tags"}
 def _line_memory(d: dict[str, Any], i: int, path: Path, n: int) -> SeedMemory:
     if "text" not in d and set(d) <= _REMEMBER_KEYS:  # Memory Layer `remember` lines
         text = ". ".join(str(d[k]).rstrip(". ") for k in ("title", "summary", "note") if d.get(k))
-        tags = tuple(str(t) for t in d.get("tags", []))
+        tags = _strings(d, "tags", f"{path}:{n}")
         return SeedMemory(Memory(id=f"m{i + 1:03d}", text=text), tags, ())
     unknown = set(d) - _MEMORY_KEYS
     if unknown:
@@ -272,7 +276,16 @@ def _line_memory(d: dict[str, Any], i: int, path: Path, n: int) -> SeedMemory:
     except (TypeError, ValueError):
         raise SuiteError(f"{path}:{n}: field 'timestamp' must be ISO 8601, got {ts!r}") from None
     mem = Memory(id=d["id"], text=d["text"], timestamp=stamp, metadata=d.get("metadata") or {})
-    return SeedMemory(mem, tuple(map(str, d.get("tags", []))), tuple(map(str, d.get("files", []))))
+    where = f"{path}:{n}"
+    return SeedMemory(mem, _strings(d, "tags", where), _strings(d, "files", where))
+
+
+def _strings(d: dict[str, Any], field: str, where: str) -> tuple[str, ...]:
+    """``d[field]`` (a list, default empty) as strings; anything else is refused."""
+    value = d.get(field, [])
+    if not isinstance(value, list):
+        raise SuiteError(f"{where}: field {field!r} must be a list of strings")
+    return tuple(map(str, value))
 
 
 def _capture_memory(c: Any, i: int, path: Path) -> SeedMemory:
@@ -285,7 +298,7 @@ def _capture_memory(c: Any, i: int, path: Path) -> SeedMemory:
     )
     return SeedMemory(
         Memory(id=f"m{i + 1:03d}", text=c["canonical_text"]),
-        tuple(str(t) for t in c.get("tags", [])),
+        _strings(c, "tags", f"{path}: structured_candidates[{i}]"),
         files,
     )
 

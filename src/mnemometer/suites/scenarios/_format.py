@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
-from mnemometer._jsonl import json_objects
+from mnemometer._jsonl import decode, json_objects
 from mnemometer.config import StrictModel
 from mnemometer.errors import MnemometerError
 
@@ -174,10 +174,7 @@ def load_scenario(path: str | Path) -> Scenario:
         raw = path.read_bytes()
     except OSError as e:
         raise ScenarioError(f"{path}: cannot read scenario file: {e.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{path}: not UTF-8 text") from None
+    text = decode(raw, path, ScenarioError)
     header: Header | None = None
     steps: list[Step] = []
     for n, obj in json_objects(text, path, ScenarioError, what="a scenario line"):
