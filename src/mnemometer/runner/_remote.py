@@ -34,6 +34,7 @@ from mnemometer.log._writer import write_header
 from mnemometer.runner._executor import LocalExecutor
 from mnemometer.suites import create_suite
 from mnemometer.suites._base import Item, RunContext, Suite
+from mnemometer.suites._index_file import INDEX_DIR
 from mnemometer.systems import SystemSpec, close
 
 ITEM_UNIT_SUITES: dict[str, str] = {
@@ -44,9 +45,9 @@ ITEM_UNIT_SUITES: dict[str, str] = {
 several workers that each ran ``setup`` measure what one process measures. A plug-in suite
 opts in with a class attribute ``independent_items = True``."""
 
-SYSTEM_DIRS = ("store", "agent", "isolated")
-"""Where a run keeps the system's own files (an index, a database): not part of the run log,
-not shipped back."""
+SYSTEM_DIRS = ("store", "agent", "isolated", INDEX_DIR, INDEX_DIR + ".tmp")
+"""Where a run keeps the system's own files (an index, a database, a saved index): not part
+of the run log, not shipped back."""
 
 
 def check_item_unit(suite: Suite) -> None:

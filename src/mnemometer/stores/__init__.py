@@ -11,6 +11,7 @@ from mnemometer.stores._protocol import (
     IngestCost,
     IngestCosted,
     ListableStore,
+    Persistent,
     Store,
     capabilities,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "IngestCost",
     "IngestCosted",
     "ListableStore",
+    "Persistent",
     "Store",
     "capabilities",
     "create_store",

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -128,6 +129,26 @@ class ClockAware(Protocol):
         ...
 
 
+@runtime_checkable
+class Persistent(Protocol):
+    """Capability: write the built index to a directory and read it back.
+
+    A suite saves the index once indexing finishes and, on a resumed run, loads it instead
+    of storing every memory again. ``load`` must leave the store exactly as it was after
+    the indexing that ``save`` captured (same hits, scores and tie order), or return
+    ``False`` (the suite then indexes again). Files are plain data (JSON, ``.npy``); never
+    pickles.
+    """
+
+    def save(self, path: Path) -> None:
+        """Write the index to the directory ``path`` (created)."""
+        ...
+
+    def load(self, path: Path) -> bool:
+        """Replace the store's contents with the index at ``path``; ``False`` if unusable."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class IngestCost:
     """What ingesting one memory (or one batch of memories) cost a store."""
@@ -184,6 +205,7 @@ def capabilities(store: object) -> list[str]:
         "list_ids": ListableStore,
         "set_time": ClockAware,
         "ingest_costs": IngestCosted,
+        "persistent": Persistent,
     }
     caps = [name for name, proto in checks.items() if isinstance(store, proto)]
     if getattr(store, "abstains", False):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
 from mnemometer.stores._lexical import IndexedStore
@@ -38,6 +41,25 @@ class BM25Store(IndexedStore):
         self._bm25 = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
         self._bm25.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
         self._vocab = vocab
+
+    def index_options(self) -> dict[str, Any]:
+        """The base's plus ``k1`` and ``b``."""
+        return {**super().index_options(), "k1": self.k1, "b": self.b}
+
+    def _save_index(self, path: Path) -> None:
+        # bm25s writes its score matrix as .npy and the vocabulary (ours) as JSON.
+        self._bm25.save(path / "bm25s", allow_pickle=False)
+
+    def _load_index(self, path: Path, n_docs: int) -> bool:
+        import bm25s
+
+        bm25 = bm25s.BM25.load(path / "bm25s", mmap=False, allow_pickle=False)
+        params = (bm25.k1, bm25.b, bm25.method, int(bm25.scores["num_docs"]))
+        if params != (self.k1, self.b, "lucene", n_docs):
+            return False
+        self._bm25 = bm25
+        self._vocab = {str(t): int(i) for t, i in bm25.vocab_dict.items()}
+        return True
 
     def _scores(self, tokens: list[str]) -> np.ndarray:
         ids = [self._vocab[t] for t in tokens if t in self._vocab]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 
-from mnemometer.stores._lexical import IndexedStore
+from mnemometer.stores._lexical import IndexedStore, read_arrays, write_arrays
 
 
 class KeywordStore(IndexedStore):
@@ -38,3 +39,20 @@ class KeywordStore(IndexedStore):
             if docs is not None:
                 scores[docs] += 1.0
         return scores
+
+    def _save_index(self, path: Path) -> None:
+        # The postings as one flat array with each token's offset (its vocabulary number).
+        tokens = list(self._postings)
+        lengths = [len(self._postings[t]) for t in tokens]
+        offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+        flat = np.concatenate([self._postings[t] for t in tokens] or [np.zeros(0, np.int64)])
+        write_arrays(path, {t: i for i, t in enumerate(tokens)}, docs=flat, offsets=offsets)
+
+    def _load_index(self, path: Path, n_docs: int) -> bool:
+        vocab, a = read_arrays(path, "docs", "offsets")
+        docs, offsets = a["docs"], a["offsets"]
+        if len(offsets) != len(vocab) + 1 or (docs.size and int(docs.max()) >= n_docs):
+            return False
+        self._postings = {t: docs[offsets[i] : offsets[i + 1]] for t, i in vocab.items()}
+        self._n = n_docs
+        return True

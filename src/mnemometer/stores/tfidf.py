@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 
-from mnemometer.stores._lexical import IndexedStore
+from mnemometer.stores._lexical import IndexedStore, read_arrays, write_arrays
 
 
 class TfidfStore(IndexedStore):
@@ -45,6 +46,23 @@ class TfidfStore(IndexedStore):
         lengths = np.diff(matrix.indptr)
         matrix.data /= np.repeat(np.where(norms > 0, norms, 1.0), lengths)
         self._matrix = matrix
+
+    def _save_index(self, path: Path) -> None:
+        m = self._matrix
+        write_arrays(
+            path, self._vocab, idf=self._idf, data=m.data, indices=m.indices, indptr=m.indptr
+        )
+
+    def _load_index(self, path: Path, n_docs: int) -> bool:
+        from scipy.sparse import csr_matrix
+
+        vocab, a = read_arrays(path, "idf", "data", "indices", "indptr")
+        if len(a["indptr"]) != n_docs + 1 or len(a["idf"]) != len(vocab):
+            return False
+        shape = (n_docs, max(1, len(vocab)))
+        self._matrix = csr_matrix((a["data"], a["indices"], a["indptr"]), shape=shape)
+        self._vocab, self._idf = vocab, a["idf"]
+        return True
 
     def _scores(self, tokens: list[str]) -> np.ndarray:
         tf = Counter(self._vocab[t] for t in tokens if t in self._vocab)

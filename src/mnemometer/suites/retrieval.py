@@ -26,6 +26,7 @@ from mnemometer.stores._protocol import (
     uses_structured_query,
 )
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
+from mnemometer.suites._index_file import index_key, load_index, save_index
 from mnemometer.suites._ingest import IngestTally
 from mnemometer.systems import close
 
@@ -65,6 +66,28 @@ def store_dataset(
     if isinstance(store, Flushable):
         store.flush()
     return {"index": time.perf_counter() - t0}
+
+
+def index_dataset(
+    store: Any, dataset: Dataset, ctx: RunContext, versions: str = "all"
+) -> dict[str, float]:
+    """:func:`store_dataset`, saving the index of a ``Persistent`` store in the run directory.
+
+    A resumed run loads that index instead when it was built from the same dataset, store
+    and options (``{"index_load": seconds}``; see :mod:`mnemometer.suites._index_file`).
+    """
+    t0 = time.perf_counter()
+    key = index_key(store, dataset, ctx.system, versions)
+    if ctx.pending is not None and load_index(store, dataset, ctx.run_dir, key):
+        if isinstance(store, ClockAware) and dataset.info.reference_time is not None:
+            store.set_time(dataset.info.reference_time)
+        return {"index_load": time.perf_counter() - t0}
+    timings = store_dataset(store, dataset, versions, ctx.report)
+    if key is not None:
+        t1 = time.perf_counter()
+        save_index(store, ctx.run_dir, key)
+        timings["index_save"] = time.perf_counter() - t1
+    return timings
 
 
 def timed_search(
@@ -160,9 +183,9 @@ class RetrievalSuite(BaseSuite):
         self._abstains = bool(getattr(system, "abstains", False))
         self._known = {m.id for m in dataset.memories}
         tally = self._ingest = IngestTally()
-        timings = store_dataset(system, dataset, self.versions, ctx.report)
+        timings = index_dataset(system, dataset, ctx, self.versions)
         if dataset.memories or not dataset.conversations:
-            tally.add(system, len(dataset.memories), timings["index"])
+            tally.add(system, len(dataset.memories), timings.get("index", 0.0))
         for n, conv in enumerate(dataset.conversations, 1):
             ctx.report("ingest", n - 1, len(dataset.conversations))
             store = ctx.isolated(_namespace(conv.id), lang=dataset.info.language)

@@ -10,8 +10,9 @@ Items, in plan order (ids are stable, so a run resumes):
 
 The replay runs in :meth:`MemtestSuite.setup` (it must happen before the other probes and
 in schedule order); its per-memory outcomes become the ``forget/`` items. The outcomes are
-checkpointed in the run directory (``memtest-replay.json``), so a resumed run neither
-replays nor re-indexes: it stores the data once and runs what is left. The other
+checkpointed in the run directory (``memtest-replay.json``), and a persistent store's index
+is saved there too (``store-index/``), so a resumed run neither replays nor re-indexes: it
+loads the index (or stores the data once) and runs what is left. The other
 dimensions measure the store as first given the data, which the fresh index of a resume
 is (for a store whose searches change it, results already depended on search order).
 """
@@ -33,7 +34,7 @@ from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, fa
 from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
 from mnemometer.suites.memtest._replay import read_replay, write_replay
 from mnemometer.suites.memtest._score import DEFAULT_WEIGHTS, DIMENSIONS, chain_metrics, summarize
-from mnemometer.suites.retrieval import store_dataset, timed_search
+from mnemometer.suites.retrieval import index_dataset, store_dataset, timed_search
 
 DEFAULT_KS = (1, 5, 10, 20)
 STORAGE_MODES = ("read-back", "auto", "self-query", "list")
@@ -155,7 +156,7 @@ class MemtestSuite(BaseSuite):
         if self._plan is None:
             self._plan = read_plan(dataset, self.cluster_probes)
         self._abstains = bool(getattr(system, "abstains", False))
-        timings = store_dataset(system, dataset)
+        timings = index_dataset(system, dataset, ctx)
         pending = ctx.pending
         replay = pending is None or any(i.startswith("forget/") for i in pending)
         saved = read_replay(ctx.run_dir) if pending is not None and replay else None
