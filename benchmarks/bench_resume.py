@@ -1,13 +1,16 @@
-"""What resuming a killed memtest run costs, with and without the replay checkpoint.
+"""What resuming a killed memtest run costs, with and without its checkpoints.
 
 A memtest/bm25 run over the generated 10,000-memory English set is SIGKILLed once its log
 holds half its items (the kill lands by polling ``items.jsonl``, not by a timer). The
-killed directory is copied twice and resumed both ways:
+killed directory is copied three times and resumed three ways:
 
-* **checkpoint**: as shipped; ``memtest-replay.json`` holds the access-schedule replay's
-  outcomes, so the resume stores the data once and runs what is left;
-* **no checkpoint**: the file deleted first, so the resume replays the schedule and
-  indexes again, which is what every resume did before the checkpoint existed.
+* **index + replay**: as shipped; ``store-index/`` holds bm25's saved index and
+  ``memtest-replay.json`` the access-schedule replay's outcomes, so the resume loads the
+  index and runs what is left;
+* **replay only**: ``store-index/`` deleted first, so the resume indexes the data again
+  (what a resume did before stores could persist);
+* **neither**: both deleted, so the resume also replays the schedule (what every resume
+  did before either checkpoint existed).
 
 An uninterrupted run in the same process batch is the reference. Each figure is a fresh
 ``mnemometer`` process timed from outside.
@@ -56,22 +59,34 @@ def main() -> None:
         proc.wait()
         done = _lines(killed / "items.jsonl")
         rows = []
-        for name, keep in (("checkpoint", True), ("no checkpoint", False)):
-            copy = tmp / name.replace(" ", "-")
+        index_mb = sum(p.stat().st_size for p in (killed / "store-index").rglob("*")) / 1e6
+        drops = {
+            "index + replay": (),
+            "replay only": ("store-index",),
+            "neither": ("store-index", "memtest-replay.json"),
+        }
+        for name, drop in drops.items():
+            copy = tmp / name.replace(" ", "-").replace("+", "and")
             shutil.copytree(killed, copy)
-            if not keep:
-                (copy / "memtest-replay.json").unlink()
+            for gone in drop:
+                if (copy / gone).is_dir():
+                    shutil.rmtree(copy / gone)
+                else:
+                    (copy / gone).unlink()
             wall = _timed([CLI, "run", "--resume", str(copy), "--format", "none"])
             timings = json.loads((copy / "header.json").read_text())["timings"]
             rows.append((name, wall, timings))
-    print(f"uninterrupted run: {total:,} items, {full:.1f} s")
+    print(f"uninterrupted run: {total:,} items, {full:.1f} s; saved index {index_mb:.1f} MB")
     print(f"killed after {done:,} items; resumed (phases summed over both sessions):")
     for name, wall, t in rows:
         phases = ", ".join(
-            f"{k} {t[k]:.1f} s" for k in ("index", "forgetting_replay", "index_again") if k in t
+            f"{k} {t[k]:.1f} s"
+            for k in ("index", "index_save", "index_load", "forgetting_replay", "index_again")
+            if k in t
         )
-        print(f"  {name:<14} {wall:>6.1f} s  {wall / full:.2f}x the full run  ({phases})")
-    print(f"checkpoint vs none: {rows[1][1] / rows[0][1]:.2f}x faster")
+        print(f"  {name:<15} {wall:>6.1f} s  {wall / full:.2f}x the full run  ({phases})")
+    print(f"index + replay vs replay only: {rows[1][1] / rows[0][1]:.2f}x faster")
+    print(f"index + replay vs neither: {rows[2][1] / rows[0][1]:.2f}x faster")
 
 
 if __name__ == "__main__":

@@ -123,3 +123,30 @@ def test_a_loaded_store_answers_exactly_as_the_one_saved(name, dataset, tmp_path
     assert not create_store(name, {"tie_seed": 7}).load(tmp_path / "idx")
     (tmp_path / "idx" / "documents.json").write_text("[]")
     assert not loaded.load(tmp_path / "idx") and loaded.search(queries[0], 5) == []
+
+
+def test_a_resumed_run_rebuilt_from_its_header_loads_the_index(dataset, tmp_path):
+    """Through the runner: the resume's store spec comes from the header, not the caller."""
+    from mnemometer.log import read_items
+    from mnemometer.runner import resume, run
+
+    def logged(run_dir):
+        return [
+            json.dumps(r.model_dump(mode="json", exclude={"latency_ms"}), sort_keys=True)
+            for r in read_items(run_dir)
+        ]
+
+    opts = {"store": "bm25", "dataset": dataset}
+    run("retrieval", **opts, out=tmp_path / "full", suite_options={"versions": "first"})
+    run_dir = tmp_path / "cut"
+    run("retrieval", **opts, out=run_dir, suite_options={"versions": "first"})
+    lines = (run_dir / "items.jsonl").read_bytes().splitlines(keepends=True)
+    (run_dir / "items.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
+    header = json.loads((run_dir / "header.json").read_text())
+    header["status"] = "running"
+    (run_dir / "header.json").write_text(json.dumps(header))
+    (run_dir / "summary.json").unlink()
+    resume(run_dir, dataset=dataset)
+    timings = json.loads((run_dir / "header.json").read_text())["timings"]
+    assert "index_load" in timings, timings
+    assert logged(run_dir) == logged(tmp_path / "full")

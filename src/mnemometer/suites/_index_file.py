@@ -35,7 +35,9 @@ def index_key(store: Any, dataset: Dataset, system: Any, versions: str) -> str |
         package_version(),
         dataset.info.content_hash,
         getattr(system, "name", None),
-        getattr(system, "options", None),
+        # As the header records them (given, resolved, secrets hidden): a resume's spec is
+        # rebuilt from that record, so its raw options differ from the first session's.
+        system.ref(store).options if hasattr(system, "ref") else None,
         f"{type(store).__module__}.{type(store).__qualname__}",
         versions,
     ]
