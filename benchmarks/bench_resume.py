@@ -77,7 +77,7 @@ def main() -> None:
             timings = json.loads((copy / "header.json").read_text())["timings"]
             rows.append((name, wall, timings))
     print(f"uninterrupted run: {total:,} items, {full:.1f} s; saved index {index_mb:.1f} MB")
-    print(f"killed after {done:,} items; resumed (phases summed over both sessions):")
+    print(f"killed after {done:,} items; resumed (the phases of the resume):")
     for name, wall, t in rows:
         phases = ", ".join(
             f"{k} {t[k]:.1f} s"

@@ -107,6 +107,10 @@ def test_reproduce_then_archive(tmp_path):
     assert r.exit_code == 1 and "gate: fail" in r.output
 
     bundle = tmp_path / "team.tar.gz"
+    # A saved store index (a resume's shortcut, not a result) stays out of the bundle.
+    planted = next(out.rglob("header.json")).parent / "store-index"
+    planted.mkdir()
+    (planted / "key.json").write_text("{}")
     r = cli("archive", TEAM, out, "-o", bundle)
     assert r.exit_code == 0, r.output
     r = cli("archive", "--verify", bundle)
@@ -116,6 +120,7 @@ def test_reproduce_then_archive(tmp_path):
         manifest = json.loads(tar.extractfile("manifest.json").read())
     assert "suite/items.jsonl" in names and "runs/rep/comparison.json" in names
     assert any(n.endswith("no-memory-r0/header.json") for n in names)
+    assert not any("/store-index" in n for n in names)
     assert manifest["kind"] == "mnemometer-experiment" and manifest["item_count"] == 32
     assert {f["path"] for f in manifest["files"]} == set(names) - {"manifest.json"}
     # tampering is caught

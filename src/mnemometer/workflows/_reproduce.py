@@ -19,6 +19,7 @@ from mnemometer.errors import MnemometerError
 from mnemometer.report._leaderboard import find_runs
 from mnemometer.runner._experiment import ExperimentResult, run_suite
 from mnemometer.runner._run import RunSettings
+from mnemometer.suites._index_file import INDEX_DIR
 from mnemometer.suites.items._manifest import load_suite
 
 
@@ -148,6 +149,8 @@ def archive(suite_dir: str | Path, runs: list[str | Path], out: str | Path) -> A
     dirs = find_runs(runs)
     for d in dirs:
         for f in sorted(p for p in d.rglob("*") if p.is_file()):
+            if f.relative_to(d).parts[0].startswith(INDEX_DIR):
+                continue  # a saved store index is a resume's shortcut, not a result
             members.append((f"runs/{d.parent.name}/{d.name}/{f.relative_to(d).as_posix()}", f))
     for parent in dict.fromkeys(d.parent for d in dirs):
         for name in ("comparison.json", "gate.json"):
