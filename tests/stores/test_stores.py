@@ -21,7 +21,8 @@ def test_builtins_registered_through_entry_points() -> None:
 def test_builtin_stores_pass_conformance(name: str) -> None:
     rep = check_store(create_store(name))
     assert rep.ok, str(rep)
-    assert {"store_many", "flush", "list_ids", "abstains"} <= set(rep.capabilities)
+    assert {"store_many", "flush", "list_ids", "persistent", "abstains"} <= set(rep.capabilities)
+    assert any(c.name.startswith("save and load") and c.ok for c in rep.checks)
 
 
 @pytest.mark.parametrize("name", BUILTIN)
@@ -105,6 +106,19 @@ def test_capabilities_of_a_minimal_store() -> None:
     assert capabilities(Minimal()) == []
     rep = check_store(Minimal())
     assert not rep.ok and "exact text not found" in str(rep)
+
+
+def test_conformance_catches_a_store_whose_load_loses_its_index() -> None:
+    from mnemometer.stores.bm25 import BM25Store
+
+    class Forgetful(BM25Store):
+        def load(self, path) -> bool:
+            super().load(path)
+            self.reset()  # claims success, keeps nothing
+            return True
+
+    rep = check_store(Forgetful())
+    assert not rep.ok and "save and load" in str(rep)
 
 
 @pytest.mark.parametrize("dataset", ["demo-en", "demo-zh"])

@@ -136,7 +136,8 @@ class Persistent(Protocol):
     A suite saves the index once indexing finishes and, on a resumed run, loads it instead
     of storing every memory again. ``load`` must leave the store exactly as it was after
     the indexing that ``save`` captured (same hits, scores and tie order), or return
-    ``False`` (the suite then indexes again). Files are plain data (JSON, ``.npy``); never
+    ``False`` (the suite then resets the store and indexes again; ``mnemometer
+    check-store`` checks the round trip). Files are plain data (JSON, ``.npy``); never
     pickles.
     """
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from mnemometer.stores._protocol import (
@@ -11,6 +13,7 @@ from mnemometer.stores._protocol import (
     Flushable,
     Hit,
     ListableStore,
+    Persistent,
     capabilities,
 )
 
@@ -214,6 +217,26 @@ def check_store(store: Any, *, raise_on_failure: bool = False) -> ConformanceRep
         return None
 
     check("returns each memory id at most once per result", one_hit_per_memory, warning=True)
+
+    if isinstance(store, Persistent):
+
+        def reloads() -> str | None:
+            fill(_DOCS)
+            queries = [text for _, text in _DOCS] + ["the team budget review"]
+            before = [search(q, 5) for q in queries]
+            with tempfile.TemporaryDirectory() as d:
+                store.save(Path(d) / "index")
+                store.reset()
+                if not store.load(Path(d) / "index"):
+                    return "load of the index it saved returned False"
+                after = [search(q, 5) for q in queries]
+                if store.load(Path(d) / "none"):
+                    return "load of a directory with no index returned True"
+            if after != before:
+                return "after save, reset and load, searches return other hits or scores"
+            return None
+
+        check("save and load give back the same hits and scores", reloads)
 
     def forgets() -> str | None:
         store.reset()
