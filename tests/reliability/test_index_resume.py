@@ -107,8 +107,12 @@ def test_a_changed_store_option_indexes_again(dataset, tmp_path):
     assert not Counting(k1=1.5).load(tmp_path / INDEX_DIR / "index")
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("name", ["bm25", "keyword", "tfidf"])
-def test_a_loaded_store_answers_exactly_as_the_one_saved(name, dataset, tmp_path):
+def test_a_loaded_store_answers_exactly_as_the_one_saved(name, lang, dataset, tmp_path):
+    if lang == "zh":
+        write_generated(tmp_path / "zh.jsonl", 200, "zh", seed=2)
+        dataset = load_dataset(tmp_path / "zh.jsonl")
     built = create_store(name)
     assert isinstance(built, Persistent)
     for m in dataset.memories:
