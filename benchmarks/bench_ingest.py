@@ -144,7 +144,7 @@ def part2(n: int, batches: list[int]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--memories", type=int, default=100)
+    ap.add_argument("--memories", type=int, default=100, help="memories for part 1 (0: skip)")
     ap.add_argument("--versions", type=int, default=3)
     ap.add_argument("--dense", type=int, default=1000, help="memories for part 2 (0: skip)")
     ap.add_argument("--batches", default="16,32,64,128")
@@ -152,8 +152,9 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     load_embedder().enable_cache()
     load_embedder().encode_one("warm up")
-    with tempfile.TemporaryDirectory() as tmp:
-        part1(args.memories, args.versions, Path(tmp))
+    if args.memories:
+        with tempfile.TemporaryDirectory() as tmp:
+            part1(args.memories, args.versions, Path(tmp))
     if args.dense:
         part2(args.dense, [int(b) for b in args.batches.split(",")])
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_MODEL, Embedder, load_embedder, offline_env
+from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, Embedder, load_embedder, offline_env
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, ranked_search
@@ -93,7 +93,7 @@ class Mem0Store:
         infer: bool = False,
         vector_store: str = "qdrant",
         model: str | os.PathLike[str] = DEFAULT_MODEL,
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_BATCH,
         base_url: str | None = None,
         llm_model: str | None = None,
         threshold: float = 0.0,
