@@ -22,8 +22,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-$(VENV)/.core: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e .
+$(VENV)/.core: pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install -q -c constraints.txt -e .
 	@touch $@
 
 $(VENV)/.llama: | $(BIN)/python
@@ -37,12 +37,12 @@ $(VENV)/.llama: | $(BIN)/python
 	@touch $@
 
 # The demo writes an HTML report, so it installs the [report] extra too.
-$(VENV)/.demo: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[report]"
+$(VENV)/.demo: pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[report]"
 	@touch $@ $(VENV)/.core
 
-$(VENV)/.test: pyproject.toml | $(BIN)/python $(VENV)/.llama
-	$(BIN)/python -m pip install -q -e ".$(if $(TEST_EXTRAS),[$(TEST_EXTRAS)])" --group dev
+$(VENV)/.test: pyproject.toml constraints.txt | $(BIN)/python $(VENV)/.llama
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".$(if $(TEST_EXTRAS),[$(TEST_EXTRAS)])" --group dev
 	@touch $@ $(VENV)/.core $(VENV)/.demo
 
 demo: $(VENV)/.demo
@@ -85,7 +85,7 @@ cognee-env: | $(BIN)/python
 	  echo "building the cognee test environment in $(COGNEE_VENV) (once per machine: minutes)"; \
 	  rm -rf $(COGNEE_VENV) && $(PYTHON) -m venv $(COGNEE_VENV) && \
 	  $(COGNEE_VENV)/bin/python -m pip install -q --upgrade pip && \
-	  $(COGNEE_VENV)/bin/python -m pip install -q "torch==2.13.0" ".[cognee]" --group dev && \
+	  $(COGNEE_VENV)/bin/python -m pip install -q -c constraints.txt ".[cognee]" --group dev && \
 	  touch $(COGNEE_VENV)/.mnemometer-complete; \
 	fi
 	$(COGNEE_VENV)/bin/python -m pip install -q --no-deps -e .

@@ -11,9 +11,14 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+CLI = str(Path(sys.executable).with_name("mnemometer"))
+"""The ``mnemometer`` console script of this interpreter's environment."""
 
 
 @dataclass
@@ -78,3 +83,15 @@ def load_line() -> str:
     """Cores and load average, for the first line of a benchmark's output."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return f"{cores} cores, load average {os.getloadavg()[0]:.1f}"
+
+
+def generate(out: Path, size: int, lang: str = "en", seed: int | None = None) -> Path:
+    """Write a generated dataset of ``size`` memories to ``out`` (``mnemometer generate``).
+
+    Raises:
+        subprocess.CalledProcessError: the generator failed.
+    """
+    seeded = ["--seed", str(seed)] if seed is not None else []
+    argv = [CLI, "generate", "--size", str(size), "--lang", lang, *seeded, "-o", str(out)]
+    subprocess.run(argv, check=True, capture_output=True)
+    return out

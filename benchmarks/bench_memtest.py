@@ -15,15 +15,14 @@ wall >> CPU.
 from __future__ import annotations
 
 import json
-import os
 import resource
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-MNEMOMETER = str(Path(sys.executable).with_name("mnemometer"))
+from _procs import CLI, generate, load_line
+
 SEED_RUNNER_10K_S = 119.0
 
 
@@ -38,21 +37,16 @@ def timed(args: list[str]) -> tuple[float, float]:
 
 
 def main() -> None:
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(f"machine: {load_line()}")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        data = tmp / "en10k.jsonl"
-        subprocess.run(
-            [MNEMOMETER, "generate", "--size", "10000", "--lang", "en", "-o", str(data)],
-            check=True,
-            capture_output=True,
-        )
+        data = generate(tmp / "en10k.jsonl", 10_000)
         runs = [("memtest", "bm25"), ("retrieval", "bm25"), ("memtest", "keyword")]
         rows = []
         for suite, store in runs:
             out = tmp / f"{suite}-{store}"
             wall, cpu = timed(
-                [MNEMOMETER, "run", suite, "--dataset", str(data), "--store", store]
+                [CLI, "run", suite, "--dataset", str(data), "--store", store]
                 + ["--out", str(out), "--format", "none"]
             )
             header = json.loads((out / "header.json").read_text())
@@ -61,7 +55,7 @@ def main() -> None:
             if suite == "memtest":
                 rep = json.loads(
                     subprocess.run(
-                        [MNEMOMETER, "report", str(out), "--format", "json"],
+                        [CLI, "report", str(out), "--format", "json"],
                         check=True,
                         capture_output=True,
                         text=True,

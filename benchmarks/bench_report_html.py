@@ -21,38 +21,23 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _procs import CLI, generate
 
 from mnemometer.testing._browser import CHROMIUM, launch
 
 
 def make_run(root: Path, items: int) -> Path:
-    bin_dir = Path(sys.executable).parent
     data = root / "data.jsonl"
     size = int(items * 2.14) + 1  # the generator writes ~0.467 queries per memory
-    subprocess.run(
-        [
-            bin_dir / "mnemometer",
-            "generate",
-            "--size",
-            str(size),
-            "--lang",
-            "en",
-            "--seed",
-            "1",
-            "-o",
-            data,
-        ],
-        check=True,
-        capture_output=True,
-    )
+    generate(data, size, seed=1)
     out = root / "run"
     subprocess.run(
         [
-            bin_dir / "mnemometer",
+            CLI,
             "run",
             "retrieval",
             "--dataset",

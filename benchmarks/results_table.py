@@ -12,11 +12,12 @@ generate --size 1000 --seed 1``). Each cell is one retrieval run through the ord
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _procs import generate
 
 from mnemometer import RunSettings, SystemSpec
 
@@ -58,21 +59,7 @@ DATASETS = {
 
 
 def _generate(lang: str, size: int, tmp: Path) -> str:
-    out = tmp / f"gen-{lang}-{size}.json"
-    cmd = [
-        str(Path(sys.executable).with_name("mnemometer")),
-        "generate",
-        "--size",
-        str(size),
-        "--lang",
-        lang,
-        "--seed",
-        "1",
-        "-o",
-        str(out),
-    ]
-    subprocess.run(cmd, check=True, capture_output=True)
-    return str(out)
+    return str(generate(tmp / f"gen-{lang}-{size}.json", size, lang, seed=1))
 
 
 def _metric(summary, key: str) -> float | None:

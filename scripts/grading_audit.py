@@ -3,7 +3,7 @@
 The table (``tests/data/grading/adversarial.jsonl``) holds, for the packaged scenarios'
 graded turns, replies of five kinds with the score each must get: negations of the right
 answer and shotgun lists (must fail), near misses (must fail), right paraphrases and right
-answers that name the old fact as former (must pass). ``tests/test_scenario_adversarial.py``
+answers that name the old fact as former (must pass). ``tests/suites/test_scenario_adversarial.py``
 asserts every row; this script prints how a given version of the grader does, so versions
 can be compared (docs/scenarios.md, "Adversarial replies")::
 
@@ -34,7 +34,7 @@ KINDS = ("negation", "shotgun", "near-miss", "paraphrase", "former")
 def _load_test_module():
     import importlib.util
 
-    path = ROOT / "tests" / "test_scenario_adversarial.py"
+    path = ROOT / "tests" / "suites" / "test_scenario_adversarial.py"
     spec = importlib.util.spec_from_file_location("adversarial_agents", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

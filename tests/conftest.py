@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -18,6 +19,14 @@ def seed_file(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"seed data not found at {path} (expected ../shared beside the repo)")
     return path
+
+
+def needs(*modules: str, extras: str) -> pytest.MarkDecorator:
+    """Skip unless every module is installed, naming the extras that install them."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    return pytest.mark.skipif(
+        bool(missing), reason=f"needs the {extras} extra ({', '.join(missing)} missing)"
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -52,33 +61,33 @@ def invoke_cli(*args):
 # vector system. They run in the marked group (`make test-live`, which CI runs); a prefix
 # covers every parametrization. Re-measure with `make test` (it prints --durations=15).
 SLOW_TESTS = (
-    "tests/test_ties.py::test_permuting_the_memories_changes_nothing[mem0",
-    "tests/test_ties.py::test_permuting_the_memories_changes_nothing[qdrant",
-    "tests/test_ties.py::test_permuting_the_memories_changes_nothing[lancedb",
-    "tests/test_ties.py::test_permuting_the_memories_changes_nothing[dense",
-    "tests/test_ties.py::test_permuting_the_memories_changes_nothing[hybrid",
-    "tests/test_ties.py::test_permuting_the_memories_changes_nothing[chroma",
-    "tests/test_ties.py::test_a_different_tie_seed_draws_a_different_order",
-    "tests/test_real_stores.py::test_cli_runs_retrieval_offline_leaving_home_untouched",
-    "tests/test_real_stores.py::test_conformance_in_a_run_directory",
-    "tests/test_real_stores.py::test_mem0_infer_true_extracts_through_the_llm_endpoint",
-    "tests/test_real_stores.py::test_qdrant_directory_locked_by_another_process",
-    "tests/test_real_stores.py::test_hybrid_lancedb_search_matches_words_vector_search_misses",
-    "tests/test_report.py::test_a_suite_directory_run_reports_and_compares_after_the_suite_is_gone",
-    "tests/test_report.py::test_one_registry_renders_every_kind_in_every_format",
-    "tests/test_scenario_similarity.py::test_shipped_threshold_is_the_calibration",
-    "tests/test_build_tasks.py::test_example_suite_runs_and_compares_by_step",
-    "tests/test_rerank.py::test_dense_rerank_over_bm25",
+    "tests/stores/test_ties.py::test_permuting_the_memories_changes_nothing[mem0",
+    "tests/stores/test_ties.py::test_permuting_the_memories_changes_nothing[qdrant",
+    "tests/stores/test_ties.py::test_permuting_the_memories_changes_nothing[lancedb",
+    "tests/stores/test_ties.py::test_permuting_the_memories_changes_nothing[dense",
+    "tests/stores/test_ties.py::test_permuting_the_memories_changes_nothing[hybrid",
+    "tests/stores/test_ties.py::test_permuting_the_memories_changes_nothing[chroma",
+    "tests/stores/test_ties.py::test_a_different_tie_seed_draws_a_different_order",
+    "tests/stores/test_real_stores.py::test_cli_runs_retrieval_offline_leaving_home_untouched",
+    "tests/stores/test_real_stores.py::test_conformance_in_a_run_directory",
+    "tests/stores/test_real_stores.py::test_mem0_infer_true_extracts_through_the_llm_endpoint",
+    "tests/stores/test_real_stores.py::test_qdrant_directory_locked_by_another_process",
+    "tests/stores/test_real_stores.py::test_hybrid_lancedb_search_matches_words_vector_search_misses",
+    "tests/report/test_report.py::test_a_suite_directory_run_reports_and_compares_after_the_suite_is_gone",
+    "tests/report/test_report.py::test_one_registry_renders_every_kind_in_every_format",
+    "tests/scoring/test_scenario_similarity.py::test_shipped_threshold_is_the_calibration",
+    "tests/suites/test_build_tasks.py::test_example_suite_runs_and_compares_by_step",
+    "tests/stores/test_rerank.py::test_dense_rerank_over_bm25",
     "tests/suites/test_retrieval_conversations.py::test_locomo_evidence_retrieval_is_isolated",
-    "tests/test_dense.py::test_conformance",
-    "tests/test_doctor_reproduce.py::test_the_three_documented_commands",
-    "tests/test_runner.py::test_resume_after_sigkill_equals_uninterrupted_run",
-    "tests/test_agent_mem0.py::test_mem0_recalls_across_sessions_isolated_per_scenario",
-    "tests/test_sweep.py::test_running_a_sweep_again_finishes_only_what_is_missing",
-    "tests/test_sweep.py::test_a_sweep_runs_the_matrix_and_ends_with_a_leaderboard",
-    "tests/test_report.py::test_a_scenarios_run_reports_without_its_suite_or_extras",
-    "tests/test_memtest_suite.py::test_lossy_store_scores_exactly_what_it_kept",
-    "tests/test_memtest_suite.py::test_forgetting_store_is_measured_and_the_rest_sees_a_fresh",
+    "tests/stores/test_dense.py::test_conformance",
+    "tests/workflows/test_doctor_reproduce.py::test_the_three_documented_commands",
+    "tests/runner/test_runner.py::test_resume_after_sigkill_equals_uninterrupted_run",
+    "tests/agents/test_agent_mem0.py::test_mem0_recalls_across_sessions_isolated_per_scenario",
+    "tests/workflows/test_sweep.py::test_running_a_sweep_again_finishes_only_what_is_missing",
+    "tests/workflows/test_sweep.py::test_a_sweep_runs_the_matrix_and_ends_with_a_leaderboard",
+    "tests/report/test_report.py::test_a_scenarios_run_reports_without_its_suite_or_extras",
+    "tests/suites/test_memtest_suite.py::test_lossy_store_scores_exactly_what_it_kept",
+    "tests/suites/test_memtest_suite.py::test_forgetting_store_is_measured_and_the_rest_sees_a_fresh",
 )
 
 

@@ -127,6 +127,7 @@ def test_the_top_level_surface_is_small_and_exact():
         "agents",
         "comparison",
         "datasets",
+        "llm",
         "log",
         "report",
         "runner",

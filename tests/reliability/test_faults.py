@@ -108,8 +108,12 @@ def test_a_faulty_store_is_contained_and_reported(tmp_path: Path, faulty) -> Non
     assert "finite" in errors["nan"]
     unknown = [r for q, r in by.items() if kinds[q] == "unknown" and r.status == "ok"]
     assert unknown and all(r.extra["unknown_ids"] >= 1 for r in unknown)
+    # Coercing 10,000 hits can outlast the 0.5 s timeout on a loaded machine: such an item
+    # is a recorded timeout; every flood that finished was cut to 20 and noted.
     flood = [r for q, r in by.items() if kinds[q] == "flood"]
-    assert flood and all(r.extra["returned"] == 10_000 and len(r.retrieved) == 20 for r in flood)
+    assert all(r.status in ("ok", "timeout") for r in flood)
+    done = [r for r in flood if r.status == "ok"]
+    assert done and all(r.extra["returned"] == 10_000 and len(r.retrieved) == 20 for r in done)
 
     failed = sum(r.status != "ok" for r in items)
     rate = f"{failed} of {len(items)} items failed ({100 * failed / len(items):.1f}%)"

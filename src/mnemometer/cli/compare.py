@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from mnemometer import stats
-from mnemometer.cli._common import FormatChoice, format_of, resamples_option, write_output
+from mnemometer.cli._common import format_of, format_option, resamples_option, write_output
 
 
 @click.command("compare")
@@ -34,14 +34,9 @@ from mnemometer.cli._common import FormatChoice, format_of, resamples_option, wr
 @click.option(
     "--confidence", type=float, default=0.95, show_default=True, help="Interval coverage."
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=FormatChoice("comparison"),
-    default="text",
-    show_default=True,
-    help="Output format (html: one self-contained page with forest plots and the discordant "
-    "items).",
+@format_option(
+    "comparison",
+    "Output format (html: one self-contained page with forest plots and the discordant items).",
 )
 @click.option(
     "--out",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mnemometer.cli._common import FormatChoice
+from mnemometer.cli._common import format_option
 
 
 @click.command("gate")
@@ -15,14 +15,7 @@ from mnemometer.cli._common import FormatChoice
 @click.option(
     "--policy", "-p", type=click.Path(path_type=Path), required=True, help="TOML gate policy."
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=FormatChoice("gate"),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
+@format_option("gate", "Output format.")
 def gate_cmd(comparison: Path, policy: Path, fmt: str) -> None:
     """Check a COMPARISON JSON (from `mnemometer compare -o`) against a gate policy.
 

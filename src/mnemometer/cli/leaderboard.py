@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from mnemometer.cli._common import FormatChoice, format_of, write_output
+from mnemometer.cli._common import format_of, format_option, write_output
 from mnemometer.cli._progress import PhaseProgress
 
 
@@ -21,12 +21,10 @@ from mnemometer.cli._progress import PhaseProgress
     help="What each cell shows: success, a metric such as accuracy or hit@10, or auto "
     "(per column: memtest's overall, else accuracy, else success).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=FormatChoice("leaderboard"),
+@format_option(
+    "leaderboard",
+    "text, md, csv, json or html (default: from --out's suffix, else text).",
     default=None,
-    help="text, md, csv, json or html (default: from --out's suffix, else text).",
 )
 @click.option(
     "--out", "-o", type=click.Path(path_type=Path), help="Write here instead of printing."

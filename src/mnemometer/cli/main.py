@@ -8,6 +8,7 @@ when that command is invoked or its own ``--help`` is asked for.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -169,7 +170,7 @@ def cli() -> None:
 
 
 def _log_to_stderr() -> None:
-    """The library's warnings (``mnemometer.*`` loggers) as ``warning: ...`` lines."""
+    """The library's warnings (loggers and its own ``UserWarning``) as ``warning:`` lines."""
     import logging
 
     log = logging.getLogger("mnemometer")
@@ -179,6 +180,18 @@ def _log_to_stderr() -> None:
         log.addHandler(handler)
         log.setLevel(logging.WARNING)
         log.propagate = False
+    import warnings
+
+    default = warnings.showwarning
+
+    def show(message: Any, category: Any, filename: str, *rest: Any, **kw: Any) -> None:
+        # Our own warnings are for the user (a fallback taken): one plain line, no source.
+        if category is UserWarning and f"{os.sep}mnemometer{os.sep}" in filename:
+            print(f"warning: {message}", file=sys.stderr)
+        else:
+            default(message, category, filename, *rest, **kw)
+
+    warnings.showwarning = show
 
 
 def main(argv: list[str] | None = None) -> None:

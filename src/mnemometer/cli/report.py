@@ -6,18 +6,16 @@ from pathlib import Path
 
 import click
 
-from mnemometer.cli._common import FormatChoice, format_of, write_output
+from mnemometer.cli._common import format_of, format_option, write_output
 
 
 @click.command("report")
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option(
-    "--format",
-    "fmt",
-    type=FormatChoice("run"),
-    default=None,
-    help="text for people, md for documents, json for machines, html for a page to open "
+@format_option(
+    "run",
+    "text for people, md for documents, json for machines, html for a page to open "
     "(default: from --out's suffix, else text).",
+    default=None,
 )
 @click.option(
     "--out",

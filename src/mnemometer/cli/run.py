@@ -2,16 +2,14 @@
 
 Wraps :func:`mnemometer.run`, :func:`mnemometer.runner.run_experiment` and
 :func:`mnemometer.runner.run_suite`. Suite-specific flags (``--top-k``, ``--noise``,
-``--allow-shell``, ...) are declared by the suites themselves (:class:`mnemometer.suites.Flag`).
+``--allow-shell``, ...) are declared by the suites themselves (:class:`mnemometer.suites.Flag`)
+and added to the command on demand (``cli/_suite_flags.py``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
-import warnings
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -20,108 +18,17 @@ import click
 from mnemometer.cli._common import (
     LLM_KEYS,
     echo_err,
-    executor_options,
     llm_options,
     llm_settings,
-    make_executor,
     parse_options,
+    run_options,
+    run_settings,
     store_options,
 )
 from mnemometer.cli._progress import PhaseProgress
+from mnemometer.cli._suite_flags import RunCommand, suite_flags
 from mnemometer.errors import MnemometerError
 from mnemometer.runner._run import RunSettings
-
-_DEFAULTS = RunSettings()
-
-
-@cache
-def suite_flags() -> dict[str, tuple[Any, list[str]]]:
-    """Every registered suite's flags: ``option key -> (Flag, [suite names])``."""
-    from mnemometer._registry import SUITES
-
-    out: dict[str, tuple[Any, list[str]]] = {}
-    for name in SUITES.names():
-        try:
-            cls = SUITES.load(name)
-        except MnemometerError as e:  # a broken plug-in must not kill the CLI
-            warnings.warn(str(e), stacklevel=2)
-            continue
-        for f in getattr(cls, "flags", ()):
-            key = f.flag.lstrip("-").replace("-", "_")
-            flag, users = out.setdefault(key, (f, []))
-            users.append(name)
-    return out
-
-
-def _click_option(f: Any) -> Any:
-    key = f.flag.lstrip("-").replace("-", "_")
-    if f.type == "bool":
-        return click.option(f.flag, key, is_flag=True, default=None, help=f.help)
-    kinds: dict[str, Any] = {
-        "int": int,
-        "float": float,
-        "str": str,
-        "path": click.Path(path_type=Path),
-    }
-    kind = click.Choice(f.type[7:].split(",")) if f.type.startswith("choice:") else kinds[f.type]
-    return click.option(f.flag, key, type=kind, multiple=f.multiple, help=f.help)
-
-
-class RunCommand(click.Command):
-    """``run``: its suites' own flags (``--noise``, ``--allow-shell``, ...) load on demand.
-
-    Knowing them means importing every registered suite (scenario formats, typed items,
-    their pydantic models): about 50 ms a run does not need when its command line and
-    environment name none of them. They are added before parsing whenever an argument
-    is an option that is not one of ``run``'s own (``--help`` included), or a
-    ``MNEMOMETER_RUN_*`` variable is not one of its own, so parsing, help and errors are
-    exactly what they would be with every flag declared up front.
-    """
-
-    suite_flags_loaded = False
-
-    def add_suite_flags(self) -> None:
-        """Declare every registered suite's flags (once), after ``run``'s own options."""
-        if self.suite_flags_loaded:
-            return
-        self.suite_flags_loaded = True
-        self.params.extend(_click_param(f) for f, _ in suite_flags().values())
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """Add the suite flags when the arguments or environment may use one, then parse."""
-        if self._may_name_suite_flag(ctx, args):
-            self.add_suite_flags()
-        return super().parse_args(ctx, args)
-
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        """Every parameter; for help and completion, the suite flags too."""
-        if ctx.resilient_parsing:  # shell completion lists every option
-            self.add_suite_flags()
-        return super().get_params(ctx)
-
-    def _may_name_suite_flag(self, ctx: click.Context, args: list[str]) -> bool:
-        own = {o for p in self.params for o in (*p.opts, *p.secondary_opts)}
-        own -= set(ctx.help_option_names)  # help lists the suite flags: load them
-        for arg in args:
-            if arg == "--":
-                break
-            if arg.startswith("-") and arg.split("=", 1)[0] not in own:
-                return True
-        prefix = f"{ctx.auto_envvar_prefix}_" if ctx.auto_envvar_prefix else None
-        if prefix:
-            names = {f"{prefix}{p.name.upper()}" for p in self.params if p.name}
-            if any(k.startswith(prefix) and k not in names for k in os.environ):
-                return True
-        return False
-
-
-def _click_param(f: Any) -> click.Option:
-    """The click option of a suite :class:`~mnemometer.suites.Flag`."""
-
-    def target() -> None: ...
-
-    _click_option(f)(target)
-    return target.__click_params__[0]  # type: ignore[attr-defined]
 
 
 @click.command("run", cls=RunCommand)
@@ -181,28 +88,7 @@ def _click_param(f: Any) -> click.Option:
     type=click.Path(path_type=Path),
     help="Run (or experiment) directory to create (default under runs/).",
 )
-@click.option(
-    "--concurrency",
-    "-c",
-    type=int,
-    default=_DEFAULTS.concurrency,
-    show_default=True,
-    help="Items in flight at once.",
-)
-@click.option(
-    "--timeout",
-    type=float,
-    default=_DEFAULTS.timeout,
-    show_default=True,
-    help="Seconds allowed per call of the system under test (a scenario gets this per turn; 0 for no limit).",
-)
-@click.option(
-    "--seed",
-    type=int,
-    default=_DEFAULTS.seed,
-    show_default=True,
-    help="Seed for anything random in the run (recorded).",
-)
+@run_options
 @click.option("--limit", type=int, help="Run only the first N items (a quick run; recorded).")
 @click.option(
     "--sample",
@@ -215,19 +101,12 @@ def _click_param(f: Any) -> click.Option:
     help="Continue an interrupted run or experiment directory.",
 )
 @click.option(
-    "--fsync/--no-fsync",
-    default=_DEFAULTS.fsync,
-    show_default=True,
-    help="fsync the run log after every item (survives power loss, not only kills).",
-)
-@click.option(
     "--format",
     "fmt",
     default="text",
     show_default=True,
     help="Report printed when the run ends: text, md, json or none.",
 )
-@executor_options
 def run_cmd(suite: str, **kw: Any) -> None:
     r"""Run SUITE (default: retrieval) and write a run directory.
 
@@ -246,7 +125,7 @@ def run_cmd(suite: str, **kw: Any) -> None:
       mnemometer run retrieval -d demo-en -s bm25 --executor ray --ray-address 127.0.0.1:6379
     """
     with PhaseProgress(f"{suite}") as progress:
-        settings = _settings(kw, progress)
+        settings = run_settings(kw, llm=_llm(kw), progress=progress)
         try:
             _run(suite, kw, settings)
         finally:
@@ -283,18 +162,6 @@ def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
             sample=kw["sample"],
         )
         _single_out(result, kw)
-
-
-def _settings(kw: dict[str, Any], progress: Any) -> RunSettings:
-    return RunSettings(
-        concurrency=kw["concurrency"],
-        timeout=kw["timeout"],
-        seed=kw["seed"],
-        fsync=kw["fsync"],
-        llm=_llm(kw),
-        executor=make_executor(kw),
-        progress=progress,
-    )
 
 
 def _llm(kw: dict[str, Any]) -> Any:
@@ -474,8 +341,10 @@ def _on_run(kw: dict[str, Any]) -> Any:
             return
         r = _row(result)
         rate = r["succeeded"] / r["items"] if r["items"] else 0.0
+        fell = any("fell back" in n for n in result.header.notes)
         echo_err(
-            f"{r['condition']} r{r['repeat']} ({r['system']}): {r['succeeded']}/"
+            f"{r['condition']} r{r['repeat']} ({r['system']}{', a fallback' if fell else ''}): "
+            f"{r['succeeded']}/"
             f"{r['items']} succeeded ({100 * rate:.1f}%), {r['tokens']} tokens -> "
             f"{r['path']}"
         )

@@ -11,14 +11,12 @@ import click
 
 from mnemometer.cli._common import (
     LLM_KEYS,
-    config_option,
     echo_err,
-    executor_options,
     llm_options,
     llm_settings,
-    make_executor,
+    run_options,
+    run_settings,
 )
-from mnemometer.runner._run import RunSettings
 
 
 @click.command("sweep")
@@ -30,13 +28,7 @@ from mnemometer.runner._run import RunSettings
     required=True,
     help="Sweep directory (one experiment per dataset); run again to finish an interrupted one.",
 )
-@config_option(
-    RunSettings, "--concurrency", "-c", type=int, help="Items in flight at once within each run."
-)
-@config_option(
-    RunSettings, "--timeout", type=float, help="Seconds allowed per item call; 0 for no limit."
-)
-@config_option(RunSettings, "--seed", type=int, help="Seed of every run.")
+@run_options
 @click.option(
     "--format",
     "fmt",
@@ -46,7 +38,6 @@ from mnemometer.runner._run import RunSettings
     help="What to print at the end: the leaderboard, a JSON index, or nothing.",
 )
 @llm_options
-@executor_options
 def sweep_cmd(file: Path, out: Path, **kw: Any) -> None:
     r"""Run the sweep in FILE (TOML) into OUT and end with its leaderboard.
 
@@ -63,13 +54,8 @@ def sweep_cmd(file: Path, out: Path, **kw: Any) -> None:
     """
     from mnemometer.workflows import sweep
 
-    settings = RunSettings(
-        concurrency=kw["concurrency"],
-        timeout=kw["timeout"],
-        seed=kw["seed"],
-        llm=llm_settings(kw) if any(kw.get(k) for k in LLM_KEYS) else None,
-        executor=make_executor(kw),
-    ).checked()
+    llm = llm_settings(kw) if any(kw.get(k) for k in LLM_KEYS) else None
+    settings = run_settings(kw, llm=llm)
 
     def on_run(result: Any) -> None:
         from mnemometer.log import read_items

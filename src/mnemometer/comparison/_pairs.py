@@ -93,6 +93,8 @@ def _identity(h: RunHeader) -> dict[str, Any]:
 def same_system_notes(base: Sequence[RunLog], cand: Sequence[RunLog]) -> list[str]:
     """A plain warning when both sides ran the same system under different condition names.
 
+    Otherwise the fallbacks either side took, as recorded in the run headers.
+
     A condition whose store could not load here runs its fallback (recorded in the run
     header's notes); "semantic vs bm25" is then bm25 against bm25, not an ablation.
     """
@@ -107,12 +109,14 @@ def same_system_notes(base: Sequence[RunLog], cand: Sequence[RunLog]) -> list[st
             for r in runs
         }
 
-    b, c = systems(base), systems(cand)
-    if len(b) != 1 or b != c:
-        return []
-    if {condition_of(r.header) for r in base} == {condition_of(r.header) for r in cand}:
-        return []
     fell = sorted({n for r in [*base, *cand] for n in r.header.notes if "fell back" in n})
+    b, c = systems(base), systems(cand)
+    if (
+        len(b) != 1
+        or b != c
+        or {condition_of(r.header) for r in base} == {condition_of(r.header) for r in cand}
+    ):
+        return fell  # a fallback on either side changes what the comparison measured
     name = next(iter(b))[1]
     why = f" ({'; '.join(fell)})" if fell else ""
     return [

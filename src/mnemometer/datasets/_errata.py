@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mnemometer._jsonl import json_document
 from mnemometer.datasets._models import Dataset
 from mnemometer.datasets._readers import read_text
 from mnemometer.errors import DatasetError
@@ -38,10 +39,7 @@ def read_errata(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], str
     entries: list[tuple[int, dict[str, Any]]] = []
     stripped = text.lstrip()
     if stripped.startswith("["):
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{p}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+        raw = json_document(text, p, DatasetError)
         entries = [(i + 1, e) for i, e in enumerate(raw)]
         where = "entry"
     else:

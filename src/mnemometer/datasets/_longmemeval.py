@@ -22,7 +22,7 @@ from typing import Any
 
 from mnemometer.datasets._models import Conversation, Dataset, DatasetInfo, Query, Session, Turn
 from mnemometer.datasets._readers import Reader, head_keys, head_starts_with
-from mnemometer.datasets._stream import iter_json_array
+from mnemometer.datasets._stream import iter_json_array, read_bytes
 from mnemometer.errors import DatasetError
 
 LICENCE = "MIT"
@@ -136,12 +136,7 @@ def load_haystack(path: Path, stub: Conversation) -> tuple[Conversation, Query]:
 
     meta = stub.metadata
     offset, length = int(meta["offset"]), int(meta["length"])
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read(length)
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
+    data = read_bytes(path, offset, length)
     if hashlib.sha256(data).hexdigest() != meta["sha256"]:
         raise DatasetError(
             f"{path}: haystack {stub.id} (bytes {offset}-{offset + length}) changed since the "

@@ -1,13 +1,17 @@
 """Near-duplicate candidates in near-linear time: MinHash LSH and exact Jaccard similarity.
 
-Signatures are datasketch's (``scheme="legacy"``), computed for all sets at once with
-numpy; LSH only prunes the O(n²) pairs, the exact Jaccard check decides. The cleaner
+Signatures are datasketch's (``scheme="legacy"``: its SHA-1 hash, its seeded permutations
+and its band/row split, re-derived here so the core does not need the package; tests check
+all three against datasketch), computed for all sets at once with numpy; LSH only prunes the
+O(n²) pairs, the exact Jaccard check decides. The cleaner
 (:mod:`mnemometer.datasets.clean`) uses them for its near-duplicate step.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from functools import cache
 
 import numpy as np
 
@@ -76,20 +80,20 @@ def candidate_pair_arrays(
     sigs, rows = minhash_signatures(token_sets, num_perm)
     if len(rows) < 2:
         return empty
-    from datasketch import MinHashLSH  # core dependency; imported late for startup time
-
-    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+    bands, rows_per_band = lsh_params(threshold, num_perm)
     base = np.zeros(len(rows), dtype=np.uint64)
     if blocks is not None:
         base = np.asarray(blocks, dtype=np.uint64)[rows] * np.uint64(0x9E3779B97F4A7C15)
     # One 64-bit key per (block, band): a collision of two different bands only adds a
     # candidate, which the exact Jaccard check then rejects.
-    mult = np.random.default_rng(0).integers(1, 2**63, lsh.r, dtype=np.uint64) | np.uint64(1)
+    mult = np.random.default_rng(0).integers(1, 2**63, rows_per_band, dtype=np.uint64) | np.uint64(
+        1
+    )
     n = len(token_sets)
     codes: list[np.ndarray] = []
     triu: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for band in range(lsh.b):
-        block = sigs[:, band * lsh.r : (band + 1) * lsh.r].astype(np.uint64)
+    for band in range(bands):
+        block = sigs[:, band * rows_per_band : (band + 1) * rows_per_band].astype(np.uint64)
         with np.errstate(over="ignore"):
             bucket = base + (block * mult).sum(axis=1, dtype=np.uint64)
         order = np.argsort(bucket, kind="stable")
@@ -117,10 +121,7 @@ def minhash_signatures(
     Equal to ``datasketch.MinHash(num_perm, seed, scheme="legacy")`` updated with each
     set's UTF-8 tokens (a test checks this).
     """
-    from datasketch import MinHash
-
-    proto = MinHash(num_perm=num_perm, seed=seed, scheme="legacy")
-    a, b = proto.permutations
+    a, b = _permutations(num_perm, seed)
     vocab: dict[str, int] = {}
     flat: list[int] = []
     offsets: list[int] = []
@@ -133,8 +134,8 @@ def minhash_signatures(
         flat.extend(vocab.setdefault(t, len(vocab)) for t in s)
     if not rows:
         return np.zeros((0, num_perm), dtype=np.uint64), np.zeros(0, dtype=np.int64)
-    hv = np.fromiter((proto.hashfunc(t.encode("utf-8")) for t in vocab), np.uint64, len(vocab))
-    prime, max_hash = np.uint64((1 << 61) - 1), np.uint64((1 << 32) - 1)
+    hv = np.fromiter((_sha1_32(t.encode("utf-8")) for t in vocab), np.uint64, len(vocab))
+    prime, max_hash = _PRIME, np.uint64((1 << 32) - 1)
     # Values fit 32 bits after the mask; uint32 halves the memory the reduction walks.
     phv = np.bitwise_and((np.outer(hv, a) + b) % prime, max_hash).astype(np.uint32)
     sigs = np.minimum.reduceat(phv[np.asarray(flat)], np.asarray(offsets), axis=0)
@@ -147,3 +148,45 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
         return 0.0
     inter = len(a & b)
     return inter / (len(a) + len(b) - inter)
+
+
+_PRIME = np.uint64((1 << 61) - 1)
+
+
+def _sha1_32(data: bytes) -> int:
+    """Datasketch's ``sha1_hash32``: the first 4 bytes of SHA-1, little-endian."""
+    return int.from_bytes(hashlib.sha1(data).digest()[:4], "little")
+
+
+@cache
+def _permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Datasketch's legacy permutation parameters ``(a, b)`` for ``seed``."""
+    gen = np.random.RandomState(seed)
+    pairs = [
+        (gen.randint(1, _PRIME, dtype=np.uint64), gen.randint(0, _PRIME, dtype=np.uint64))
+        for _ in range(num_perm)
+    ]
+    a, b = np.array(pairs, dtype=np.uint64).T
+    return a, b
+
+
+@cache
+def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
+    """Bands and rows per band: ``datasketch.MinHashLSH``'s choice for ``threshold``.
+
+    The split minimising the equally weighted areas of false positives (below the
+    threshold) and false negatives (above it) under the S-curve ``1 - (1 - s^r)^b``,
+    integrated here with 64-point Gauss-Legendre rules (the integrands are polynomials;
+    datasketch uses ``scipy.integrate.quad``, which is slower to import and call).
+    """
+    x, w = np.polynomial.legendre.leggauss(64)
+    below = threshold / 2 * (x + 1)  # nodes on [0, threshold] and [threshold, 1]
+    above = threshold + (1 - threshold) / 2 * (x + 1)
+    best, opt = float("inf"), (0, 0)
+    for b in range(1, num_perm + 1):
+        for r in range(1, num_perm // b + 1):
+            fp = threshold / 2 * np.dot(w, 1 - (1 - below**r) ** b)
+            fn = (1 - threshold) / 2 * np.dot(w, (1 - above**r) ** b)
+            if 0.5 * fp + 0.5 * fn < best:
+                best, opt = 0.5 * fp + 0.5 * fn, (b, r)
+    return opt

@@ -13,7 +13,6 @@ one (in :attr:`Reader.order`) whose sniff accepts the file.
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
 from collections.abc import Callable, Iterator
@@ -23,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mnemometer._jsonl import json_objects
+from mnemometer._jsonl import json_document, json_objects
 from mnemometer._registry import Registry
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import DatasetError, MnemometerError
@@ -153,11 +152,7 @@ def read_json(path: Path) -> Any:
     Raises:
         DatasetError: unreadable, not UTF-8, or malformed (naming line and column).
     """
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+    return json_document(read_text(path), path, DatasetError)
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -133,6 +133,20 @@ def iter_json_array(path: str | Path, chunk: int = CHUNK) -> Iterator[tuple[int,
         f.close()
 
 
+def read_bytes(path: str | Path, offset: int, length: int) -> bytes:
+    """``length`` bytes of ``path`` from ``offset`` (an element an index points at).
+
+    Raises:
+        DatasetError: the file cannot be read.
+    """
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read(length)
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
+
+
 def read_element(path: str | Path, offset: int, length: int) -> Any:
     """The JSON element at ``offset`` (``length`` bytes) of ``path``.
 
@@ -141,12 +155,7 @@ def read_element(path: str | Path, offset: int, length: int) -> Any:
             indexed).
     """
     p = Path(path)
-    try:
-        with open(p, "rb") as f:
-            f.seek(offset)
-            data = f.read(length)
-    except OSError as e:
-        raise DatasetError(f"{p}: cannot read: {e.strerror}") from None
+    data = read_bytes(p, offset, length)
     try:
         return json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError):

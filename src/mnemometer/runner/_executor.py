@@ -82,17 +82,8 @@ class LocalExecutor:
     remote = False
     """Calls run in this process, on the driver's live system."""
 
-    def map(
-        self,
-        fn: Callable[[T], Any],
-        units: Sequence[T],
-        on_done: Callable[[Done[T]], None],
-        *,
-        concurrency: int,
-        timeout: float | None,
-    ) -> None:
-        """See :meth:`Executor.map`."""
-        execute(fn, units, on_done, concurrency, timeout)
+    map = staticmethod(execute)
+    """See :meth:`Executor.map` (the bounded thread pool of ``runner/_pool.py``)."""
 
 
 __all__ = ["Done", "Executor", "LocalExecutor", "WorkerFn"]

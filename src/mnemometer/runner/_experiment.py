@@ -12,7 +12,6 @@ sent to a worker at once, and each comes back as files the driver writes
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import uuid
@@ -25,6 +24,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from mnemometer import _env
+from mnemometer._jsonl import json_document
 from mnemometer.config import StrictModel, validate
 from mnemometer.errors import MnemometerError, RunLogError
 from mnemometer.log._lock import LOCK_FILE, DirLock
@@ -257,10 +257,7 @@ def read_experiment(out: str | Path) -> ExperimentFile:
     path = Path(out) / EXPERIMENT_FILE
     if not path.is_file():
         raise RunLogError(f"{out}: not an experiment directory (no {EXPERIMENT_FILE})")
-    try:
-        raw = json.loads(path.read_text("utf-8"))
-    except json.JSONDecodeError as e:
-        raise RunLogError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+    raw = json_document(path.read_text("utf-8"), path, RunLogError)
     try:
         return validate(ExperimentFile, raw, str(path))
     except MnemometerError as e:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mnemometer._registry import SUITES
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import MnemometerError, RunLogError
 from mnemometer.log._lock import DirLock
@@ -120,7 +121,14 @@ def run(
         raise MnemometerError(f"--limit must be at least 1, got {limit}")
     if sample is not None and sample < 1:
         raise MnemometerError(f"--sample must be at least 1, got {sample}")
-    the_suite = suite if not isinstance(suite, str) else create_suite(suite, suite_options)
+    if isinstance(suite, str):
+        # The kind first: a suite's constructor may need an extra the wrong kind never would.
+        factory = SUITES.load(suite)
+        if isinstance(getattr(factory, "systems", None), frozenset):
+            _check_kind(factory, spec)
+        the_suite = create_suite(suite, suite_options)
+    else:
+        the_suite = suite
     _check_kind(the_suite, spec)
     ds, dataset_path = _dataset_for(the_suite, dataset)
     _preflight(settings.executor, the_suite, spec, dataset_path)

@@ -137,7 +137,8 @@ def _limited(
     return sorted(sorted(items, key=lambda it: it.index)[:limit], key=items.index)
 
 
-def _check_kind(suite: Suite, spec: SystemSpec) -> None:
+def _check_kind(suite: Suite | type[Suite], spec: SystemSpec) -> None:
+    """Fail early (before the suite loads models) when the system is of the wrong kind."""
     if spec.kind in suite.systems:
         return
     if suite.systems == {"agent"}:

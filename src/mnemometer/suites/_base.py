@@ -44,6 +44,10 @@ class Flag:
     multiple: bool = False
 
 
+TOP_K = Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int")
+"""``--top-k``, shared by the suites that search (``run`` shows one flag for all of them)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Item:
     """One scored unit of a suite, with a stable id and its position in the plan."""
@@ -51,6 +55,19 @@ class Item:
     id: str
     index: int
     payload: Any
+
+
+def failure(
+    item: Item, error: str, status: str, *, success: bool | None = False, **fields: Any
+) -> ItemResult:
+    """The result of ``item`` whose call failed (what a suite's ``failed`` returns).
+
+    ``fields`` are the suite's own: the input, groups, expected ids and the metrics the
+    failure scores; ``success`` is ``None`` for items the success rule does not score.
+    """
+    return ItemResult(
+        item_id=item.id, index=item.index, status=status, error=error, success=success, **fields
+    )
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from mnemometer.scoring.retrieval import (
     rank_values,
 )
 from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, HitList, coerce_hits
-from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites._ingest import IngestTally
 from mnemometer.systems import close
 
@@ -88,9 +88,7 @@ class RetrievalSuite(BaseSuite):
 
     name: ClassVar[str] = "retrieval"
     version: ClassVar[str] = "1"
-    flags: ClassVar[tuple[Flag, ...]] = (
-        Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int"),
-    )
+    flags: ClassVar[tuple[Flag, ...]] = (TOP_K,)
     success_definition: ClassVar[str] = (
         "a query succeeds when a relevant memory is in the top k (hit@top_k = 1); a "
         "negative query when the store abstained (returned nothing), for stores that "
@@ -225,12 +223,10 @@ class RetrievalSuite(BaseSuite):
         metrics = (
             failed_metrics(self.ks) if q.relevant_ids else [Metric(name="abstention", value=0.0)]
         )
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            status=status,
-            error=error,
-            success=False,
+        return failure(
+            item,
+            error,
+            status,
             input=q.text,
             groups=_groups(q),
             expected=q.relevant_ids,

@@ -22,7 +22,7 @@ from mnemometer.datasets._models import Conversation, Dataset, Query
 from mnemometer.errors import DatasetError, MnemometerError
 from mnemometer.log._schema import ItemResult, RunHeader, Summary
 from mnemometer.scoring import judges as J
-from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.benchmarks import _pipeline as P
 from mnemometer.suites.benchmarks._question import Questions
 from mnemometer.suites.benchmarks._summary import summarize_benchmark
@@ -68,7 +68,7 @@ FLAGS: tuple[Flag, ...] = (
         "int",
     ),
     Flag("--rubric", "rubric", "Letta's rubric file for --judge letta-rubric.", "path"),
-    Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int"),
+    TOP_K,
 )
 
 
@@ -407,12 +407,10 @@ class BenchmarkSuite(Questions, BaseSuite):
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
         """A conversation whose call failed as a whole: one result naming its questions."""
         _, questions = item.payload
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            status=status,
-            error=error,
-            success=False,
+        return failure(
+            item,
+            error,
+            status,
             groups={"conversation": item.id},
             extra={"questions": [q.id for q in questions]},
         )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from mnemometer._jsonl import json_objects
+from mnemometer._jsonl import json_document, json_objects
 from mnemometer.config import StrictModel, explain, read_document, validate
 from mnemometer.datasets._models import Memory
 from mnemometer.errors import MnemometerError, did_you_mean
@@ -194,10 +193,7 @@ def load_memories(path: Path) -> list[SeedMemory]:
     except FileNotFoundError:
         raise SuiteError(f"{path}: memories file not found") from None
     if path.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise SuiteError(f"{path}:{e.lineno}: malformed JSON: {e.msg}") from None
+        data = json_document(text, path, SuiteError)
         cands = data.get("structured_candidates") if isinstance(data, dict) else None
         if not isinstance(cands, list):
             raise SuiteError(

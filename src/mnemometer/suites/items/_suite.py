@@ -19,7 +19,7 @@ from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
 from mnemometer.scoring import text as sc
 from mnemometer.scoring.aggregate import group_means, latency_metrics, mean_metrics
 from mnemometer.stores._protocol import Hit
-from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.items._manifest import LoadedSuite, load_suite
 from mnemometer.suites.items._types import (
     METADATA_FIELDS,
@@ -295,12 +295,10 @@ class ItemsSuite(BaseSuite):
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
         """A failed item is a failure: success 0."""
         it: BaseItem = item.payload
-        return ItemResult(
-            item_id=it.id,
-            index=item.index,
-            status=status,
-            error=error,
-            success=False,
+        return failure(
+            item,
+            error,
+            status,
             input=it.text(),
             groups=it.groups(),
             metrics=[Metric(name="success", value=0.0)],

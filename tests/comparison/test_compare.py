@@ -15,7 +15,7 @@ from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import DatasetRef, ItemResult, Metric, RunHeader, SystemRef
 from mnemometer.log._writer import ItemWriter, write_header
 
-SEED = Path(__file__).resolve().parents[1].parent / "shared" / "seed-data" / "memory-layer"
+SEED = Path(__file__).resolve().parents[2].parent / "shared" / "seed-data" / "memory-layer"
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 

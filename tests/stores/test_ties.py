@@ -6,10 +6,10 @@ the conformance kit warns about insertion-ordered ties and duplicate ids.
 from __future__ import annotations
 
 import importlib.util
-import random
 from pathlib import Path
 
 import pytest
+from adversaries import permuted
 from conftest import seed_file
 
 from mnemometer import Dataset, Memory, Query, RunSettings, SystemSpec, load_dataset, run
@@ -67,16 +67,6 @@ def _dataset() -> Dataset:
     return Dataset(info=DatasetInfo(name="ties", language="en"), memories=mems, queries=queries)
 
 
-def _permuted(ds: Dataset, how: str) -> Dataset:
-    out = ds.model_copy(deep=True)
-    if how == "reversed":
-        out.memories.reverse()
-    else:
-        random.Random(7).shuffle(out.memories)
-    out.info.content_hash = None
-    return out
-
-
 def _ranking(ds: Dataset, store: str, opts: dict, out: Path) -> tuple[list, dict]:
     res = run(
         "retrieval",
@@ -122,7 +112,7 @@ def test_permuting_the_memories_changes_nothing(
     ds = _dataset()
     items, metrics = _ranking(ds, name, opts, tmp_path / "fwd")
     for how in ("reversed", "shuffled"):
-        p_items, p_metrics = _ranking(_permuted(ds, how), name, opts, tmp_path / how)
+        p_items, p_metrics = _ranking(permuted(ds, how), name, opts, tmp_path / how)
         # Same hits in the same order for every query, hence the same metrics.
         assert p_items == items, how
         assert p_metrics == metrics, how
@@ -151,7 +141,7 @@ def test_permuting_the_memories_changes_nothing_in_extracting_stores(
         opts = {"base_url": llm.base_url, "llm_model": llm.model}
         items, metrics = _ranking(ds, name, opts, tmp_path / "fwd")
         for how in ("reversed", "shuffled"):
-            p_items, p_metrics = _ranking(_permuted(ds, how), name, opts, tmp_path / how)
+            p_items, p_metrics = _ranking(permuted(ds, how), name, opts, tmp_path / how)
             assert p_items == items, how
             assert p_metrics == metrics, how
     assert metrics["tie_at_cutoff"] >= 3 / 5  # the cut falls inside the groups here too

@@ -22,7 +22,7 @@ from mnemometer.suites.tasks._evidence import parse_token_usage
 from mnemometer.suites.tasks._shell import CommandError, render, run_command, scrubbed_env
 from mnemometer.suites.tasks._workspace import FixtureError, bad_relative, check_fixture
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SITE = REPO / "examples" / "suites" / "build-site"
 AGENT = REPO / "examples" / "build-agents" / "fake_agent.py"
 ML = REPO.parent / "shared" / "seed-data" / "memory-layer" / "evals" / "examples"

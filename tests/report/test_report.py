@@ -19,7 +19,7 @@ from mnemometer.report import formats, render, report
 from mnemometer.testing import FakeLLMServer
 from mnemometer.testing.llm_server import echo_memories
 
-TEAM = Path(__file__).resolve().parents[1] / "examples" / "suites" / "team-memory"
+TEAM = Path(__file__).resolve().parents[2] / "examples" / "suites" / "team-memory"
 
 # Run in a fresh interpreter that cannot import the suites, the runner or any heavy extra.
 _BLOCKED = """

@@ -25,7 +25,7 @@ import pytest
 
 from mnemometer.suites.scenarios import ScenarioSuite, load_scenarios
 
-TABLE = Path(__file__).parent / "data" / "grading" / "adversarial.jsonl"
+TABLE = Path(__file__).parents[1] / "data" / "grading" / "adversarial.jsonl"
 ROWS = [json.loads(line) for line in TABLE.read_text(encoding="utf-8").splitlines()]
 SCENARIOS = {s.id: s for s in load_scenarios()}
 STEPS = {sid: [st for st in s.steps if st.grade is not None] for sid, s in SCENARIOS.items()}

@@ -19,7 +19,7 @@ from mnemometer.datasets import load_dataset
 from mnemometer.datasets.generate import DEFAULT_REFERENCE_TIME, generate, write_generated
 from mnemometer.datasets.generate import _vocab as V
 
-GOLDEN = Path(__file__).parent / "data" / "generate_golden.json"
+GOLDEN = Path(__file__).parents[1] / "data" / "generate_golden.json"
 GOLDEN_CASES = [(100, "en"), (100, "zh"), (10000, "en"), (10000, "zh")]
 MNEMOMETER = str(Path(sys.executable).with_name("mnemometer"))
 

@@ -9,11 +9,17 @@ from itertools import combinations
 import pytest
 from click.testing import CliRunner
 from conftest import seed_file
-from datasketch import MinHash
+from datasketch import MinHash, MinHashLSH
+from datasketch.lsh import _optimal_param  # MinHashLSH's choice of (bands, rows)
 
 from mnemometer.cli.main import cli
 from mnemometer.datasets import Dataset, DatasetInfo, Memory, Query, load_dataset
-from mnemometer.datasets._minhash import candidate_pairs, jaccard, minhash_signatures
+from mnemometer.datasets._minhash import (
+    candidate_pairs,
+    jaccard,
+    lsh_params,
+    minhash_signatures,
+)
 from mnemometer.datasets.clean import (
     LSH_MARGIN,
     CleanConfig,
@@ -87,6 +93,15 @@ def test_lsh_finds_every_pair_above_the_threshold_that_brute_force_finds():
         (i, j) for i, j in combinations(range(len(sets)), 2) if jaccard(sets[i], sets[j]) > 0.6
     }
     assert truth and truth <= pairs
+
+
+@pytest.mark.parametrize("num_perm", [32, 128])
+def test_lsh_bands_and_rows_equal_datasketchs(num_perm: int):
+    # datasketch (a dev dependency, no longer a core one) is the independent reference.
+    for t in [0.05 * k for k in range(1, 20)]:
+        assert lsh_params(t, num_perm) == _optimal_param(t, num_perm, 0.5, 0.5), t
+    lsh = MinHashLSH(threshold=0.4, num_perm=128)  # what clean asks, through the public API
+    assert lsh_params(0.4, 128) == (lsh.b, lsh.r)
 
 
 def test_signatures_equal_datasketch_minhash():

@@ -105,3 +105,24 @@ def test_capabilities_of_a_minimal_store() -> None:
     assert capabilities(Minimal()) == []
     rep = check_store(Minimal())
     assert not rep.ok and "exact text not found" in str(rep)
+
+
+@pytest.mark.parametrize("dataset", ["demo-en", "demo-zh"])
+def test_tfidf_scores_are_scikit_learns(dataset: str) -> None:
+    # The store reimplements TfidfVectorizer(sublinear_tf=True) on scipy; scikit-learn
+    # (a dev dependency) is the independent reference.
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from mnemometer.datasets import load_dataset
+
+    ds = load_dataset(dataset)
+    s = create_store("tfidf", lang=ds.info.language)
+    s.store_many([(m.text, {"memory_id": m.id}) for m in ds.memories])
+    s.flush()
+    tok = s._tokenize  # the store's own tokeniser
+    vec = TfidfVectorizer(analyzer=lambda d: d, sublinear_tf=True, lowercase=False)
+    matrix = vec.fit_transform([tok(m.text) for m in ds.memories])
+    for q in ds.queries:
+        tokens = tok(q.text) + tok(q.text)[:1]  # a repeated token: sublinear tf counts
+        want = (matrix @ vec.transform([tokens]).T).toarray().ravel()
+        assert s._scores(tokens) == pytest.approx(want, abs=1e-12)

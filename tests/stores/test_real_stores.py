@@ -93,6 +93,8 @@ def test_cli_runs_retrieval_offline_leaving_home_untouched(
         res = _cli(args, home)
         assert res.returncode == 0, res.stderr[-2000:]
         stdout = res.stdout
+        # Notices a user cannot act on stay out of the output (mem0 logs them per add).
+        assert not re.search(r"spacy|fastembed|Loading weights", res.stderr, re.I), res.stderr
     else:
         # In-process (the model is already loaded), with HOME pointed at an empty directory.
         from click.testing import CliRunner

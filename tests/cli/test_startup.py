@@ -70,6 +70,21 @@ def test_a_run_without_suite_flags_imports_no_other_suite(tmp_path: Path) -> Non
     assert not {"mnemometer.suites.scenarios", "mnemometer.suites.items"} & mods
 
 
+def test_a_memtest_run_imports_neither_scipy_stats_nor_sklearn(tmp_path: Path) -> None:
+    # scipy.stats alone cost 0.45 s of CPU per process; its quantiles come from scipy.special.
+    code = (
+        "from mnemometer.cli.main import main\n"
+        "try:\n"
+        f"    main(['run', 'memtest', '-d', 'demo-en', '-s', 'tfidf', '-o', {str(tmp_path / 'r')!r},"
+        " '--format', 'none'])\n"
+        "except SystemExit as e:\n"
+        "    assert e.code == 0, e.code"
+    )
+    mods = _modules_after(code)
+    assert "mnemometer.stats._intervals" in mods and "scipy.special" in mods
+    assert not {"scipy.stats", "sklearn", "datasketch"} & mods
+
+
 def test_suite_flags_still_parse_from_arguments_and_environment(tmp_path: Path) -> None:
     r = invoke_cli("run", "--help")
     assert "--noise" in r.output and "--top-k" in r.output and "--allow-shell" in r.output
@@ -214,7 +229,7 @@ def test_lazy_jieba_dictionary_cuts_exactly_as_jieba(
     monkeypatch.setenv("MNEMOMETER_CACHE", str(tmp_path / "cache"))
     texts = [m.text for m in load_dataset("demo-zh").memories]
     texts += [q.text for q in load_dataset("demo-zh").queries]
-    novels = Path(__file__).resolve().parents[2] / "shared/seed-data/memtest/four_novels_db.json"
+    novels = Path(__file__).resolve().parents[3] / "shared/seed-data/memtest/four_novels_db.json"
     if novels.exists():
         texts += [m["content"] for m in json.loads(novels.read_text("utf-8"))["memories"][:400]]
     first = _zhdict.jieba_cutter()  # builds the cache

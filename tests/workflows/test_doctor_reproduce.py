@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import invoke_cli as cli
 from conftest import seed_file
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TEAM = REPO / "examples" / "suites" / "team-memory"
 
 

