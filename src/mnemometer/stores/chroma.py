@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, Embedder, MINILM_REQUIRES
+from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, MINILM_REQUIRES, Embedder
 from mnemometer.stores._ties import DEFAULT_TIE_SEED
 from mnemometer.stores._vector import BufferedVectorStore, data_dir, telemetry_off
 
