@@ -44,7 +44,7 @@ def load_dataset(path_or_name: str | Path, format: str | None = None) -> Dataset
     The reader is the one named by ``format``, or else the first whose sniff accepts the
     file (``mnemometer list readers`` shows them: native JSON and JSONL, MemTest JSON,
     LoCoMo, LongMemEval, and any plug-in's). The dataset is then checked for consistency
-    (unique ids, nothing dangling) and its content hash is computed.
+    (unique ids, nothing dangling); its content hash is computed when first read.
 
     Args:
         path_or_name: a dataset file or a built-in dataset name.
@@ -67,7 +67,7 @@ def load_dataset(path_or_name: str | Path, format: str | None = None) -> Dataset
                 f"{path}: dataset format {reader.name!r} returned {type(ds).__name__}, "
                 "not a Dataset"
             )
-        return check_dataset(ds, path).with_hash()
+        return check_dataset(ds, path).with_lazy_hash()
 
 
 def _unrecognised(path: Path) -> DatasetError:
@@ -85,6 +85,7 @@ def save_dataset(dataset: Dataset, path: str | Path) -> Path:
     """Write a dataset as native JSON or JSONL (chosen by the file extension)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    dataset.info.resolve_hash()  # a saved file records the hash, as it always has
     if path.suffix == ".jsonl":
         write_jsonl(path, dataset.info, dataset.memories, dataset.queries, dataset.conversations)
     else:
@@ -110,7 +111,7 @@ def write_jsonl(
     """
     with open(path, "w", encoding="utf-8") as f:
         for kind, items in (
-            ("info", [info]),
+            ("info", [info.resolve_hash()]),
             ("memory", memories),
             ("conversation", conversations),
             ("query", queries),
@@ -136,7 +137,7 @@ def write_json_stream(
         sections.append(("conversations", conversations))
     sections.append(("queries", queries))
     with open(path, "w", encoding="utf-8") as f:
-        f.write('{"info":' + _body(info))
+        f.write('{"info":' + _body(info.resolve_hash()))
         for key, items in sections:
             f.write(f',\n"{key}":[')
             sep = "\n"
