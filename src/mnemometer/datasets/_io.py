@@ -67,7 +67,7 @@ def load_dataset(path_or_name: str | Path, format: str | None = None) -> Dataset
                 f"{path}: dataset format {reader.name!r} returned {type(ds).__name__}, "
                 "not a Dataset"
             )
-        return check_dataset(ds, path).with_lazy_hash()
+        return (ds if reader.checks else check_dataset(ds, path)).with_lazy_hash()
 
 
 def _unrecognised(path: Path) -> DatasetError:
@@ -265,9 +265,12 @@ def _read_native_jsonl_fast(path: Path) -> Dataset | None:
         }
     except (ValidationError, ValueError):
         return None  # the line-by-line reader names the line and the field
-    lines = {(key, i): n for key, ns in numbers.items() for i, n in enumerate(ns)}
     ds = Dataset(info=info, **lists)
-    return check_dataset(ds, path, lines)
+    try:
+        return check_dataset(ds, path)
+    except DatasetError:  # rare: only now map records to lines, so the message names one
+        lines = {(key, i): n for key, ns in numbers.items() for i, n in enumerate(ns)}
+        return check_dataset(ds, path, lines)
 
 
 def _read_native_jsonl_lines(path: Path) -> Dataset:
@@ -309,4 +312,5 @@ NATIVE_JSONL = Reader(
     sniff=_sniff_native_jsonl,
     read=_read_native_jsonl,
     order=10,
+    checks=True,
 )
