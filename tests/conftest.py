@@ -80,6 +80,8 @@ SLOW_TESTS = (
     "tests/stores/test_rerank.py::test_dense_rerank_over_bm25",
     "tests/suites/test_retrieval_conversations.py::test_locomo_evidence_retrieval_is_isolated",
     "tests/stores/test_dense.py::test_conformance",
+    "tests/runner/test_conditions.py::test_fusion_is_weighted_rrf_over_its_channels",
+    "tests/runner/test_conditions.py::test_fusion_passes_the_store_conformance_kit",
     "tests/workflows/test_doctor_reproduce.py::test_the_three_documented_commands",
     "tests/runner/test_runner.py::test_resume_after_sigkill_equals_uninterrupted_run",
     "tests/agents/test_agent_mem0.py::test_mem0_recalls_across_sessions_isolated_per_scenario",

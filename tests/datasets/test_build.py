@@ -436,3 +436,87 @@ def test_default_max_tokens_fits_the_local_models_context_beside_a_chunk():
     n_ctx = next(p.default for p in serve_llm_cmd.params if p.name == "n_ctx")
     cfg = BuildConfig()
     assert cfg.max_tokens + cfg.max_chars // 3 <= n_ctx  # a chunk is about chars/4 tokens
+
+
+def test_queries_are_balanced_across_source_categories():
+    from collections import Counter
+
+    from mnemometer.datasets import Memory
+    from mnemometer.datasets.build._queries import make_queries
+
+    # 40 people in "novels/a", 6 in "novels/b": a plain sample of 10 person queries would
+    # take about 9 from a; the builder takes 5 and 5
+    memories = [
+        Memory(
+            id=f"M{i:03d}",
+            text=f"{name} visited the market.",
+            metadata={"person": name, "persons": [name], "category": cat},
+        )
+        for i, (name, cat) in enumerate(
+            [(f"Alder{i}", "novels/a") for i in range(40)]
+            + [(f"Birch{i}", "novels/b") for i in range(6)]
+        )
+    ]
+    cat = {m.metadata["person"]: m.metadata["category"] for m in memories}
+    for seed in (1, 2, 3):
+        qs = make_queries(memories, "en", per_type=10, seed=seed)
+        people = [q.metadata["structured"]["person"] for q in qs if q.type == "person"]
+        assert len(people) == 10 == len(set(people))
+        assert Counter(cat[p] for p in people) == {"novels/a": 5, "novels/b": 5}
+    # a category that runs out leaves the rest to the others
+    qs = make_queries(memories, "en", per_type=20, seed=1)
+    people = [q.metadata["structured"]["person"] for q in qs if q.type == "person"]
+    assert Counter(cat[p] for p in people) == {"novels/a": 14, "novels/b": 6}
+
+
+class _StructuredStore:
+    """Keeps texts; answers a structured query by its person constraint, else nothing."""
+
+    uses_structured_query = True
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+        self.seen: list[dict] = []
+
+    def reset(self) -> None:
+        self.texts.clear()
+
+    def store(self, text: str, metadata: dict) -> None:
+        self.texts[metadata["memory_id"]] = text
+
+    def search(self, query: str, top_k: int, structured: dict | None = None):
+        from mnemometer import Hit
+
+        self.seen.append(structured)
+        who = (structured or {}).get("person", "\0")
+        return [Hit(m, 1.0, t) for m, t in self.texts.items() if who in t][:top_k]
+
+
+def test_a_store_that_declares_it_receives_the_structured_parse(tmp_path):
+    import mnemometer
+    from mnemometer.datasets import Dataset, DatasetInfo, Memory, Query
+    from mnemometer.log import read_log
+
+    data = Dataset(
+        info=DatasetInfo(name="structured", language="en"),
+        memories=[
+            Memory(id="m0", text="Ada Lovelace wrote the first program."),
+            Memory(id="m1", text="Charles Babbage designed the engine."),
+        ],
+        queries=[
+            Query(
+                id="q0",
+                text="What do we know about her?",
+                relevant_ids=["m0"],
+                metadata={"structured": {"person": "Ada Lovelace"}},
+            ),
+            Query(id="q1", text="Who designed the engine?", relevant_ids=["m1"]),
+        ],
+    )
+    store = _StructuredStore()
+    res = mnemometer.run("retrieval", store, dataset=data, out=tmp_path / "run")
+    # q0 carries its parse; q1 has none and is asked the plain way
+    assert sorted(store.seen, key=str) == [None, {"person": "Ada Lovelace"}]
+    hits = {r.item_id: r.success for r in read_log(res.path).items}
+    assert hits == {"q0": True, "q1": False}
+    assert "structured_query" in read_log(res.path).header.system.capabilities

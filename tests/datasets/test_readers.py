@@ -27,7 +27,15 @@ from mnemometer.datasets import (
 from mnemometer.datasets._readers import READERS, detect_reader, read_head
 from mnemometer.errors import DatasetError, MnemometerError
 
-BUILTIN = ["letta-core-memory", "native-json", "native-jsonl", "memtest", "locomo", "longmemeval"]
+BUILTIN = [
+    "letta-core-memory",
+    "memoryagentbench",
+    "native-json",
+    "native-jsonl",
+    "memtest",
+    "locomo",
+    "longmemeval",
+]
 LONGMEMEVAL_MINI = REPO / "tests/data/longmemeval_mini.json"
 
 
@@ -190,7 +198,8 @@ def test_list_readers_shows_every_builtin_with_its_description() -> None:
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     assert [line.split()[0] for line in lines[: len(BUILTIN)]] == BUILTIN
-    assert "Letta" in lines[0] and "LoCoMo" in lines[4] and "LongMemEval" in lines[5]
+    assert "Letta" in lines[0] and "MemoryAgentBench" in lines[1]
+    assert "LoCoMo" in lines[5] and "LongMemEval" in lines[6]
 
 
 def test_plugin_reader_through_entry_points(tmp_path: Path) -> None:

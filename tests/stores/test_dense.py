@@ -190,3 +190,31 @@ def test_embedding_cache_returns_the_same_vectors(embedder) -> None:
     assert np.allclose(plain, cached, atol=1e-5) and len(fresh.cache) == 2
     fresh.encode_one("a query")
     assert "a query" not in fresh.cache  # queries are never cached: latency stays honest
+
+
+@pytest.mark.parametrize("store", ["dense", "hybrid", "fusion"])
+def test_a_model_given_by_path_runs_dense_retrieval_on_chinese(
+    store: str, embedder, tmp_path: Path
+) -> None:
+    # The seed used paraphrase-multilingual-MiniLM-L12-v2, which is not packaged here: the
+    # packaged English MiniLM, named by its directory as a user's model would be, stands in.
+    # It tests the path (a user model is loaded and used on Chinese), not Chinese quality.
+    out = tmp_path / store
+    args = ["run", "retrieval", "-d", "demo-zh", "-s", store, "-S", f"model={embedder.path}"]
+    if store == "fusion":
+        args += ["-S", "channels=lexical,semantic"]
+    res = CliRunner().invoke(cli, [*args, "-o", str(out), "--format", "none"])
+    assert res.exit_code == 0, res.output
+    options = json.loads((out / "header.json").read_text())["system"]["options"]
+    assert options["model"] == embedder.path
+    if store == "hybrid":
+        assert options["mode"] == "fused"  # not the bm25 fallback the default model gets
+    if store == "fusion":
+        assert options["channels"] == ["lexical", "semantic"]
+    default = create_store(
+        store, {"channels": "lexical,semantic"} if store == "fusion" else {}, lang="zh"
+    )
+    if store == "hybrid":
+        assert default.resolved_options()["mode"] == "bm25"
+    if store == "fusion":
+        assert default.resolved_options()["channels"] == ["lexical"]

@@ -59,8 +59,8 @@ from mnemometer.runner._run import RunSettings
     "conditions",
     multiple=True,
     metavar="NAME",
-    help="Run under this condition (repeatable): no-memory, lexical, semantic, hybrid, "
-    "full-memory, or one from --conditions. Makes the run an experiment.",
+    help="Run under this condition (repeatable): no-memory, lexical, semantic, graph, "
+    "hybrid, full-memory, or one from --conditions. Makes the run an experiment.",
 )
 @click.option(
     "--conditions",
@@ -251,11 +251,11 @@ def _system(kw: dict[str, Any]) -> Any:
     return SystemSpec.agent(agent, **options).options_with_store(kw["store"], store_opts)
 
 
-def _conditions(kw: dict[str, Any], names: list[str]) -> list[Any]:
+def _conditions(kw: dict[str, Any], names: list[str], llm: Any) -> list[Any]:
     from mnemometer.runner._conditions import load_conditions, resolve, system_for
 
     table = load_conditions(kw["conditions_file"])
-    return [system_for(n, resolve(n, table)) for n in names]
+    return [system_for(n, resolve(n, table), llm) for n in names]
 
 
 def _experiment(
@@ -263,7 +263,9 @@ def _experiment(
 ) -> Any:
     from mnemometer.runner import Experiment, run_experiment
 
-    systems = _conditions(kw, list(kw["conditions"])) if kw["conditions"] else [_system(kw)]
+    systems = (
+        _conditions(kw, list(kw["conditions"]), settings.llm) if kw["conditions"] else [_system(kw)]
+    )
     dataset = str(kw["dataset"]) if kw["dataset"] is not None else None
     exp = Experiment(name, systems, kw["repeat"] or 1, dataset, options, kw["limit"], kw["sample"])
     return run_experiment(exp, kw["out"], settings=settings, on_run=_on_run(kw))

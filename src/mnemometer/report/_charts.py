@@ -188,3 +188,40 @@ def forest(rows: list[dict[str, Any]], *, title: str, x_title: str) -> str:
         .configure_title(fontSize=13, anchor="start")
     )
     return svg(chart, f"forest plot: {title}")
+
+
+def curve(rows: list[dict[str, Any]], *, x_title: str, y_title: str) -> str:
+    """Lines through points, one colour per series: a quantity against a count.
+
+    ``rows``: dicts with ``series``, ``x`` and ``y`` (``y`` may be ``None``: no point).
+    """
+    alt, _ = _libs()
+    shown = [r for r in rows if r["y"] is not None]
+    chart = (
+        alt.Chart(alt.Data(values=shown))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("x:Q", title=x_title),
+            y=alt.Y("y:Q", title=y_title, scale={"zero": True}),
+            color=alt.Color("series:N", title=None),
+            tooltip=["series:N", "x:Q", alt.Tooltip("y:Q", format=".1f")],
+        )
+        .properties(width=520, height=190)
+        .configure(**_CONFIG)
+    )
+    return svg(chart, f"{y_title} against {x_title}")
+
+
+def scaling_curve(data: list[dict[str, Any]]) -> str:
+    """Memory scalability: latency against facts stored, from the scenarios' binned rows."""
+    series = (
+        ("mean", "mean_latency_ms"),
+        ("p95", "p95_latency_ms"),
+        ("memory, mean", "mean_memory_ms"),
+    )
+    points = [
+        {"series": name, "x": (r["facts_from"] + r["facts_to"]) / 2, "y": r.get(key)}
+        for r in data
+        for name, key in series
+    ]
+    return curve(points, x_title="facts stored", y_title="latency ms")

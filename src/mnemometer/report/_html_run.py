@@ -349,7 +349,10 @@ def _tokens(s: Summary, items: list[ItemResult]) -> str:
 def _suite_tables(s: Summary) -> str:
     out = []
     for t in s.tables:
-        out += [f"<h3>{esc(t.title)}</h3>", table(t.columns, t.rows)]
+        out.append(f"<h3>{esc(t.title)}</h3>")
+        if t.name == "latency_vs_facts" and t.data:  # memory scalability: draw the curve
+            out.append(charts.scaling_curve(t.data))
+        out.append(table(t.columns, t.rows))
     return "".join(out)
 
 

@@ -33,8 +33,9 @@ class Condition(StrictModel):
     it by message and asks it each question."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Options for the store's (or agent's) factory."""
-    fallback: str | None = None
-    """Store used, with a warning recorded in the run, when ``store`` cannot load."""
+    fallback: str | list[str] | None = None
+    """Store (or stores, tried in order) used, with a note recorded in the run, when
+    ``store`` cannot run here: its extra is missing, or it asks an LLM and the run has none."""
     description: str = ""
     """What the condition means."""
 
@@ -56,10 +57,14 @@ DEFAULT_CONDITIONS: dict[str, Condition] = {
     "hybrid": Condition(
         store="hybrid", fallback="bm25", description="BM25 and dense fused by reciprocal rank"
     ),
+    "graph": Condition(
+        store="graphiti",
+        description="Graphiti's temporal knowledge graph (needs an LLM: --llm-base-url)",
+    ),
     "full-memory": Condition(
-        store="hybrid",
-        fallback="bm25",
-        description="every retrieval channel we have (today: hybrid)",
+        store="fusion",
+        fallback=["hybrid", "bm25"],
+        description="lexical + semantic + graph channels fused by reciprocal rank",
     ),
 }
 
@@ -95,26 +100,55 @@ def resolve(name: str, conditions: dict[str, Condition]) -> Condition:
     return conditions[name]
 
 
-def system_for(name: str, cond: Condition) -> SystemSpec:
-    """The system that will run condition ``name``: its own, or its fallback with a note.
+def system_for(name: str, cond: Condition, llm: Any = None) -> SystemSpec:
+    """The system that will run condition ``name``: its own, or its first fallback that can.
 
-    The fallback is taken only when the condition's store or agent cannot load here (a
-    missing extra); the note is recorded in every run of the condition and warned about.
+    A store cannot run here when its extra is missing or when it asks an LLM while it
+    stores and neither its options, ``llm`` (the run's settings) nor the environment name
+    one. Each system passed over is a note, recorded in every run of the condition and
+    warned about.
 
     Raises:
-        MnemometerError: it cannot load and there is no fallback.
+        MnemometerError: neither it nor any fallback can run.
     """
     kind = "store" if cond.store else "agent"
     system = cond.store or cond.agent or ""
+    fallbacks = [cond.fallback] if isinstance(cond.fallback, str) else list(cond.fallback or [])
+    tried: list[str] = []
+    for i, (what, candidate, options) in enumerate(
+        [(kind, system, dict(cond.options)), *(("store", f, {}) for f in fallbacks)]
+    ):
+        reason = _unavailable(what, candidate, options, llm)
+        if reason is None:
+            if not tried:
+                return SystemSpec(kind, system, options, name)
+            note = f"condition {name!r}: {'; '.join(tried)}; fell back to {candidate!r}"
+            warnings.warn(note, stacklevel=2)
+            return SystemSpec("store", candidate, options, name, (note,))
+        if i == 0 and not fallbacks:
+            raise MnemometerError(f"condition {name!r}: {reason}")
+        tried.append(f"{what} {candidate!r} unavailable ({reason})")
+    raise MnemometerError(f"condition {name!r}: {'; '.join(tried)}")
+
+
+def _unavailable(kind: str, name: str, options: dict[str, Any], llm: Any) -> str | None:
+    """Why ``name`` cannot run here, or None."""
     try:
-        (STORES if cond.store else AGENTS).load(system)
-        return SystemSpec(kind, system, dict(cond.options), name)
+        factory = (STORES if kind == "store" else AGENTS).load(name)
     except MnemometerError as e:
-        if cond.fallback is None:
-            raise MnemometerError(f"condition {name!r}: {e}") from None
-        note = (
-            f"condition {name!r}: {kind} {system!r} unavailable ({e}); "
-            f"fell back to {cond.fallback!r}"
+        return str(e)
+    needs = getattr(factory, "needs_llm", False)
+    if callable(needs):
+        needs = needs(options)
+    if not needs:
+        return None
+    from mnemometer.llm import LLMError, resolve_settings
+
+    try:
+        resolve_settings(
+            base_url=options.get("base_url") or getattr(llm, "base_url", None),
+            model=options.get("llm_model") or getattr(llm, "model", None),
         )
-        warnings.warn(note, stacklevel=2)
-        return SystemSpec("store", cond.fallback, {}, name, (note,))
+    except LLMError:
+        return "it asks an LLM while it stores: pass --llm-base-url URL --llm-model M"
+    return None

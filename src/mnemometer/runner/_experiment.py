@@ -459,7 +459,8 @@ def run_suite(
         opts["profile"] = profile
     names = list(conditions or loaded.manifest.conditions or DEFAULT_EXPERIMENT_CONDITIONS)
     table = load_conditions(conditions_file)
-    systems = [system_for(name, resolve(name, table)) for name in names]
+    llm = settings.llm if settings is not None else None
+    systems = [system_for(name, resolve(name, table), llm) for name in names]
     effective = profile or loaded.manifest.default_profile
     agents = [s.label for s in systems if s.kind == "agent"]
     if agents and effective != "llm":

@@ -11,11 +11,11 @@ from scipy import stats as _st
 
 from mnemometer.errors import MnemometerError
 from mnemometer.stats._common import (
-    BLOCK_CELLS,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     TIE_RTOL,
     as_deltas,
+    blocks,
 )
 from mnemometer.stats._intervals import Bounds, Interval, clip, column_bounds
 
@@ -45,9 +45,7 @@ def _weights(units: int, resamples: int, rng: np.random.Generator):
     same stream :func:`scipy.stats.bootstrap` draws from the same generator (int32 draws
     give the same values as int64 ones and take a third of the time).
     """
-    block = max(1, min(resamples, BLOCK_CELLS // max(units, 1)))
-    for start in range(0, resamples, block):
-        rows = min(block, resamples - start)
+    for _, rows in blocks(resamples, units):
         dtype = np.int32 if rows * units < 2**31 else np.int64
         idx = rng.integers(0, units, size=(rows, units), dtype=dtype)
         idx += (np.arange(rows, dtype=dtype) * units)[:, None]

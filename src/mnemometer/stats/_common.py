@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -26,3 +26,14 @@ def as_deltas(deltas: Sequence[float] | np.ndarray) -> np.ndarray:
     if not np.all(np.isfinite(d)):
         raise MnemometerError("paired deltas must be finite numbers")
     return d
+
+
+def blocks(resamples: int, units: int) -> Iterator[tuple[int, int]]:
+    """``(start, rows)`` of consecutive blocks of ``resamples`` resamples.
+
+    Each block holds at most ``BLOCK_CELLS`` draws of ``units`` (and at least one row), so
+    memory stays bounded for any data size.
+    """
+    block = max(1, min(resamples, BLOCK_CELLS // max(units, 1)))
+    for start in range(0, resamples, block):
+        yield start, min(block, resamples - start)

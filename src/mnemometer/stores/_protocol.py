@@ -159,6 +159,16 @@ class IngestCosted(Protocol):
         ...
 
 
+def uses_structured_query(store: object) -> bool:
+    """Whether ``store`` declares ``uses_structured_query = True``.
+
+    Such a store's ``search`` takes a keyword argument ``structured``: the query's
+    structured parse (``Query.metadata["structured"]``, field constraints such as
+    ``{"person": ..., "location": ...}``) when the dataset has one, as ``build`` writes it.
+    """
+    return getattr(store, "uses_structured_query", False) is True
+
+
 class Abstaining(Protocol):
     """Capability: declares that an empty result means "nothing relevant"."""
 
@@ -178,4 +188,6 @@ def capabilities(store: object) -> list[str]:
     caps = [name for name, proto in checks.items() if isinstance(store, proto)]
     if getattr(store, "abstains", False):
         caps.append("abstains")
+    if uses_structured_query(store):
+        caps.append("structured_query")
     return caps

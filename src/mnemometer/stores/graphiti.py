@@ -83,6 +83,8 @@ class GraphitiStore:
     """Optional modules, checked when the name is looked up."""
 
     abstains = False
+    needs_llm = True
+    """It asks an LLM while it stores (conditions fall back without one)."""
 
     def __init__(
         self,

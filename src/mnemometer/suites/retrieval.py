@@ -17,7 +17,14 @@ from mnemometer.scoring.retrieval import (
     failed_metrics,
     rank_values,
 )
-from mnemometer.stores._protocol import BatchStore, ClockAware, Flushable, HitList, coerce_hits
+from mnemometer.stores._protocol import (
+    BatchStore,
+    ClockAware,
+    Flushable,
+    HitList,
+    coerce_hits,
+    uses_structured_query,
+)
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites._ingest import IngestTally
 from mnemometer.systems import close
@@ -60,14 +67,21 @@ def store_dataset(
     return {"index": time.perf_counter() - t0}
 
 
-def timed_search(store: Any, text: str, top_k: int) -> tuple[HitList, float]:
+def timed_search(
+    store: Any, text: str, top_k: int, structured: dict[str, Any] | None = None
+) -> tuple[HitList, float]:
     """Search and return the hits (checked, at most ``top_k``) and the call's milliseconds.
 
-    A result that is not a list of hits raises (the item is recorded as an error); the
-    returned list's ``returned`` says how many results the store gave.
+    A store that declares ``uses_structured_query`` gets the query's ``structured`` parse
+    too, when there is one. A result that is not a list of hits raises (the item is
+    recorded as an error); the returned list's ``returned`` says how many results the store
+    gave.
     """
     t0 = time.perf_counter()
-    raw = store.search(text, top_k)
+    if structured and uses_structured_query(store):
+        raw = store.search(text, top_k, structured=structured)
+    else:
+        raw = store.search(text, top_k)
     ms = (time.perf_counter() - t0) * 1000.0
     return coerce_hits(raw, top_k), ms
 
@@ -174,7 +188,10 @@ class RetrievalSuite(BaseSuite):
         store = self._stores.get(q.conversation_id, system) if q.conversation_id else system
         # One hit past the cut-off shows whether the cut falls inside a tie; only the first
         # top_k hits are scored and recorded.
-        more, ms = timed_search(store, q.text, self.top_k + 1)
+        structured = q.metadata.get("structured")
+        more, ms = timed_search(
+            store, q.text, self.top_k + 1, structured if isinstance(structured, dict) else None
+        )
         hits = more[: self.top_k]
         ranked = dedupe(h.memory_id for h in hits)
         extra: dict[str, Any] = {"duplicates_dropped": duplicate_count([h.memory_id for h in hits])}

@@ -180,7 +180,8 @@ def sweep(
     base = path.resolve().parent
     table = load_conditions(_relative(spec.conditions_file, base))
     systems = [s.spec() for s in spec.systems]
-    systems += [system_for(n, resolve(n, table)) for n in spec.conditions]
+    llm = settings.llm if settings is not None else None
+    systems += [system_for(n, resolve(n, table), llm) for n in spec.conditions]
     create_suite(spec.suite, spec.suite_options)  # bad options fail before anything runs
     out = Path(out)
     plans = []

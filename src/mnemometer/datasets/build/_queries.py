@@ -5,6 +5,11 @@ A query is a conjunction of field constraints (its *structured form*, written to
 memory that satisfies all constraints, compared case- and space-insensitively; ``person``
 matches any of a memory's persons. Nothing is sampled: a query about a person lists every
 memory about that person. Negatives are constraint pairs no memory satisfies.
+
+Where a type has more candidates than ``per_type``, the candidates are drawn balanced
+across the corpus's source categories (its directory labels, ``metadata["category"]``),
+as MemTest's builder promised: one category after another in turn, each candidate
+belonging to the category most of its memories come from.
 """
 
 from __future__ import annotations
@@ -80,6 +85,32 @@ def _time_phrase(time: str) -> str:
     return t
 
 
+def _majority(category: dict[str, str], ids: list[str]) -> str:
+    counts: dict[str, int] = defaultdict(int)
+    for i in ids:
+        counts[category.get(i, "")] += 1
+    return min(counts, key=lambda c: (-counts[c], c))
+
+
+def balanced(keys: list[Any], labels: list[str], n: int, rng: random.Random) -> list[Any]:
+    """``n`` of ``keys`` drawn in turn from each label's shuffled keys (one label: a sample).
+
+    The labels' counts differ by at most one unless a label runs out.
+    """
+    by: dict[str, list[Any]] = defaultdict(list)
+    for key, label in zip(keys, labels, strict=True):
+        by[label].append(key)
+    if len(by) == 1:
+        return rng.sample(keys, n)
+    pools = [rng.sample(by[label], len(by[label])) for label in sorted(by)]
+    out: list[Any] = []
+    while len(out) < n:
+        for pool in pools:
+            if pool and len(out) < n:
+                out.append(pool.pop())
+    return out
+
+
 def make_queries(
     memories: list[Memory],
     lang: str,
@@ -142,25 +173,19 @@ def make_queries(
             )
         )
 
+    category = {m.id: str(m.metadata.get("category") or "") for m in memories}
+
     def pick(qtype: str) -> list[tuple[str, ...]]:
         keys = sorted(groups[qtype])
-        return rng.sample(keys, per_type) if len(keys) > per_type else keys
+        if len(keys) <= per_type:
+            return keys
+        return balanced(keys, [_majority(category, groups[qtype][k]) for k in keys], per_type, rng)
 
     name: Callable[[str, str], str] = lambda field, key: display.get((field, key), key)  # noqa: E731
-    for (p,) in pick("person"):
-        add(
-            "person",
-            t["person"].format(person=name("person", p)),
-            {"person": name("person", p)},
-            "easy",
-        )
-    for (loc,) in pick("location"):
-        add(
-            "location",
-            t["location"].format(location=name("location", loc)),
-            {"location": name("location", loc)},
-            "easy",
-        )
+    for qtype in ("person", "location"):
+        for (key,) in pick(qtype):
+            s = {qtype: name(qtype, key)}
+            add(qtype, t[qtype].format(**s), s, "easy")
     for (tm,) in pick("time"):
         shown = name("time", tm)
         add(
@@ -170,7 +195,8 @@ def make_queries(
             "medium",
         )
     for (era,) in pick("era"):
-        add("era", t["era"].format(era=name("era", era)), {"era": name("era", era)}, "medium")
+        s = {"era": name("era", era)}
+        add("era", t["era"].format(**s), s, "medium")
     for p, ev in pick("event"):
         s = {"person": name("person", p), "event_type": name("event_type", ev)}
         add("event", t["event"].format(**s), s, "medium")

@@ -176,7 +176,7 @@ class Questions:
             chosen, dropped = P.select_context(refs, self.reader_budget, newest_first=True)
             extra["dropped_for_budget"] = dropped
             return chosen, None
-        depth = max(self.top_k, *self.turn_ks)
+        depth = max((self.top_k, *self.turn_ks))
         hits, ms = P.search(store, q.text, depth)
         extra["search_ms"] = ms
         ranking: list[tuple[str, float]] = []

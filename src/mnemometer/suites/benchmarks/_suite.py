@@ -416,6 +416,8 @@ class BenchmarkSuite(Questions, BaseSuite):
         )
 
     headline_rule: ClassVar[str] = "every question"
+    answer_scores: ClassVar[tuple[str, ...]] = ("f1", "bleu1")
+    """Per-question answer scores summarised with intervals (a failed question scores 0)."""
     """Which questions the headline numbers (``overall``) are over."""
 
     def headline(self, rows: list[ItemResult]) -> list[ItemResult]:
@@ -436,6 +438,11 @@ class BenchmarkSuite(Questions, BaseSuite):
         del rows
         return {}
 
+    def extra_tables(self, rows: list[ItemResult]) -> list[Any]:
+        """Benchmark-specific report tables (:class:`~mnemometer.log._schema.Table`)."""
+        del rows
+        return []
+
     def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
         """Accuracy per judge and F1 with cluster-robust intervals, retrieval, latency, cost."""
         return summarize_benchmark(self, header, items)
@@ -445,6 +452,7 @@ _SUITE_OF = {
     "locomo": "locomo",
     "longmemeval": "longmemeval",
     "letta-core-memory": "letta-core-memory",
+    "memoryagentbench": "memoryagentbench",
 }
 """The suite that runs each benchmark's files."""
 

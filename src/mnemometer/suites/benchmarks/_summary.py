@@ -116,12 +116,13 @@ def summarize_benchmark(suite: Any, header: RunHeader, items: list[ItemResult]) 
     rows, lost = expand_failures(items)
     key = suite.group_key
     headline = suite.headline(rows)
-    overall = score_metrics(headline, judges) + score_metrics(rows, [], RECALL)
+    scored = tuple(suite.answer_scores)
+    overall = score_metrics(headline, judges, scored) + score_metrics(rows, [], RECALL)
     ok = [r for r in rows if r.status == "ok"]
     overall += [
         m
         for m in mean_metrics(r.metrics for r in ok)
-        if not (m.name.startswith("judge:") or m.name in ("f1", "bleu1", *RECALL))
+        if not (m.name.startswith("judge:") or m.name in (*scored, "f1", "bleu1", *RECALL))
     ]
     overall += latency(rows) + cost(rows)
     groups: dict[str, dict[str, list[Metric]]] = {key: {}}
@@ -130,7 +131,7 @@ def summarize_benchmark(suite: Any, header: RunHeader, items: list[ItemResult]) 
         by[r.groups.get(key, "?")].append(r)
     for value in suite.group_order(list(by)):
         rs = by[value]
-        groups[key][value] = score_metrics(rs, judges, ("f1", "bleu1", "adversarial")) + [
+        groups[key][value] = score_metrics(rs, judges, (*scored, "adversarial")) + [
             m
             for m in mean_metrics(r.metrics for r in rs if r.status == "ok")
             if m.name
@@ -143,7 +144,7 @@ def summarize_benchmark(suite: Any, header: RunHeader, items: list[ItemResult]) 
             )
         ]
     sections: dict[str, Any] = {"pins": suite.pins(), "headline": suite.headline_rule}
-    tables = [category_table(suite, groups[key], judges)]
+    tables = [category_table(suite, groups[key], judges), *suite.extra_tables(rows)]
     notes = list(header.dataset.notes) + suite.notes(rows)
     if len(judges) > 1:
         t, section = judge_tables(headline, judges)
@@ -281,13 +282,19 @@ def judge_tables(rows: list[ItemResult], judges: list[str]) -> tuple[list[Table]
 
 
 def category_table(suite: Any, per: dict[str, list[Metric]], judges: list[str]) -> Table:
-    """Per category (or type): n, F1 and each judge's accuracy with intervals, recall."""
+    """Per category (or type): n, a score and each judge's accuracy with intervals, recall.
+
+    The score is the suite's first answer score: F1 unless the suite says otherwise.
+    """
     key = suite.group_key
-    cols = [key, "n", "F1 [95% CI]", *(f"{j} % [95% CI]" for j in judges), "evidence recall"]
+    main = suite.answer_scores[0]
+    label = "F1" if main == "f1" else main
+    cols = [key, "n", f"{label} [95% CI]", *(f"{j} % [95% CI]" for j in judges)]
+    cols.append("evidence recall")
     rows, data = [], []
     for value, ms in per.items():
         get = {m.name: m for m in ms}
-        f1 = get.get("f1") or get.get("adversarial")
+        f1 = get.get(main) or get.get("adversarial")
         row = [value, str(f1.n if f1 else 0), _pct(f1) if f1 else "-"]
         row += [_pct(get.get(f"accuracy:{j}")) for j in judges]
         er = get.get("evidence_recall")

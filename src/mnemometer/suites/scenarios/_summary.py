@@ -10,6 +10,8 @@ from typing import Any
 
 from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
 from mnemometer.scoring.aggregate import distribution
+from mnemometer.suites.scenarios._bands import banded_row
+from mnemometer.suites.scenarios._scaling import latency_by_facts
 
 CSV_FILE = "scenarios.csv"
 CSV_COLUMNS = ("backend", "scenario", "mean_latency_ms", "accuracy", "mean_similarity")
@@ -99,6 +101,7 @@ def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
         "graded_turns": sum(1 for t in turns if "grade" in t),
         "failed_turns": sum(1 for t in turns if t.get("error")),
     }
+    scaling, slopes = latency_by_facts(items)
     notes = []
     if counts["errors"] or counts["timeouts"]:
         notes.append("failed scenarios and turns score 0.0 (they are counted, not dropped)")
@@ -142,8 +145,85 @@ def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
                 [[f"{r['noise']:g}", r["n"], _f(r["accuracy"]), _ci(r)] for r in noise_rows],
                 noise_rows,
             ),
+            _rating_table(rows),
+            _scaling_table(scaling, slopes),
         ],
+        sections={"scalability": slopes},
     )
+
+
+def _rating_table(rows: list[dict[str, Any]]) -> Table:
+    """The seed's rating bands beside each scenario's numbers, and for their average."""
+    multi = len({r["noise"] for r in rows}) > 1
+    banded = [
+        banded_row(
+            r["scenario"] + (f"@noise={r['noise']:g}" if multi else ""),
+            r["accuracy"],
+            r["mean_similarity"],
+            r["mean_latency_ms"],
+        )
+        for r in sorted(rows, key=lambda r: (r["scenario"], r["noise"]))
+    ]
+    avg = {
+        c: _mean([r[c] for r in rows]) for c in ("accuracy", "mean_similarity", "mean_latency_ms")
+    }
+    banded.append(
+        banded_row("AVERAGE", avg["accuracy"], avg["mean_similarity"], avg["mean_latency_ms"])
+    )
+    return _table(
+        "seed_rating",
+        "The seed's rating bands (Excellent: accuracy >= 0.90, similarity >= 0.80, latency "
+        "< 5000 ms; Good: >= 0.70, >= 0.70, < 8000 ms; Poor: < 0.50, < 0.60, > 10000 ms)",
+        ["scenario", "accuracy", "band", "similarity", "band", "latency ms", "band", "rating"],
+        [
+            [
+                b["scenario"],
+                _f(b["accuracy"]),
+                b["accuracy_band"] or "n/a",
+                _f(b["similarity"]),
+                b["similarity_band"] or "n/a",
+                _f(b["mean_latency_ms"], 1),
+                b["latency_band"] or "n/a",
+                b["rating"] or "n/a",
+            ]
+            for b in banded
+        ],
+        banded,
+    )
+
+
+def _scaling_table(rows: list[dict[str, Any]], slopes: dict[str, Any]) -> Table:
+    """Latency against the number of facts stored before the turn (memory scalability)."""
+    per = slopes["ms_per_fact"]
+    mem = slopes["memory_ms_per_fact"]
+    if mem is not None:
+        per_mem = f", memory {mem:+.2f} ms per fact"
+    else:
+        per_mem = ""
+    trend = "n/a" if per is None else f"{per:+.2f} ms per fact"
+    return _table(
+        "latency_vs_facts",
+        f"Latency against facts stored (slope {trend}{per_mem})",
+        ["facts stored", "turns", "mean latency ms", "p95 latency ms", "mean memory ms"],
+        [
+            [
+                f"{r['facts_from']}-{r['facts_to']}"
+                if r["facts_to"] > r["facts_from"]
+                else r["facts_from"],
+                r["turns"],
+                _f(r["mean_latency_ms"], 1),
+                _f(r["p95_latency_ms"], 1),
+                _f(r["mean_memory_ms"], 1),
+            ]
+            for r in rows
+        ],
+        rows,
+    )
+
+
+def _mean(values: list[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
 
 
 def _f(v: float | None, digits: int = 3) -> str:
