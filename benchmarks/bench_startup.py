@@ -97,6 +97,13 @@ def seed(py: str, cli: str, runs: int) -> None:
                 run_dir = str(out / f"{name}-{suite}")
                 commands[f"mnemometer run {suite}"] = [cli, "run", suite, "--dataset", str(db)]
                 commands[f"mnemometer run {suite}"] += ["--store", "keyword", "--out", run_dir]
+            if gated and "memtest" in suites:
+                # The suite's storage read-back (one search per version of up to 1,000
+                # memories) is work the seed runner never does: also time the suite reading
+                # back one memory (storage_limit=0 means all, so 1 is the least there is).
+                label = "mnemometer run memtest, read-back of 1"
+                commands[label] = [*commands["mnemometer run memtest"], "-O", "storage_limit=1"]
+                commands[label][commands[label].index("--out") + 1] += "-readback1"
 
             def fresh(out: Path = out, name: str = name) -> None:
                 for p in out.glob(f"{name}-*"):

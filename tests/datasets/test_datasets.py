@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,32 @@ def test_not_a_dataset(tmp_path: Path) -> None:
     p.write_text("[1, 2, 3]")
     with pytest.raises(DatasetError, match="not a dataset"):
         load_dataset(p)
+
+
+def test_load_defers_the_content_hash_until_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    eager = load_dataset("demo-en").compute_hash()
+    calls: list[int] = []
+    original = Dataset.compute_hash
+
+    def counting(self: Dataset) -> str:
+        calls.append(1)
+        return original(self)
+
+    monkeypatch.setattr(Dataset, "compute_hash", counting)
+    ds = load_dataset("demo-en")
+    assert calls == []
+    assert ds.info.content_hash == eager
+    assert ds.info.content_hash == eager and len(calls) == 1  # computed once, then cached
+    lazy = load_dataset("demo-en")
+    assert lazy.info.model_copy(deep=True).content_hash == eager
+    assert pickle.loads(pickle.dumps(load_dataset("demo-en"))).info.content_hash == eager
+    assert load_dataset("demo-en").info == ds.info  # a deferred hash compares as its value
+    saved = json.loads(save_dataset(load_dataset("demo-en"), tmp_path / "d.json").read_text())
+    assert saved["info"]["content_hash"] == eager
+    pinned = load_dataset("demo-en")
+    pinned.info.content_hash = "explicit"
+    assert pinned.info.content_hash == "explicit"  # an assigned value wins over the deferred one
+    pinned.info.content_hash = None
+    assert pinned.info.content_hash is None

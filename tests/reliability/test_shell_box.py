@@ -180,6 +180,8 @@ def test_the_child_gets_a_minimal_env_plus_allow_listed_names(tmp_path, monkeypa
         str(out),
         "--pass-env",
         "OPENAI_API_KEY",
+        "--sandbox",  # the environment layer alone: bubblewrap's private HOME is its own test
+        "none",
     )
     assert r.exit_code == 0, r.output
     (res,) = read_log(out / "no-memory-r0").items

@@ -179,6 +179,17 @@ def test_resume_refuses_a_changed_dataset(tmp_path: Path) -> None:
         resume(res.path)
 
 
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_a_run_records_the_eager_content_hash(tmp_path: Path, suffix: str) -> None:
+    from mnemometer.datasets import load_dataset, save_dataset
+
+    eager = load_dataset("demo-en").compute_hash()
+    path = save_dataset(load_dataset("demo-en"), tmp_path / f"d{suffix}")
+    res = run("retrieval", "keyword", dataset=path, out=tmp_path / "r")
+    assert read_header(res.path).dataset.content_hash == eager
+    assert resume(res.path).path == res.path  # the lazily hashed reload matches the header
+
+
 def test_future_schema_version_is_refused(tmp_path: Path) -> None:
     res = run("retrieval", "keyword", dataset="demo-en", out=tmp_path / "r")
     raw = json.loads((res.path / "header.json").read_text())

@@ -180,7 +180,7 @@ def test_cli_runs_retrieval_and_logs_resolved_options(
 
 
 def test_embedding_cache_returns_the_same_vectors(embedder) -> None:
-    from mnemometer.embeddings import Embedder
+    from mnemometer.embeddings import Embedder, content_key
 
     fresh = Embedder(path=embedder.path, model=embedder.model, dim=embedder.dim)
     texts = ["a cat on a mat", "a dog in the fog", "a cat on a mat"]
@@ -188,8 +188,30 @@ def test_embedding_cache_returns_the_same_vectors(embedder) -> None:
     fresh.enable_cache()
     cached = fresh.encode(texts)
     assert np.allclose(plain, cached, atol=1e-5) and len(fresh.cache) == 2
+    assert (fresh.cache_misses, fresh.cache_hits) == (2, 1)  # the repeat is served, not run
     fresh.encode_one("a query")
-    assert "a query" not in fresh.cache  # queries are never cached: latency stays honest
+    assert content_key("a query") not in fresh.cache  # queries are never cached: honest latency
+    assert (fresh.cache_misses, fresh.cache_hits) == (2, 1)
+
+
+def test_embedding_cache_is_shared_across_stores_by_content(embedder, monkeypatch) -> None:
+    """A second store over the same texts runs the model on none of them; a new text is a miss."""
+    from mnemometer.embeddings import Embedder
+    from mnemometer.stores.dense import DenseStore
+
+    fresh = Embedder(path=embedder.path, model=embedder.model, dim=embedder.dim)
+    fresh.enable_cache()
+    monkeypatch.setattr("mnemometer.stores.dense.load_embedder", lambda model: fresh)
+    texts = [f"memory number {i} about {w}" for i, w in enumerate(["tea", "rain", "trains"])]
+    first, second = DenseStore(), DenseStore()
+    for store, extra in ((first, []), (second, ["a text only the second store has"])):
+        store.store_many([(t, {"memory_id": f"m{i}"}) for i, t in enumerate(texts + extra)])
+        store.flush()
+    assert (fresh.cache_misses, fresh.cache_hits) == (4, 3)
+    shared = [h for h in second.search("trains", 4) if h.memory_id != "m3"]
+    assert [(h.memory_id, round(h.score, 5)) for h in first.search("trains", 3)] == [
+        (h.memory_id, round(h.score, 5)) for h in shared
+    ]
 
 
 @pytest.mark.parametrize("store", ["dense", "hybrid", "fusion"])

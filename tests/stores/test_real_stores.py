@@ -160,6 +160,32 @@ def test_mem0_bad_vector_store_option() -> None:
         create_store("mem0", {"vector_store": "pinecone"})
 
 
+def test_mem0_batched_ingest_keeps_every_memory_and_ranks_as_one_by_one(tmp_path: Path) -> None:
+    """store_many (batched embedding, one add per memory) equals store() text by text."""
+    _skip_without("mem0")
+    facts = ["Ana likes green tea", "Ben drives a red bus", "Ana visited Lisbon", "Cy plays cello"]
+    # Three versions per memory, adjacent, as the runner gives them; then a repeated text.
+    items = [
+        (fact + suffix, {"memory_id": f"m{i}", "timestamp": f"2024-01-0{1 + i}"})
+        for i, fact in enumerate(facts)
+        for suffix in ("", ".", " (again)")
+    ]
+    items.append(items[0])
+    one = create_store("mem0", {}, workdir=tmp_path / "one")
+    for text, meta in items:
+        one.store(text, meta)
+    many = create_store("mem0", {}, workdir=tmp_path / "many")
+    many.store_many(items)
+    assert sorted(many.list_ids()) == sorted(one.list_ids()) == ["m0", "m1", "m2", "m3"]
+    assert sum(map(len, many._ids.values())) == len(items)  # every version is its own record
+    for q in ("who likes tea", "a bus", "Lisbon", "music"):
+        a, b = one.search(q, 4), many.search(q, 4)
+        assert [h.memory_id for h in a] == [h.memory_id for h in b], q
+        assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-4)
+    one.close()
+    many.close()
+
+
 def test_missing_extra_names_the_install_command(tmp_path: Path) -> None:
     # A subprocess where the SDK cannot be imported, exactly as on a machine without it.
     code = (

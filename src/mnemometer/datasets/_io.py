@@ -48,7 +48,7 @@ def load_dataset(path_or_name: str | Path, format: str | None = None) -> Dataset
     The reader is the one named by ``format``, or else the first whose sniff accepts the
     file (``mnemometer list readers`` shows them: native JSON and JSONL, MemTest JSON,
     LoCoMo, LongMemEval, and any plug-in's). The dataset is then checked for consistency
-    (unique ids, nothing dangling) and its content hash is computed.
+    (unique ids, nothing dangling); its content hash is computed when first read.
 
     Args:
         path_or_name: a dataset file or a built-in dataset name.
@@ -74,7 +74,7 @@ def load_dataset(path_or_name: str | Path, format: str | None = None) -> Dataset
                 f"{path}: dataset format {reader.name!r} returned {type(ds).__name__}, "
                 "not a Dataset"
             )
-        return check_dataset(ds, path).with_hash()
+        return (ds if reader.checks else check_dataset(ds, path)).with_lazy_hash()
 
 
 def _unrecognised(path: Path) -> DatasetError:
@@ -97,6 +97,7 @@ def save_dataset(dataset: Dataset, path: str | Path) -> Path:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    dataset.info.resolve_hash()  # a saved file records the hash, as it always has
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         if path.suffix == ".jsonl":
@@ -146,7 +147,7 @@ def write_jsonl(
     """
     with open(path, "w", encoding="utf-8") as f:
         for kind, items in (
-            ("info", [info]),
+            ("info", [info.resolve_hash()]),
             ("memory", memories),
             ("conversation", conversations),
             ("query", queries),
@@ -172,7 +173,7 @@ def write_json_stream(
         sections.append(("conversations", conversations))
     sections.append(("queries", queries))
     with open(path, "w", encoding="utf-8") as f:
-        f.write('{"info":' + _body(info))
+        f.write('{"info":' + _body(info.resolve_hash()))
         for key, items in sections:
             f.write(f',\n"{key}":[')
             sep = "\n"
@@ -298,9 +299,12 @@ def _read_native_jsonl_fast(path: Path) -> Dataset | None:
         }
     except (ValidationError, ValueError):
         return None  # the line-by-line reader names the line and the field
-    lines = {(key, i): n for key, ns in numbers.items() for i, n in enumerate(ns)}
     ds = Dataset(info=info, **lists)
-    return check_dataset(ds, path, lines)
+    try:
+        return check_dataset(ds, path)
+    except DatasetError:  # rare: only now map records to lines, so the message names one
+        lines = {(key, i): n for key, ns in numbers.items() for i, n in enumerate(ns)}
+        return check_dataset(ds, path, lines)
 
 
 def _read_native_jsonl_lines(path: Path) -> Dataset:
@@ -342,4 +346,5 @@ NATIVE_JSONL = Reader(
     sniff=_sniff_native_jsonl,
     read=_read_native_jsonl,
     order=10,
+    checks=True,
 )

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from mnemometer.config import StrictModel
 
@@ -176,9 +177,47 @@ class DatasetInfo(StrictModel):
     licence: str | None = None
     """Licence of the content."""
     content_hash: str | None = None
-    """SHA-256 of the canonical memories, queries and conversations; computed on load."""
+    """SHA-256 of the canonical memories, queries and conversations; computed on first read."""
     notes: list[str] = Field(default_factory=list)
     """What a reader changed on the way in (dropped queries, dangling ids, ...)."""
+
+    _hash_of: Callable[[], str] | None = PrivateAttr(default=None)
+    """Computes ``content_hash`` on its first read (see :meth:`Dataset.with_lazy_hash`)."""
+
+    def __getattribute__(self, name: str) -> Any:
+        # Hashing re-serialises the whole dataset (about 2x the cost of parsing it), so a
+        # loaded dataset defers it until something (a run header, resume) reads the hash.
+        if name == "content_hash":
+            private = object.__getattribute__(self, "__pydantic_private__")
+            fill = private.get("_hash_of") if private else None
+            if fill is not None:
+                private["_hash_of"] = None
+                object.__getattribute__(self, "__dict__")["content_hash"] = fill()
+        return super().__getattribute__(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "content_hash":
+            self._hash_of = None  # an explicit value (or None: recompute) wins
+        super().__setattr__(name, value)
+
+    def resolve_hash(self) -> DatasetInfo:
+        """Compute a deferred content hash now, so serialising or copying this info keeps it."""
+        self.__getattribute__("content_hash")
+        return self
+
+    def __copy__(self) -> DatasetInfo:
+        return super(DatasetInfo, self.resolve_hash()).__copy__()
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> DatasetInfo:
+        return super(DatasetInfo, self.resolve_hash()).__deepcopy__(memo)
+
+    def __getstate__(self) -> dict[Any, Any]:
+        return super(DatasetInfo, self.resolve_hash()).__getstate__()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DatasetInfo):
+            other.resolve_hash()
+        return super(DatasetInfo, self.resolve_hash()).__eq__(other)
 
 
 class Dataset(StrictModel):
@@ -279,6 +318,17 @@ class Dataset(StrictModel):
     def with_hash(self) -> Dataset:
         """Return this dataset with ``info.content_hash`` filled in."""
         self.info.content_hash = self.compute_hash()
+        return self
+
+    def with_lazy_hash(self) -> Dataset:
+        """Return this dataset with ``info.content_hash`` computed when first read.
+
+        The value is exactly :meth:`compute_hash`'s, of the content as it is at that first
+        read; any stored value is replaced. Loading uses this: parsing a file costs about
+        half of hashing it, and only a run (or resume) needs the hash.
+        """
+        self.info.content_hash = None
+        self.info._hash_of = self.compute_hash
         return self
 
 

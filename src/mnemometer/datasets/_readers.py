@@ -52,6 +52,9 @@ class Reader:
     """``read(path)``: the dataset in the file."""
     order: int = 100
     """Sniffing tries readers in ascending order, then by name; built-ins use 10-30."""
+    checks: bool = False
+    """``read`` already runs :func:`~mnemometer.datasets.check_dataset` (so its messages can
+    name lines); ``load_dataset`` then does not check a second time."""
 
 
 READERS = Registry("mnemometer.readers", "dataset format")

@@ -1,9 +1,10 @@
 """Paired statistics for comparisons: tests, intervals, clustering, repeats, Holm, MDE.
 
 Everything here is pure numpy/scipy over arrays of paired observations (candidate minus
-baseline). Distributions come from :mod:`scipy.stats`; only the resampling loops, the BCa
-correction, the sign-flip enumeration and Holm's step-down are written out, because they
-are procedures, not distributions.
+baseline). Distributions come from :mod:`scipy.stats`, except the normal and t quantiles
+of the closed-form intervals (``_quantiles``: checked against scipy to 1e-12, so a suite's
+summary needs no scipy import); the resampling loops, the BCa correction, the sign-flip
+enumeration and Holm's step-down are written out, because they are procedures.
 
 Conventions: ``deltas[i] = candidate[i] - baseline[i]``; a positive delta favours the
 candidate. Every random draw uses :func:`numpy.random.default_rng` with an explicit seed,

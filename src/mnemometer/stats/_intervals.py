@@ -14,12 +14,9 @@ from numbers import Real
 
 import numpy as np
 
-# scipy.special, not scipy.stats: the same quantile functions (scipy.stats calls them) at a
-# third of the import cost, which every suite's summary pays.
-from scipy import special as _sp
-
 from mnemometer.errors import MnemometerError
 from mnemometer.stats._common import as_deltas
+from mnemometer.stats._quantiles import norm_ppf, t_ppf
 
 Bounds = tuple[float, float]
 """A feasible range ``(low, high)``; either end may be infinite."""
@@ -81,7 +78,7 @@ def column_bounds(bounds: Bounds | Sequence[Bounds | None] | None, k: int) -> li
 def _check_confidence(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise MnemometerError(f"confidence must be in (0, 1), got {confidence}")
-    return float(_sp.ndtri(1.0 - (1.0 - confidence) / 2.0))
+    return norm_ppf(1.0 - (1.0 - confidence) / 2.0)
 
 
 def _cluster_sums(
@@ -118,7 +115,7 @@ def cluster_robust_interval(
     if g < 2:
         return clip(Interval("cluster-robust", -math.inf, math.inf, confidence), bounds)
     se = math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / d.size
-    t = float(_sp.stdtrit(g - 1, 1.0 - (1.0 - confidence) / 2.0))
+    t = t_ppf(g - 1, 1.0 - (1.0 - confidence) / 2.0)
     return clip(Interval("cluster-robust", mean - t * se, mean + t * se, confidence), bounds)
 
 
@@ -197,6 +194,6 @@ def mean_interval(
     if float(np.ptp(x)) == 0.0:  # no spread (float dust aside): the value itself
         return clip(Interval("t", float(x[0]), float(x[0]), confidence), bounds)
     mean = float(x.mean())
-    t = float(_sp.stdtrit(x.size - 1, 1.0 - (1.0 - confidence) / 2.0))
+    t = t_ppf(x.size - 1, 1.0 - (1.0 - confidence) / 2.0)
     half = t * float(x.std(ddof=1)) / math.sqrt(x.size)
     return clip(Interval("t", mean - half, mean + half, confidence), bounds)

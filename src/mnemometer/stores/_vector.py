@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemometer.embeddings import DEFAULT_MODEL, Embedder, load_embedder
+from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, Embedder, load_embedder
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, ranked_search
@@ -64,7 +64,7 @@ class BufferedVectorStore:
     def __init__(
         self,
         model: str | os.PathLike[str] = DEFAULT_MODEL,
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_BATCH,
         tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
         self.embedder: Embedder = load_embedder(model)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, Embedder
+from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, MINILM_REQUIRES, Embedder
 from mnemometer.envfile import quiet_libraries
 from mnemometer.stores._ties import DEFAULT_TIE_SEED
 from mnemometer.stores._vector import BufferedVectorStore, data_dir
@@ -64,7 +64,7 @@ class ChromaStore(BufferedVectorStore):
     def __init__(
         self,
         model: str | os.PathLike[str] = DEFAULT_MODEL,
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_BATCH,
         workdir: Path | None = None,
         tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:

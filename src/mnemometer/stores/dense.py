@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, load_embedder
+from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, MINILM_REQUIRES, load_embedder
 from mnemometer.stores._lexical import IndexedStore
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores._ties import DEFAULT_TIE_SEED
@@ -37,7 +37,7 @@ class DenseStore(IndexedStore):
     def __init__(
         self,
         model: str | os.PathLike[str] = DEFAULT_MODEL,
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_BATCH,
         lang: str = "auto",
         tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:

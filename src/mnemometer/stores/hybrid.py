@@ -7,7 +7,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, is_default
+from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, MINILM_REQUIRES, is_default
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, tie_key
@@ -75,7 +75,7 @@ class HybridStore:
         depth: int = 100,
         k1: float = 1.5,
         b: float = 0.75,
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_BATCH,
         lang: str = "auto",
         tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES
+from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, MINILM_REQUIRES
 from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, rows_through, sort_rows
@@ -51,7 +51,7 @@ class LanceDBStore(BufferedVectorStore):
         self,
         mode: str = "vector",
         model: str | os.PathLike[str] = DEFAULT_MODEL,
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_BATCH,
         lang: str = "auto",
         workdir: Path | None = None,
         tie_seed: int = DEFAULT_TIE_SEED,

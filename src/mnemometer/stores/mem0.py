@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, model_path, offline_env
+from mnemometer.embeddings import (
+    DEFAULT_BATCH,
+    DEFAULT_MODEL,
+    MINILM_REQUIRES,
+    Embedder,
+    load_embedder,
+    offline_env,
+)
 from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._mem0_remote import Mem0Remote, check_mode
@@ -28,11 +35,48 @@ _DUMMY_LLM = "http://127.0.0.1:9/v1"  # never called with infer=False; mem0 buil
 _VECTOR_STORES = ("qdrant", "faiss")
 
 
+class SharedEmbedding:
+    """mem0's embedder interface over our shared :class:`Embedder`.
+
+    mem0 would load its own copy of the model per ``Memory`` (one per conversation in a
+    benchmark run) and embed one text per ``add``. This one shares the process's model
+    (and its content cache) and serves ``add`` embeddings from vectors prepared in one
+    batch by :meth:`prepare`; anything not prepared (searches, extracted facts) is
+    embedded on the spot.
+    """
+
+    def __init__(self, embedder: Embedder, config: Any = None) -> None:
+        self.embedder = embedder
+        self.config = config
+        self._ready: dict[str, list[float]] = {}
+
+    def prepare(self, texts: Sequence[str], batch_size: int) -> None:
+        """Embed ``texts`` in one batched pass for the ``add`` calls that follow."""
+        vecs = self.embedder.encode(texts, batch_size)
+        self._ready = {t: v.tolist() for t, v in zip(texts, vecs, strict=True)}
+
+    def clear(self) -> None:
+        """Drop prepared vectors (after the batch is stored)."""
+        self._ready = {}
+
+    def embed(self, text: str, memory_action: str | None = None) -> list[float]:
+        """A prepared vector for an ``add``, else one forward pass (never cached)."""
+        if memory_action == "add" and text in self._ready:
+            return self._ready[text]
+        return self.embedder.encode([text], cache=False)[0].tolist()
+
+    def embed_batch(self, texts: Sequence[str], memory_action: str = "add") -> list[list[float]]:
+        """Several texts in one pass (mem0 calls this for extracted facts)."""
+        return [v.tolist() for v in self.embedder.encode(list(texts))]
+
+
 class Mem0Store:
     """mem0's OSS ``Memory`` embedded: local Qdrant (or FAISS), packaged MiniLM embedder.
 
     With ``infer=False`` (the default) every memory is stored verbatim, so the run measures
-    mem0's storage and search; with ``infer=True`` mem0 asks the LLM to extract facts
+    mem0's storage and search: ``store_many`` embeds every text in batches first, then
+    gives mem0 one ``add`` per memory with all its versions as messages (mem0 stores each
+    message as its own record); with ``infer=True`` mem0 asks the LLM to extract facts
     (one chat call per memory) and the facts it creates are credited to the memory that
     produced them. The LLM endpoint comes from the options or ``MNEMOMETER_LLM_BASE_URL``
     / ``MNEMOMETER_LLM_MODEL`` / ``MNEMOMETER_LLM_API_KEY``. Telemetry is off; mem0's
@@ -42,6 +86,7 @@ class Mem0Store:
         infer: let mem0's LLM extract facts instead of storing texts verbatim.
         vector_store: ``qdrant`` (local mode) or ``faiss``.
         model: ``minilm`` (packaged) or the directory of a sentence-transformers model.
+        batch_size: texts per forward pass when ``store_many`` embeds.
         base_url: OpenAI-compatible endpoint for ``infer=True``.
         llm_model: model name for ``infer=True``.
         threshold: mem0's minimum search score (0 returns every ranked memory).
@@ -63,6 +108,7 @@ class Mem0Store:
         infer: bool = False,
         vector_store: str = "qdrant",
         model: str | os.PathLike[str] = DEFAULT_MODEL,
+        batch_size: int = DEFAULT_BATCH,
         base_url: str | None = None,
         llm_model: str | None = None,
         threshold: float = 0.0,
@@ -90,7 +136,9 @@ class Mem0Store:
                 f"mem0: vector_store must be one of {', '.join(_VECTOR_STORES)}, got {vector_store!r}"
             )
         self.vector_store = vector_store
-        self.model = model_path(model)
+        self.embedder = load_embedder(model)
+        self.model = self.embedder.path
+        self.batch_size = int(batch_size)
         self.dir = data_dir(workdir, "mem0", self)
         # mem0 writes ~/.mem0 at import unless MEM0_DIR says otherwise.
         os.environ.setdefault("MEM0_DIR", str(self.dir / "home"))
@@ -107,6 +155,9 @@ class Mem0Store:
             raise MnemometerError(
                 f"mem0: could not start ({type(e).__name__}: {str(e)[:200]})"
             ) from None
+        # Our embedder in place of the one mem0 built (which loaded nothing: see _config).
+        self.embedding = SharedEmbedding(self.embedder, self.memory.embedding_model.config)
+        self.memory.embedding_model = self.embedding
         self._user = "mnemometer"
 
     def _llm(self, base_url: str | None, llm_model: str | None) -> dict[str, Any]:
@@ -118,18 +169,23 @@ class Mem0Store:
         return {"model": s.model, "api_key": s.api_key or "sk-local", "openai_base_url": s.base_url}
 
     def _config(self) -> dict[str, Any]:
-        vs: dict[str, Any] = {"collection_name": "mnemometer", "embedding_model_dims": 384}
+        vs: dict[str, Any] = {
+            "collection_name": "mnemometer",
+            "embedding_model_dims": self.embedder.dim,
+        }
         vs["path"] = str(self.dir / self.vector_store)
         if self.vector_store == "qdrant":
             vs["on_disk"] = True
         return {
             "vector_store": {"provider": self.vector_store, "config": vs},
+            # With a base URL mem0 builds a client instead of loading a second copy of the
+            # model; the client is never called: __init__ swaps in SharedEmbedding.
             "embedder": {
                 "provider": "huggingface",
                 "config": {
                     "model": self.model,
-                    "embedding_dims": 384,
-                    "model_kwargs": {"device": "cpu"},
+                    "embedding_dims": self.embedder.dim,
+                    "huggingface_base_url": _DUMMY_LLM,
                 },
             },
             "llm": {"provider": "openai", "config": self.llm},
@@ -166,11 +222,15 @@ class Mem0Store:
 
     def store(self, text: str, metadata: dict[str, Any]) -> None:
         """``Memory.add`` one text (verbatim, or through the LLM with ``infer=True``)."""
+        self._add([text], metadata)
+
+    def _add(self, texts: list[str], metadata: dict[str, Any]) -> None:
         mid = str(metadata["memory_id"])
         meta = {"memory_id": mid}
         if "timestamp" in metadata:
             meta["timestamp"] = str(metadata["timestamp"])
-        out = self.memory.add(text, user_id=self._user, metadata=meta, infer=self.infer)
+        messages = [{"role": "user", "content": t} for t in texts]
+        out = self.memory.add(messages, user_id=self._user, metadata=meta, infer=self.infer)
         with self._lock:
             self._ids.setdefault(mid, [])
             for r in out.get("results", []):
@@ -179,9 +239,22 @@ class Mem0Store:
                     self._ids[mid].append(r["id"])
 
     def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        """mem0 has no batch add: one ``add`` per text."""
-        for text, metadata in items:
-            self.store(text, metadata)
+        """Embed every text in batches, then one ``add`` per memory with all its versions.
+
+        With ``infer=True`` each text is its own ``add`` (one extraction per text, as with
+        ``store``): batching versions would change what the LLM sees. A remote Mem0 embeds
+        on its side: one ``add`` per text, as it is deployed.
+        """
+        if self.infer or self.remote is not None:
+            for text, metadata in items:
+                self._add([text], metadata)
+            return
+        self.embedding.prepare([t for t, _ in items], self.batch_size)
+        try:
+            for texts, metadata in _runs(items):
+                self._add(texts, metadata)
+        finally:
+            self.embedding.clear()
 
     def list_ids(self) -> list[str]:
         """Ids of every memory given to mem0."""
@@ -213,3 +286,19 @@ class Mem0Store:
         # mem0 orders tied results its own way; re-sort by the tie rule, widening the
         # request while a tie may straddle the cut (at most 1,000 results, as before).
         return ranked_search(rows, top_k, self.tie_seed, limit=1000)
+
+
+def _runs(
+    items: Sequence[tuple[str, dict[str, Any]]],
+) -> list[tuple[list[str], dict[str, Any]]]:
+    """Adjacent items of one memory (same id and timestamp) as ``(texts, metadata)``."""
+    out: list[tuple[list[str], dict[str, Any]]] = []
+    key = None
+    for text, metadata in items:
+        k = (str(metadata["memory_id"]), metadata.get("timestamp"))
+        if out and k == key:
+            out[-1][0].append(text)
+        else:
+            out.append(([text], metadata))
+            key = k
+    return out

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES
+from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, MINILM_REQUIRES
 from mnemometer.envfile import quiet_libraries
 from mnemometer.stores._ties import DEFAULT_TIE_SEED
 from mnemometer.stores._vector import BufferedVectorStore, data_dir, locked
@@ -38,7 +38,7 @@ class QdrantStore(BufferedVectorStore):
     def __init__(
         self,
         model: str | os.PathLike[str] = DEFAULT_MODEL,
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_BATCH,
         in_memory: bool = False,
         workdir: Path | None = None,
         tie_seed: int = DEFAULT_TIE_SEED,
