@@ -154,3 +154,12 @@ def test_a_resumed_run_rebuilt_from_its_header_loads_the_index(dataset, tmp_path
     timings = json.loads((run_dir / "header.json").read_text())["timings"]
     assert "index_load" in timings, timings
     assert logged(run_dir) == logged(tmp_path / "full")
+
+
+def test_only_stores_that_save_an_index_claim_the_capability():
+    from mnemometer.stores.dense import DenseStore
+
+    # dense shares the lexical stores' base but saves nothing: it must not look Persistent,
+    # or a run would try to save it.
+    assert not issubclass(DenseStore, Persistent)
+    assert issubclass(BM25Store, Persistent)

@@ -26,9 +26,7 @@ class IndexedStore:
     one per memory id (its best-scoring document). Equal scores are ordered by the seeded
     hash of the memory id (``tie_seed``, see :mod:`mnemometer.stores._ties`), never by
     insertion order. Subclasses implement ``_build`` and ``_scores``; the base handles
-    locking, lazy indexing and top-k selection, and :meth:`save`/:meth:`load` (the
-    ``Persistent`` capability): subclasses add their index's arrays via ``_save_index`` and
-    ``_load_index``.
+    locking, lazy indexing and top-k selection.
     """
 
     #: An empty result means "nothing relevant": lexical stores return only scored matches.
@@ -100,57 +98,6 @@ class IndexedStore:
         scores = self._scores(tokens)
         return self._top(scores, top_k)
 
-    def index_options(self) -> dict[str, Any]:
-        """What the index depends on besides the texts; a saved index must match them."""
-        return {"lang": self.lang, "stem": self.stem, "tie_seed": self.tie_seed}
-
-    def save(self, path: Path) -> None:
-        """Write the built index (documents, language, the subclass's arrays) to ``path``."""
-        self.flush()
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        with self._lock:
-            doc = {
-                "format": INDEX_FORMAT,
-                "store": type(self).__name__,
-                "options": self.index_options(),
-                "lang": self._lang,
-                "ids": self._ids,
-                "texts": self._texts,
-            }
-            (path / DOCUMENTS_FILE).write_text(json.dumps(doc, ensure_ascii=False), "utf-8")
-            if self._texts:
-                self._save_index(path)
-
-    def load(self, path: Path) -> bool:
-        """Replace the contents with the index saved at ``path``.
-
-        Returns ``False``, leaving the store empty, when there is none, it is unreadable, or
-        it was saved by another store class, format or options.
-        """
-        path = Path(path)
-        try:
-            doc = json.loads((path / DOCUMENTS_FILE).read_text("utf-8"))
-            same = (doc["format"], doc["store"]) == (INDEX_FORMAT, type(self).__name__)
-            if not same or doc["options"] != json.loads(json.dumps(self.index_options())):
-                return False
-            ids, texts = [str(i) for i in doc["ids"]], [str(t) for t in doc["texts"]]
-            if len(ids) != len(texts):
-                return False
-            tokenize = tokenizer(str(doc["lang"]), stem=self.stem)
-            with self._lock:
-                if texts and not self._load_index(path, len(texts)):
-                    raise ValueError("index does not match its documents")
-                self._ids, self._texts, self._lang = ids, texts, str(doc["lang"])
-                self._keys = np.zeros(0, dtype=np.uint64)
-                self._tokenize = tokenize
-                self._tie_keys()
-                self._dirty = False
-            return True
-        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-            self.reset()  # never half loaded
-            return False
-
     def _tie_keys(self) -> np.ndarray:
         """The tie key of every document (extended for documents stored since)."""
         keys = self._keys
@@ -207,15 +154,74 @@ class IndexedStore:
     def _build(self, docs: list[list[str]]) -> None:
         raise NotImplementedError
 
+    def _scores(self, tokens: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+class SavedIndexStore(IndexedStore):
+    """An :class:`IndexedStore` that can save its index and load it back (``Persistent``).
+
+    The base writes the documents, the language indexed and the options; subclasses add
+    their index's arrays via ``_save_index`` and ``_load_index``.
+    """
+
+    def index_options(self) -> dict[str, Any]:
+        """What the index depends on besides the texts; a saved index must match them."""
+        return {"lang": self.lang, "stem": self.stem, "tie_seed": self.tie_seed}
+
+    def save(self, path: Path) -> None:
+        """Write the built index (documents, language, the subclass's arrays) to ``path``."""
+        self.flush()
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            doc = {
+                "format": INDEX_FORMAT,
+                "store": type(self).__name__,
+                "options": self.index_options(),
+                "lang": self._lang,
+                "ids": self._ids,
+                "texts": self._texts,
+            }
+            (path / DOCUMENTS_FILE).write_text(json.dumps(doc, ensure_ascii=False), "utf-8")
+            if self._texts:
+                self._save_index(path)
+
+    def load(self, path: Path) -> bool:
+        """Replace the contents with the index saved at ``path``.
+
+        Returns ``False``, leaving the store empty, when there is none, it is unreadable, or
+        it was saved by another store class, format or options.
+        """
+        path = Path(path)
+        try:
+            doc = json.loads((path / DOCUMENTS_FILE).read_text("utf-8"))
+            same = (doc["format"], doc["store"]) == (INDEX_FORMAT, type(self).__name__)
+            if not same or doc["options"] != json.loads(json.dumps(self.index_options())):
+                return False
+            ids, texts = [str(i) for i in doc["ids"]], [str(t) for t in doc["texts"]]
+            if len(ids) != len(texts):
+                return False
+            tokenize = tokenizer(str(doc["lang"]), stem=self.stem)
+            with self._lock:
+                if texts and not self._load_index(path, len(texts)):
+                    raise ValueError("index does not match its documents")
+                self._ids, self._texts, self._lang = ids, texts, str(doc["lang"])
+                self._keys = np.zeros(0, dtype=np.uint64)
+                self._tokenize = tokenize
+                self._tie_keys()
+                self._dirty = False
+            return True
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+            self.reset()  # never half loaded
+            return False
+
     def _save_index(self, path: Path) -> None:
         """Write the index ``_build`` made into the directory ``path``."""
         raise NotImplementedError
 
     def _load_index(self, path: Path, n_docs: int) -> bool:
         """Read what ``_save_index`` wrote; ``False`` (or an error) when it does not fit."""
-        raise NotImplementedError
-
-    def _scores(self, tokens: list[str]) -> np.ndarray:
         raise NotImplementedError
 
 

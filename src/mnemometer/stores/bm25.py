@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from mnemometer.stores._lexical import IndexedStore
+from mnemometer.stores._lexical import SavedIndexStore
 from mnemometer.stores._ties import DEFAULT_TIE_SEED
 
 
-class BM25Store(IndexedStore):
+class BM25Store(SavedIndexStore):
     """BM25 (Lucene variant) over every stored text, via bm25s.
 
     Args:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from mnemometer.stores._lexical import IndexedStore, read_arrays, write_arrays
+from mnemometer.stores._lexical import SavedIndexStore, read_arrays, write_arrays
 
 
-class KeywordStore(IndexedStore):
+class KeywordStore(SavedIndexStore):
     """Keyword overlap: score = number of distinct query words found in the memory.
 
     The MemTest seed's reference behaviour (it split on whitespace, so it found nothing in

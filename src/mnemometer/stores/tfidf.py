@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from mnemometer.stores._lexical import IndexedStore, read_arrays, write_arrays
+from mnemometer.stores._lexical import SavedIndexStore, read_arrays, write_arrays
 
 
-class TfidfStore(IndexedStore):
+class TfidfStore(SavedIndexStore):
     """TF-IDF (sublinear tf, smoothed idf, l2-normalised) with cosine similarity.
 
     The weighting is scikit-learn's ``TfidfVectorizer(sublinear_tf=True)``: tf is
