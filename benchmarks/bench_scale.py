@@ -2,8 +2,9 @@
 
 Every measurement is a whole ``mnemometer run retrieval`` process (wall, CPU, peak RSS from
 ``os.wait4``) on a generated dataset (``mnemometer generate``, 3 stylistic versions per
-memory), asking a seeded sample of one query per ten memories (1M memories: 100,000
-queries). Reference in the same run, on the same file: a process that only parses it
+memory), asking a seeded sample of one query per ten memories (at 1M that would be 100,000;
+the generator makes 80,376 there, and all are asked). Reference in the same run, on the
+same file: a process that only parses it
 (``json.loads`` line by line, keeping every record), so the ratios say what the run costs
 beyond reading its input, whatever the machine's load. The growth exponent is the slope of
 log(figure) against log(memories) over the sizes measured (1.0 = linear).
@@ -123,8 +124,13 @@ def scenarios_in_flight(concurrency: int, delay: float = 0.05) -> tuple[float, i
 
 
 def measure(store: str, size: int, queries: int, tmp: Path) -> tuple[Sample, Sample, str]:
-    """One run and its parse reference on the same file, plus the log verdict."""
+    """One run and its parse reference on the same file, plus the log verdict.
+
+    ``queries`` is capped at what the dataset has (the generator makes 80,376 queries for
+    a million memories, not 100,000).
+    """
     data = dataset(size, tmp)
+    queries = min(queries, len(query_ids(data)))
     ref = run_once([sys.executable, "-c", PARSE, str(data)])
     out = tmp / f"run-{store}-{size}"
     shutil.rmtree(out, ignore_errors=True)
@@ -133,7 +139,7 @@ def measure(store: str, size: int, queries: int, tmp: Path) -> tuple[Sample, Sam
     run = run_once(argv)
     verdict = check_log(out, data, queries)
     shutil.rmtree(out)
-    return run, ref, verdict
+    return run, ref, verdict, queries
 
 
 def main() -> None:
@@ -150,7 +156,7 @@ def main() -> None:
     tmp = Path(args.data) if args.data else Path(tmp_ctx.name)
     tmp.mkdir(parents=True, exist_ok=True)
     if args.load:
-        run, ref, verdict = measure(args.store, 200_000, 50_000, tmp)
+        run, ref, verdict, _ = measure(args.store, 200_000, 50_000, tmp)
         ok = run.peak_mb <= LOAD_CEILING_MB
         print(
             f"load: {args.store}, 200,000 memories / 50,000 queries: {run.wall_s:.0f} s wall, "
@@ -175,8 +181,7 @@ def main() -> None:
         f"{'parse s':>8} {'parse MiB':>9} {'wall/parse':>10} {'peak/parse':>10}  log"
     )
     for size in sizes:
-        queries = max(1, size // 10)
-        run, ref, verdict = measure(args.store, size, queries, tmp)
+        run, ref, verdict, queries = measure(args.store, size, max(1, size // 10), tmp)
         rows.append((size, run, ref))
         print(
             f"{size:>10,} {queries:>8,} {run.wall_s:>8.1f} {run.cpu_s:>8.1f} "

@@ -21,6 +21,7 @@ from conftest import invoke_cli as cli
 from mnemometer.log import read_log
 from mnemometer.suites.items._manifest import evals_root
 from mnemometer.suites.tasks._confine import task_env
+from mnemometer.suites.tasks._sandbox import HOME_FILES
 from mnemometer.suites.tasks._shell import run_command
 from mnemometer.suites.tasks._workspace import FixtureError, check_fixture
 
@@ -157,10 +158,10 @@ def test_the_child_gets_a_minimal_env_plus_allow_listed_names(tmp_path, monkeypa
     monkeypatch.setenv("DATABASE_PASSWORD", "canary-db-8d1f")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "canary-aws-77c2")
     monkeypatch.setenv("OPENAI_API_KEY", "agent-key-5e0a")
-    monkeypatch.setenv("CODEX_HOME", "/agent/home")
+    monkeypatch.setenv("AGENT_REGION", "eu-west")
     evals, suite = _evals(tmp_path)
     (suite / "suite.toml").write_text(
-        'name = "s"\nfixture = "../../fixtures/site"\npass_env = ["CODEX_HOME"]\n'
+        'name = "s"\nfixture = "../../fixtures/site"\npass_env = ["AGENT_REGION"]\n'
     )
     dump = "import json, os, sys; json.dump(dict(os.environ), open('env.json', 'w'))"
     item = {
@@ -187,12 +188,15 @@ def test_the_child_gets_a_minimal_env_plus_allow_listed_names(tmp_path, monkeypa
     (res,) = read_log(out / "no-memory-r0").items
     env = json.loads((Path(res.extra["build_dir"]) / "workspace" / "env.json").read_text())
     assert env["OPENAI_API_KEY"] == "agent-key-5e0a"  # the user allow-listed it
-    assert env["CODEX_HOME"] == "/agent/home"  # the suite allow-listed it
+    assert env["AGENT_REGION"] == "eu-west"  # the suite allow-listed it
     assert "DATABASE_PASSWORD" not in env and "AWS_SECRET_ACCESS_KEY" not in env
-    assert env["PATH"] == os.environ["PATH"] and env["HOME"] == os.environ["HOME"]
+    assert env["PATH"] == os.environ["PATH"]
+    # every command gets a private HOME (the agent-home allow-list), never the parent's
+    assert env["HOME"] != os.environ["HOME"] and "mnemometer-home-" in env["HOME"]
     assert env["MEMORY_EVAL_CONDITION"] == "no-memory"
     minimal = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ"}
-    harness = {"TMPDIR", "MNEMOMETER_TASK_ID", "OPENAI_API_KEY", "CODEX_HOME"}
+    homes = {var for var, _, _ in HOME_FILES.values()} | {"XDG_CONFIG_HOME"}
+    harness = {"TMPDIR", "MNEMOMETER_TASK_ID", "OPENAI_API_KEY", "AGENT_REGION", *homes}
     rest = {
         k for k in env if k not in minimal | harness and not k.startswith(("LC_", "MEMORY_EVAL_"))
     }
