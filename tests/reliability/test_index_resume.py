@@ -129,10 +129,11 @@ def test_a_loaded_store_answers_exactly_as_the_one_saved(name, lang, dataset, tm
     assert not loaded.load(tmp_path / "idx") and loaded.search(queries[0], 5) == []
 
 
-def test_a_resumed_run_rebuilt_from_its_header_loads_the_index(dataset, tmp_path):
+def test_a_resumed_run_rebuilt_from_its_header_loads_the_index(dataset, tmp_path, monkeypatch):
     """Through the runner: the resume's store spec comes from the header, not the caller."""
     from mnemometer.log import read_items
     from mnemometer.runner import resume, run
+    from mnemometer.suites import _index_file
 
     def logged(run_dir):
         return [
@@ -142,8 +143,12 @@ def test_a_resumed_run_rebuilt_from_its_header_loads_the_index(dataset, tmp_path
 
     opts = {"store": "bm25", "dataset": dataset}
     run("retrieval", **opts, out=tmp_path / "full", suite_options={"versions": "first"})
+    assert not (tmp_path / "full" / INDEX_DIR).exists()  # a finished run drops its index
     run_dir = tmp_path / "cut"
-    run("retrieval", **opts, out=run_dir, suite_options={"versions": "first"})
+    # The run is cut short below, by hand: keep the index a killed run would have left.
+    with monkeypatch.context() as m:
+        m.setattr(_index_file, "discard_index", lambda run_dir: None)
+        run("retrieval", **opts, out=run_dir, suite_options={"versions": "first"})
     lines = (run_dir / "items.jsonl").read_bytes().splitlines(keepends=True)
     (run_dir / "items.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
     header = json.loads((run_dir / "header.json").read_text())

@@ -35,7 +35,7 @@ from mnemometer.runner._setup import (
     _workdir,
     new_header,
 )
-from mnemometer.suites import create_suite
+from mnemometer.suites import _index_file, create_suite
 from mnemometer.suites._base import Item, RunContext, Suite
 from mnemometer.systems import SystemSpec, close
 
@@ -336,6 +336,7 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
     summary = _summarize(p.run_dir, header, p.suite, read_items(p.run_dir))
     p.suite.write_outputs(p.run_dir, header, summary)
     write_header(p.run_dir, header)
+    _index_file.discard_index(p.run_dir)  # only an unfinished run needs its saved index
     if p.spec.instance is None:  # objects passed in are the caller's to close
         close(p.system)
     return RunResult(p.run_dir, header, summary)

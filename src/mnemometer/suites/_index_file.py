@@ -96,3 +96,8 @@ def _digest(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def discard_index(run_dir: Path) -> None:
+    """Remove a finished run's saved index (never resumed; about 6 MB per 10k memories)."""
+    shutil.rmtree(Path(run_dir) / INDEX_DIR, ignore_errors=True)
