@@ -41,3 +41,22 @@ def test_no_fmt_skip_pragmas():
         if "fmt: skip" in line and f.name != "test_style.py"
     ]
     assert not found, "let the formatter format: " + ", ".join(found)
+
+
+# Modules our dependencies import when they find them (lancedb: Hugging Face's datasets).
+_PROBED = {"datasets", "pandas", "polars", "torch", "transformers", "tensorflow", "jax"}
+
+
+def test_no_test_folder_passes_for_a_package():
+    """``tests/`` is on ``sys.path`` while tests run: a folder named like a package a library
+    probes for (``tests/datasets``) becomes an empty namespace package, the library's
+    ``try: import datasets`` succeeds, and it fails one line later."""
+    import importlib.metadata
+
+    installed = set(importlib.metadata.packages_distributions())
+    clashes = [
+        d.name
+        for d in (REPO / "tests").iterdir()
+        if d.is_dir() and (d.name in _PROBED or d.name in installed)
+    ]
+    assert not clashes, f"rename these test folders (e.g. with a trailing _): {clashes}"

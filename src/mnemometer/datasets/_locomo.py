@@ -38,7 +38,7 @@ LOCOMO_CATEGORIES: dict[int, str] = {
 Neither the README nor the paper gives them. This is ``CATEGORY_MAPPING`` in the official
 scoring code (snap-research/LoCoMo ``task_eval/evaluation_stats.py``), as confirmed in
 LoCoMo issues #6 and #29. Several harnesses shipped a different map (mem0 #2609, memobase
-#79, supermemory memorybench PR #90), so ``tests/datasets/test_locomo.py`` checks it against facts
+#79, supermemory memorybench PR #90), so ``tests/datasets_/test_locomo.py`` checks it against facts
 in the data: category 5 is exactly the questions with an ``adversarial_answer``; category
 4 evidence stays in one session (all but 1 of 841) while category 1 evidence nearly always
 spans several; most category 2 questions ask "When"; only category 3 asks what someone

@@ -11,7 +11,7 @@ hops follow one another; frequency labels run out after a cap), so a memory's id
 generation position but a seeded random permutation of it, and memories are written in id
 order. Id and file position are therefore independent of every label the generator creates
 (chain position, time, cluster, frequency, deep bucket, person);
-``tests/datasets/test_label_independence.py`` checks it statistically.
+``tests/datasets_/test_label_independence.py`` checks it statistically.
 """
 
 from __future__ import annotations
