@@ -105,7 +105,10 @@ def test_disk_cache_keyed_on_full_request(server, tmp_path):
     c.chat(USER, max_tokens=5)  # a different request is a different entry
     assert len(server.chat_requests()) == 2
     assert c.usage.cached_calls == 1
-    assert len(list(tmp_path.rglob("*.json"))) == 2
+    c.close()
+    fresh = client(server, cache_dir=tmp_path)  # a resumed run: both entries on disk
+    assert fresh.chat(USER).cached and fresh.chat(USER, max_tokens=5).cached
+    assert len(server.chat_requests()) == 2
 
 
 def test_chat_json_and_embeddings(server):

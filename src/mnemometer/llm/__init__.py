@@ -30,7 +30,6 @@ The client is thread-safe: one instance can serve concurrent scenarios.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer.http import HttpClient, HttpError
+from mnemometer.llm._cache import ReplyCache, request_key
 from mnemometer.llm._settings import (
     ENV_PREFIX,
     LLMConfig,
@@ -109,7 +109,8 @@ class LLMClient:
         backoff: first back-off in seconds; doubles each retry (with jitter), and a
             ``Retry-After`` header wins when present.
         cache_dir: directory for the disk cache (off when ``None``). Entries are keyed on
-            the SHA-256 of the full request (URL, path and body), never on the key.
+            the SHA-256 of the full request (URL, path and body), never on the key; one
+            append-only file holds them (:mod:`mnemometer.llm._cache`).
         structured: how :meth:`chat_json` asks for a schema: ``json_object`` sends
             ``{"type": "json_object", "schema": ...}`` (llama.cpp, vLLM); ``json_schema``
             sends OpenAI's structured-output form.
@@ -141,6 +142,8 @@ class LLMClient:
         self.structured = structured
         self._lock = threading.Lock()
         self._usage = Usage()
+        cache = self.settings.cache_dir
+        self._cache = ReplyCache(cache) if cache is not None else None
         auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = HttpClient(
             self.settings.base_url,
@@ -174,8 +177,10 @@ class LLMClient:
         return self._usage
 
     def close(self) -> None:
-        """Release pooled connections."""
+        """Release pooled connections (and the cache's file)."""
         self._http.close()
+        if self._cache is not None:
+            self._cache.close()
 
     def __enter__(self) -> LLMClient:
         return self
@@ -340,30 +345,16 @@ class LLMClient:
 
     def _post(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
         key = None
-        cache = self.settings.cache_dir
-        if cache is not None:
-            canonical = json.dumps(
-                {"url": self.settings.base_url, "path": path, "body": body},
-                sort_keys=True,
-                separators=(",", ":"),
-                ensure_ascii=False,
-            )
-            key = hashlib.sha256(canonical.encode()).hexdigest()
-            hit = cache / key[:2] / f"{key}.json"
-            if hit.is_file():
-                try:
-                    return json.loads(hit.read_text(encoding="utf-8")), 0.0, True
-                except (OSError, json.JSONDecodeError):
-                    pass  # a torn entry: ask again and overwrite it
+        if self._cache is not None:
+            key = request_key(self.settings.base_url, path, body)
+            hit = self._cache.get(key)
+            if hit is not None:
+                return hit, 0.0, True
         t0 = time.perf_counter()
         data = self._request("POST", path, body)
         seconds = time.perf_counter() - t0
-        if key is not None and cache is not None:
-            target = cache / key[:2] / f"{key}.json"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(f".{threading.get_ident()}.tmp")
-            tmp.write_text(json.dumps(data), encoding="utf-8")
-            os.replace(tmp, target)  # atomic: readers never see half an entry
+        if key is not None and self._cache is not None:
+            self._cache.put(key, data)
         return data, seconds, False
 
     def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
