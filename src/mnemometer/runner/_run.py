@@ -385,8 +385,8 @@ def _results(suite: Suite, d: Done[Item], timeout: float | None) -> list[Any]:
     out = d.result
     if isinstance(out, ItemResult | dict):
         return [out]
-    steps = len(out)
-    return [r.model_copy(update={"index": d.item.index, "steps": steps}) for r in out]
+    update = {"index": d.item.index, "steps": len(out)}
+    return [{**r, **update} if isinstance(r, dict) else r.model_copy(update=update) for r in out]
 
 
 def _as_failure(result: ItemResult) -> ItemResult:

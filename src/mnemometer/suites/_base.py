@@ -110,10 +110,10 @@ class RunContext:
         return self.system.create(self.run_dir / "isolated" / namespace, lang=lang, llm=self.llm)
 
 
-ItemOutput = ItemResult | dict[str, Any] | Sequence[ItemResult]
+ItemOutput = ItemResult | dict[str, Any] | Sequence[ItemResult | dict[str, Any]]
 """What ``run_item`` returns: a result, plain data shaped like one (the log writer
 serialises it directly, the reader validates it), or a multi-step item's results, one per
-step (each with ``step`` set)."""
+step (each with ``step`` set; models or plain data)."""
 
 
 @runtime_checkable

@@ -338,7 +338,7 @@ class BenchmarkSuite(Questions, BaseSuite):
         for c in {id(x): x for x in clients if x is not None}.values():
             c.close()
 
-    def run_item(self, system: Any, item: Item) -> list[ItemResult]:
+    def run_item(self, system: Any, item: Item) -> list[ItemResult | dict[str, Any]]:
         """Ingest one conversation, then ask, answer and judge each of its questions."""
         assert self._ctx is not None, "setup() first"
         stub, questions = item.payload
@@ -363,7 +363,7 @@ class BenchmarkSuite(Questions, BaseSuite):
             failure = f"ingest failed: {type(e).__name__}: {e}"
             conv, turns = stub, {}
         self._progress("ingest")
-        out: list[ItemResult] = []
+        out: list[ItemResult | dict[str, Any]] = []
         try:
             for q in questions:
                 if failure is not None:
