@@ -94,28 +94,54 @@ def _stem(word: str) -> str:
     return _stemmer().stem(word)
 
 
+# A question's prediction is normalised for its F1 and again for its BLEU-1, and a
+# multi-hop one's pieces once per gold piece: the last few texts' words are kept.
+@lru_cache(maxsize=256)
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(normalize_answer(text).split())
+
+
+@lru_cache(maxsize=256)
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(map(_stem, _words(text)))
+
+
+@lru_cache(maxsize=256)
+def _token_counts(text: str) -> Counter[str]:
+    return Counter(_tokens(text))  # shared between calls: never modified
+
+
 def answer_tokens(text: str) -> list[str]:
     """Normalised, Porter-stemmed tokens (the tokens LoCoMo's F1 compares)."""
-    return [_stem(w) for w in normalize_answer(text).split()]
+    return list(_tokens(str(text)))
+
+
+def _overlap(ca: Counter[str], cb: Counter[str]) -> int:
+    """Size of the multiset intersection (``ca & cb``), walking the smaller one."""
+    if len(ca) > len(cb):
+        ca, cb = cb, ca
+    return sum(min(n, cb[t]) for t, n in ca.items() if t in cb)
+
+
+def _f1(pred: str, ref: str) -> float:
+    same = _overlap(_token_counts(pred), _token_counts(ref))
+    if same == 0:
+        return 0.0
+    precision = same / len(_tokens(pred))
+    recall = same / len(_tokens(ref))
+    return 2 * precision * recall / (precision + recall)
 
 
 def f1_score(prediction: str, gold: str) -> float:
     """LoCoMo's ``f1_score``: token-multiset F1 after normalisation and stemming."""
-    pred = answer_tokens(prediction)
-    ref = answer_tokens(gold)
-    same = sum((Counter(pred) & Counter(ref)).values())
-    if same == 0:
-        return 0.0
-    precision = same / len(pred)
-    recall = same / len(ref)
-    return 2 * precision * recall / (precision + recall)
+    return _f1(str(prediction), str(gold))
 
 
 def multi_answer_f1(prediction: str, gold: str) -> float:
     """LoCoMo's ``f1`` for multi-hop questions: comma pieces, best match per gold piece."""
     preds = [p.strip() for p in str(prediction).split(",")]
     golds = [g.strip() for g in str(gold).split(",")]
-    return sum(max(f1_score(p, g) for p in preds) for g in golds) / len(golds)
+    return sum(max(_f1(p, g) for p in preds) for g in golds) / len(golds)
 
 
 def adversarial_score(prediction: str) -> float:
@@ -154,11 +180,11 @@ def bleu1(prediction: str, gold: str) -> float:
     BLEU costs more than a whole LoCoMo run's scoring; ``tests/scoring/test_benchmark_scoring.py``
     checks it against ``nltk.translate.bleu_score.sentence_bleu``.
     """
-    pred = normalize_answer(prediction).split()
-    ref = normalize_answer(gold).split()
+    pred = _words(str(prediction))
+    ref = _words(str(gold))
     if not pred or not ref:
         return 0.0
-    matches = sum((Counter(pred) & Counter(ref)).values())
+    matches = _overlap(Counter(pred), Counter(ref))
     if matches == 0:
         return 0.0
     c, r = len(pred), len(ref)
@@ -168,6 +194,6 @@ def bleu1(prediction: str, gold: str) -> float:
 
 def contains_answer(prediction: str, gold: str) -> bool:
     """Every normalised, stemmed token of ``gold`` occurs in ``prediction`` (a recall test)."""
-    ref = answer_tokens(gold)
-    have = set(answer_tokens(prediction))
+    ref = _tokens(str(gold))
+    have = set(_tokens(str(prediction)))
     return bool(ref) and all(t in have for t in ref)
