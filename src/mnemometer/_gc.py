@@ -40,3 +40,31 @@ def paused() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _was_enabled:
                 gc.enable()
+
+
+_frozen_depth = 0
+
+
+@contextmanager
+def frozen() -> Iterator[None]:
+    """Leave every object that exists now out of cyclic collection inside the block.
+
+    A run's items phase starts with the dataset, the system and the imported libraries in
+    memory, and every full collection during it walked all of them again (0.21 s of a
+    LoCoMo run's CPU; 0.06 s frozen). ``gc.freeze`` moves them to the permanent
+    generation, so collections see only what the items create; ``gc.unfreeze`` returns
+    them when the outermost block ends (nested and threaded uses are safe). Cycles among
+    the frozen objects are collected after the block.
+    """
+    global _frozen_depth
+    with _lock:
+        if _frozen_depth == 0:
+            gc.freeze()
+        _frozen_depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _frozen_depth -= 1
+            if _frozen_depth == 0:
+                gc.unfreeze()

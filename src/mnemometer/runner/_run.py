@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mnemometer import _gc
 from mnemometer._registry import SUITES
 from mnemometer.datasets._models import Dataset
 from mnemometer.envfile import quiet_libraries
@@ -316,13 +317,14 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
                 settings.progress("items", finished[0], total)
 
         run_item = p.suite.run_item
-        executor.map(
-            work if work is not None else (lambda it: run_item(p.system, it)),
-            todo,
-            record,
-            concurrency=settings.concurrency,
-            timeout=timeout,
-        )
+        with _gc.frozen():  # collections during the items skip what setup loaded
+            executor.map(
+                work if work is not None else (lambda it: run_item(p.system, it)),
+                todo,
+                record,
+                concurrency=settings.concurrency,
+                timeout=timeout,
+            )
         timings["items"] = timings.get("items", 0.0) + time.perf_counter() - t_items
         for phase, secs in (work.timings() if work is not None else {}).items():
             timings[phase] = timings.get(phase, 0.0) + secs

@@ -11,9 +11,11 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from mnemometer import deadline
@@ -64,9 +66,27 @@ class TurnRef:
         return f"- [{render_date(self.session.date)}] {self.turn.memory_text()}"
 
 
-def turn_index(conv: Conversation) -> dict[str, TurnRef]:
+class TurnIndex(dict[str, TurnRef]):
+    """Turn id -> the turn and its session, in conversation order.
+
+    Also the facts of the conversation that every question's session-level metrics need,
+    computed at the first question instead of at each.
+    """
+
+    @cached_property
+    def session_of(self) -> dict[str, str]:
+        """Turn id -> its session's id."""
+        return {tid: ref.session.id for tid, ref in self.items()}
+
+    @cached_property
+    def session_sizes(self) -> Counter[str]:
+        """Session id -> how many of the turns belong to it."""
+        return Counter(self.session_of.values())
+
+
+def turn_index(conv: Conversation) -> TurnIndex:
     """Turn id -> the turn and its session, in conversation order."""
-    return {t.id: TurnRef(s, t) for s, t in conv.turns()}
+    return TurnIndex((t.id, TurnRef(s, t)) for s, t in conv.turns())
 
 
 # ---- ingest ---------------------------------------------------------------------------
@@ -163,11 +183,12 @@ def retrieval_values(
             {"name": "recall_all", "k": k, "value": float(all(e in top for e in ev))},
             {"name": "ndcg_any", "k": k, "value": _ndcg(rel, len(ev), k)},
         ]
-    sess_of = {tid: ref.session.id for tid, ref in turns.items()}
+    index = turns if isinstance(turns, TurnIndex) else TurnIndex(turns)
+    sess_of = index.session_of
     gold = {sess_of[e] for e in ev if e in sess_of}
     ranked_sessions = [sess_of.get(t, t) for t in ranking]
     srel = [1 if s in gold else 0 for s in ranked_sessions]
-    in_gold = sum(1 for s in sess_of.values() if s in gold)
+    in_gold = sum(index.session_sizes[s] for s in gold)  # turns whose session holds evidence
     for k in session_ks:
         eff = k
         while eff <= len(ranked_sessions) and len(set(ranked_sessions[:eff])) < k:

@@ -199,7 +199,6 @@ class Questions:
         store: Any,
         extra: dict[str, Any],
     ) -> tuple[list[P.TurnRef], list[tuple[str, float]] | None]:
-        refs = list(turns.values())
         if self.baseline == "no-memory":
             return [], None
         if self.baseline == "oracle":
@@ -209,7 +208,9 @@ class Questions:
             extra["dropped_for_budget"] = dropped
             return chosen, None
         if self.baseline == "full-context":
-            chosen, dropped = P.select_context(refs, self.reader_budget, newest_first=True)
+            chosen, dropped = P.select_context(
+                list(turns.values()), self.reader_budget, newest_first=True
+            )
             extra["dropped_for_budget"] = dropped
             return chosen, None
         depth = max((self.top_k, *self.turn_ks))
