@@ -217,6 +217,23 @@ def test_gc_pause_nests_and_restores() -> None:
         gc.enable()
 
 
+def test_gc_freeze_nests_and_returns_the_objects() -> None:
+    from mnemometer._gc import frozen
+
+    def collected(obj: object) -> bool:  # is obj seen by the cyclic collector?
+        return any(o is obj for o in gc.get_objects())
+
+    before = [object()]  # a container alive before the block
+    assert gc.get_freeze_count() == 0 and collected(before)
+    with frozen():
+        assert not collected(before)
+        after = [object()]
+        with frozen():
+            pass
+        assert not collected(before) and collected(after)  # the inner block thawed nothing
+    assert gc.get_freeze_count() == 0 and collected(before)
+
+
 # --- jieba -------------------------------------------------------------------------------
 
 

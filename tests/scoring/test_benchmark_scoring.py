@@ -192,6 +192,9 @@ def test_longmemeval_retrieval_metrics_match_their_code():
             (m["name"], m["k"]): m["value"]
             for m in P.retrieval_values(ranking, evidence, turns, (1, 3, 5), (1, 3, 5))
         }
+        # a plain dict (no per-conversation session map cached on it) gives the same
+        plain = P.retrieval_values(ranking, evidence, dict(turns), (1, 3, 5), (1, 3, 5))
+        assert {(m["name"], m["k"]): m["value"] for m in plain} == got
         for k in (1, 3, 5):
             ra, rall, nd = _their_eval(order, evidence, corpus, k)
             assert got[("recall_any", k)] == ra and got[("recall_all", k)] == rall
