@@ -110,6 +110,7 @@ def read_items(run_dir: str | Path) -> list[ItemResult]:
 def _read_items(path: Path, version: int, raw_header: dict[str, Any]) -> list[ItemResult]:
     lines = path.read_bytes().split(b"\n")
     current: dict[str, list[ItemResult]] = {}  # the attempt being read, per item
+    steps: dict[str, set[str | None]] = {}  # the steps that attempt holds
     complete: dict[str, list[ItemResult]] = {}  # the last complete attempt, per item
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -129,10 +130,12 @@ def _read_items(path: Path, version: int, raw_header: dict[str, Any]) -> list[It
             attempt is None
             or item.step is None
             or attempt[-1].step is None
-            or any(r.step == item.step for r in attempt)
+            or item.step in steps[item.item_id]
         ):
             attempt = current[item.item_id] = []  # a new attempt at this item
+            steps[item.item_id] = set()
         attempt.append(item)
+        steps[item.item_id].add(item.step)
         if item.step is None or item.steps is None or len(attempt) >= item.steps:
             complete[item.item_id] = list(attempt)
     out = [r for attempt in complete.values() for r in attempt]
