@@ -109,3 +109,16 @@ def test_a_cache_written_a_file_per_reply_is_still_read(server, tmp_path):
     reply = client(server, tmp_path).chat(ask(7))
     assert reply.cached and reply.text == "from the old layout"
     assert server.chat_requests() == []
+
+
+def test_the_file_is_indexed_a_chunk_at_a_time(tmp_path, monkeypatch):
+    from mnemometer.llm import _cache
+
+    cache = ReplyCache(tmp_path)
+    replies = {f"{n:064x}": {"text": "x" * (n * 37 % 300)} for n in range(30)}
+    for key, reply in replies.items():
+        cache.put(key, reply)
+    cache.close()
+    monkeypatch.setattr(_cache, "_CHUNK", 50)  # most lines span several chunks
+    again = ReplyCache(tmp_path)
+    assert {key: again.get(key) for key in replies} == replies

@@ -4,7 +4,8 @@ Every reply is one line of ``replies.jsonl`` in the cache directory,
 ``{"key": SHA256, "reply": {...}}``, appended with one unbuffered write as soon as the
 reply arrives: a killed process (even SIGKILL) keeps every reply it received, and a resumed
 run asks nothing twice. One line per reply costs a few microseconds where a file per reply
-(write, rename, a directory entry) cost over a hundred.
+(write, rename, a directory entry) cost over a hundred. Memory holds only where each line
+is (a large shared cache is indexed a chunk at a time and read back a line at a time).
 
 Crash safety: a line cut by a crash is never read as a reply (it is not valid JSON, or does
 not end in a newline); the first append after it starts on a fresh line, so the torn line
@@ -20,12 +21,16 @@ import hashlib
 import io
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
 
 CACHE_FILE = "replies.jsonl"
 """The file of cached replies inside the cache directory."""
+
+_KEY = re.compile(rb'\{"key": "([0-9a-f]{64})"')
+_CHUNK = 1 << 24  # bytes read at a time when indexing the file
 
 
 def request_key(base_url: str, path: str, body: dict[str, Any]) -> str:
@@ -42,31 +47,32 @@ def request_key(base_url: str, path: str, body: dict[str, Any]) -> str:
 class ReplyCache:
     """Replies by request key, in one append-only file under ``directory``; thread-safe.
 
-    The file is opened (and read) at the first lookup, not at construction.
+    Only each reply's place in the file is held in memory; the file is opened (and its
+    keys read) at the first lookup, not at construction.
     """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._lock = threading.Lock()
         self._file: io.FileIO | None = None
-        self._read_upto = 0  # bytes of the file parsed into _lines (whole lines only)
+        self._read_upto = 0  # bytes of the file indexed (whole lines only)
         self._torn = False  # the file ends in a cut line: the next append starts a new one
-        self._lines: dict[str, bytes] = {}
+        self._where: dict[str, tuple[int, int]] = {}  # key -> (offset, length) of its line
         self._legacy = False  # the directory holds entries of the file-per-reply layout
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The cached reply of ``key`` (a fresh object each time), or ``None``."""
         with self._lock:
-            self._open()
-            line = self._lines.get(key)
-            if line is None:
+            f = self._open()
+            where = self._where.get(key)
+            if where is None:
                 self._read_new()  # another client or process may have asked it meanwhile
-                line = self._lines.get(key)
-        if line is not None:
-            reply = _reply(line)
-            if reply is not None:
-                return reply
-        return self._legacy_get(key) if self._legacy else None
+                where = self._where.get(key)
+            line = _read_at(f, *where) if where is not None else None
+        entry = _entry(line) if line is not None else None
+        if entry is not None and entry[0] == key:
+            return entry[1]
+        return self._legacy_get(key) if self._legacy else None  # absent, or a torn line
 
     def put(self, key: str, reply: dict[str, Any]) -> None:
         """Append ``reply`` under ``key``: in the kernel's hands when this returns."""
@@ -81,7 +87,7 @@ class ReplyCache:
             end = f.tell()  # appends land at the end, whatever was read last
             if end - len(data) == self._read_upto:  # nobody appended in between: known
                 self._read_upto = end
-            self._lines[key] = line
+            self._where[key] = (end - len(line), len(line))
 
     def close(self) -> None:
         """Close the file (a later call opens it again)."""
@@ -101,21 +107,31 @@ class ReplyCache:
         return self._file
 
     def _read_new(self) -> None:
-        """Index the whole lines appended since the last read (by anyone)."""
+        """Index the whole lines appended since the last read (by anyone), a chunk at a time.
+
+        A line's key is read from its start (how :meth:`put` writes it); the line itself is
+        checked when it is looked up.
+        """
         f = self._file
         assert f is not None
         size = os.fstat(f.fileno()).st_size
-        if size <= self._read_upto:
-            return
-        f.seek(self._read_upto)
-        data = f.read(size - self._read_upto) or b""
-        whole = data.rfind(b"\n") + 1
-        self._torn = whole < len(data)
-        for line in data[:whole].splitlines(keepends=True):
-            key = _key(line)
-            if key is not None:
-                self._lines[key] = line
-        self._read_upto += whole
+        start, rest = self._read_upto, b""
+        while start + len(rest) < size:
+            f.seek(start + len(rest))
+            data = rest + (f.read(min(_CHUNK, size - start - len(rest))) or b"")
+            if len(data) == len(rest):
+                break  # the file shrank under us: stop here
+            whole = data.rfind(b"\n") + 1
+            pos = 0
+            while pos < whole:
+                end = data.index(b"\n", pos) + 1
+                m = _KEY.match(data, pos)
+                if m is not None:
+                    self._where[m.group(1).decode()] = (start + pos, end - pos)
+                pos = end
+            start, rest = start + whole, data[whole:]
+        self._read_upto = start
+        self._torn = bool(rest)
 
     def _legacy_get(self, key: str) -> dict[str, Any] | None:
         try:
@@ -125,15 +141,9 @@ class ReplyCache:
         return data if isinstance(data, dict) else None
 
 
-def _key(line: bytes) -> str | None:
-    """The key of a well-formed line (``None`` for a torn or foreign one)."""
-    entry = _entry(line)
-    return entry[0] if entry is not None else None
-
-
-def _reply(line: bytes) -> dict[str, Any] | None:
-    entry = _entry(line)
-    return entry[1] if entry is not None else None
+def _read_at(f: io.FileIO, offset: int, length: int) -> bytes:
+    f.seek(offset)
+    return f.read(length) or b""
 
 
 def _entry(line: bytes) -> tuple[str, dict[str, Any]] | None:
