@@ -158,6 +158,9 @@ def test_kill_and_resume_redoes_nothing_and_matches_an_uninterrupted_run(tmp_pat
         ]
         judged_again = [q for q in finished_questions if f"Question: {q}\n" in asked]
         assert not judged_again  # no judge (nor reader) call for a finished conversation
+        earlier = {json.dumps(b, sort_keys=True) for b in srv.chat_requests()[:before]}
+        repeated = [b for b in after if json.dumps(b, sort_keys=True) in earlier]
+        assert len(repeated) <= 1  # at most the call in flight at the kill: the rest cached
         # the cache under the run directory answered conv-30's repeated calls too
         whole = tmp_path / "whole"
         subprocess.run([*args, "--out", str(whole)], check=True, capture_output=True)
