@@ -109,6 +109,29 @@ def write_output(path: Path, text: str, what: str) -> None:
     echo_err(f"{what}: {path} ({shown})")
 
 
+def path_option(*decls: str, help: str, **kw: Any) -> Any:
+    """An option naming a file or directory, passed to the command as a :class:`~pathlib.Path`."""
+    return click.option(*decls, type=click.Path(path_type=Path), help=help, **kw)
+
+
+def out_option(help: str, dest: str = "out", **kw: Any) -> Any:
+    """``--out``/``-o`` (as ``dest``): the file or directory a command writes."""
+    return path_option("--out", "-o", dest, help=help, **kw)
+
+
+def conditions_options(condition_help: str, file_help: str) -> Any:
+    """``--condition NAME`` (repeatable, as ``conditions``) and ``--conditions FILE``.
+
+    The file (as ``conditions_file``) maps condition names to systems; read both with
+    :mod:`mnemometer.runner._conditions`.
+    """
+    condition = click.option(
+        "--condition", "conditions", multiple=True, metavar="NAME", help=condition_help
+    )
+    table = path_option("--conditions", "conditions_file", help=file_help)
+    return lambda f: condition(table(f))
+
+
 def default_of(config: type, name: str) -> Any:
     """The default of field ``name`` of a dataclass ``config``: CLI defaults are never copies."""
     import dataclasses

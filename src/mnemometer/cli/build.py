@@ -14,6 +14,7 @@ from mnemometer.cli._common import (
     echo_err,
     llm_options,
     llm_settings,
+    out_option,
     stderr_progress,
 )
 from mnemometer.datasets.build._build import BuildConfig
@@ -21,13 +22,7 @@ from mnemometer.datasets.build._build import BuildConfig
 
 @click.command("build")
 @click.argument("corpus_dir", type=click.Path(path_type=Path))
-@click.option(
-    "--out",
-    "-o",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Dataset to write (.json or .jsonl).",
-)
+@out_option("Dataset to write (.json or .jsonl).", required=True)
 @click.option(
     "--lang",
     type=click.Choice(["auto", "en", "zh"]),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from mnemometer.cli._common import config_option, echo_err
+from mnemometer.cli._common import config_option, echo_err, out_option
 from mnemometer.datasets.clean import CleanConfig
 
 
@@ -16,13 +16,7 @@ def _keys(value: str) -> tuple[str, ...]:
 
 @click.command("clean")
 @click.argument("dataset")
-@click.option(
-    "--out",
-    "-o",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Cleaned dataset to write (.json or .jsonl).",
-)
+@out_option("Cleaned dataset to write (.json or .jsonl).", required=True)
 @config_option(
     CleanConfig,
     "--near-dup-threshold",
