@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from mnemometer.errors import MnemometerError
+
+T = TypeVar("T")
 
 
 def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
@@ -152,6 +154,18 @@ def config_option(config: type, *decls: str, help: str, **kw: Any) -> Any:
     if isinstance(default, tuple):
         default = ",".join(default)
     return click.option(*decls, default=default, show_default=True, help=help, **kw)
+
+
+def config_from(config: type[T], kw: dict[str, Any], **given: Any) -> T:
+    """``config`` from the options named after its fields: :func:`config_option`'s read-back.
+
+    ``given`` sets the fields whose option says it another way (``classify=not no_classify``);
+    options that are not fields (``--out``, the LLM options) are left to the command.
+    """
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(config)}  # type: ignore[arg-type]
+    return config(**{**{k: v for k, v in kw.items() if k in names}, **given})
 
 
 def resamples_option(f: Any) -> Any:
