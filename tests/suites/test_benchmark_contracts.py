@@ -57,6 +57,18 @@ def test_locomo_questions_carry_the_official_category_of_their_raw_code():
     assert suite.group_order(shuffled) == [LOCOMO_CATEGORIES[c] for c in (1, 2, 3, 4, 5)]
 
 
+def test_each_benchmark_suite_is_named_after_its_file_format():
+    # A file of another benchmark's format is refused naming the suite to run: the format's.
+    from mnemometer._registry import SUITES
+    from mnemometer.suites.benchmarks import BenchmarkSuite
+    from mnemometer.suites.benchmarks._suite import _BENCHMARK_FORMATS
+
+    suites = [SUITES.load(n) for n in SUITES.names()]
+    suites = [s for s in suites if isinstance(s, type) and issubclass(s, BenchmarkSuite)]
+    assert {s.reader_format for s in suites} == _BENCHMARK_FORMATS
+    assert all(s.name == s.reader_format for s in suites)
+
+
 def test_each_category_is_scored_by_its_own_official_rule():
     suite = LocomoSuite(dataset=_locomo_path())
     qs = suite.dataset().queries
