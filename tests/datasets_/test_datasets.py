@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import json
 import pickle
+import runpy
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
-from conftest import seed_file
+from conftest import REPO, seed_file
 
 from mnemometer.datasets import (
     Dataset,
@@ -46,6 +48,17 @@ def test_builtin_datasets_are_consistent(name: str) -> None:
     assert all(set(q.relevant_ids) <= ids for q in ds.queries)
     assert any(q.is_negative for q in ds.queries)
     assert ds.info.language == name.split("-")[1]
+
+
+def test_builtin_demo_datasets_are_what_their_script_builds(tmp_path: Path) -> None:
+    # The packaged files and the facts they are built from must not drift apart.
+    script = runpy.run_path(str(REPO / "scripts" / "build_demo_datasets.py"))
+    facts = json.loads(script["FACTS"].read_text(encoding="utf-8"))
+    assert sorted(facts) == [n for n in builtin_datasets() if n.startswith("demo-")]
+    for name, spec in facts.items():
+        built = save_dataset(script["build"](name, spec), tmp_path / f"{name}.json")
+        packaged = files("mnemometer.datasets") / "builtin" / f"{name.replace('-', '_')}.json"
+        assert built.read_bytes() == packaged.read_bytes(), name
 
 
 @pytest.mark.parametrize("suffix", [".json", ".jsonl"])
