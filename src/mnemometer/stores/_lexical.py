@@ -122,7 +122,7 @@ class IndexedStore:
         want = top_k * 4 + 8
         floor = 0.0
         if scores.size > want:
-            floor = scores[np.argpartition(scores, scores.size - want)[scores.size - want :]].min()
+            floor = -np.partition(-scores, want - 1)[want - 1]  # the want-th best score
         cand = np.flatnonzero(scores >= floor) if floor > 0 else np.flatnonzero(scores > 0)
         if cand.size == 0:
             return []
