@@ -25,6 +25,18 @@ def seed_file(*parts: str) -> Path:
     return path
 
 
+def kw_lex_experiment() -> Any:
+    """keyword and bm25 as the conditions ``kw`` and ``lex``, two repeats each, on demo-en."""
+    from mnemometer import Experiment, SystemSpec
+
+    return Experiment(
+        "retrieval",
+        [SystemSpec.store("keyword", condition="kw"), SystemSpec.store("bm25", condition="lex")],
+        repeats=2,
+        dataset="demo-en",
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Guard the whole session: no connection or DNS lookup off loopback (issue 20 §5).
 

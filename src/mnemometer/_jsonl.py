@@ -39,6 +39,32 @@ def decode(raw: bytes, path: str | Path, error: type[Exception]) -> str:
         raise error(f"{path}:{line}: not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
+def read_file(
+    path: str | Path, error: type[Exception], what: str, *, missing: str | None = None
+) -> bytes:
+    """The bytes of the file ``path`` (:func:`decode` makes them text).
+
+    Args:
+        path: the file.
+        error: the exception type to raise (the caller's own error family).
+        what: what the file is, for messages (``suite manifest``, ``items file``).
+        missing: the message for a file that does not exist (default ``no such <what>``).
+
+    Raises:
+        error: one line naming the file: missing, a directory, or unreadable.
+    """
+    p = Path(path)
+    try:
+        return p.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{p}: {missing or 'no such ' + what}") from None
+    except IsADirectoryError:
+        article = "an" if what[:1] in ("a", "e", "i", "o", "u") else "a"
+        raise error(f"{p}: is a directory, expected {article} {what}") from None
+    except OSError as e:
+        raise error(f"{p}: cannot read the {what}: {e.strerror}") from None
+
+
 def json_document(
     text: str | bytes, path: str | Path, error: type[Exception], line: int | None = None
 ) -> Any:

@@ -74,6 +74,24 @@ class Registry:
         check_requirements(factory, f"{self.kind} {name!r}")
         return factory
 
+    def make(
+        self, name: str, options: dict[str, Any] | None, methods: tuple[str, ...], **context: Any
+    ) -> Any:
+        """Load ``name`` and call its factory with ``options`` and the context it accepts.
+
+        Context values that are ``None`` are not offered (see :func:`call_with_context`).
+
+        Raises:
+            MnemometerError: unknown name, bad option, missing extra, or the object made
+                lacks one of ``methods``.
+        """
+        offered = {k: v for k, v in context.items() if v is not None}
+        made = call_with_context(self.load(name), dict(options or {}), **offered)
+        missing = [f"{m}()" for m in methods if not callable(getattr(made, m, None))]
+        if missing:
+            raise MnemometerError(f"{self.kind} {name!r} does not implement {', '.join(missing)}")
+        return made
+
     def describe(self, name: str) -> str:
         """First docstring line of the plug-in, or a warning when it cannot load."""
         try:

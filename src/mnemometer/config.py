@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mnemometer._jsonl import decode, json_document
+from mnemometer._jsonl import decode, json_document, read_file
 from mnemometer.errors import MnemometerError, did_you_mean
 
 
@@ -142,14 +142,7 @@ def read_document(path: str | Path, *, what: str = "file") -> dict[str, Any]:
             table at the top level.
     """
     p = Path(path)
-    try:
-        text = decode(p.read_bytes(), p, MnemometerError)
-    except FileNotFoundError:
-        raise MnemometerError(f"{p}: no such {what}") from None
-    except IsADirectoryError:
-        raise MnemometerError(f"{p}: is a directory, expected a {what}") from None
-    except OSError as e:
-        raise MnemometerError(f"{p}: cannot read the {what}: {e.strerror}") from None
+    text = decode(read_file(p, MnemometerError, what), p, MnemometerError)
     if p.suffix == ".toml":
         try:
             doc: Any = tomllib.loads(text, parse_float=_finite)

@@ -89,22 +89,11 @@ def test_a_memtest_run_imports_no_scipy_quantiles_nor_sklearn(tmp_path: Path) ->
 def test_suite_flags_still_parse_from_arguments_and_environment(tmp_path: Path) -> None:
     r = invoke_cli("run", "--help")
     assert "--noise" in r.output and "--top-k" in r.output and "--allow-shell" in r.output
-    r = invoke_cli(
-        "run",
-        "retrieval",
-        "-d",
-        "demo-en",
-        "-s",
-        "keyword",
-        "--top-k=3",
-        "-o",
-        tmp_path / "a",
-        "--format",
-        "none",
-    )
+    keyword = ("run", "retrieval", "-d", "demo-en", "-s", "keyword")
+    r = invoke_cli(*keyword, "--top-k=3", "-o", tmp_path / "a", "--format", "none")
     assert r.exit_code == 0, r.output
     assert json.loads((tmp_path / "a" / "header.json").read_text())["suite_options"]["top_k"] == 3
-    r = invoke_cli("run", "retrieval", "-d", "demo-en", "-s", "keyword", "--noise", "0.1")
+    r = invoke_cli(*keyword, "--noise", "0.1")
     assert r.exit_code == 2 and "--noise applies to scenarios" in r.output
 
 

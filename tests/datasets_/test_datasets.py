@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import json
 import pickle
+import runpy
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
-from conftest import seed_file
+from conftest import REPO, seed_file
 
 from mnemometer.datasets import (
     Dataset,
@@ -46,6 +48,17 @@ def test_builtin_datasets_are_consistent(name: str) -> None:
     assert all(set(q.relevant_ids) <= ids for q in ds.queries)
     assert any(q.is_negative for q in ds.queries)
     assert ds.info.language == name.split("-")[1]
+
+
+def test_builtin_demo_datasets_are_what_their_script_builds(tmp_path: Path) -> None:
+    # The packaged files and the facts they are built from must not drift apart.
+    script = runpy.run_path(str(REPO / "scripts" / "build_demo_datasets.py"))
+    facts = json.loads(script["FACTS"].read_text(encoding="utf-8"))
+    assert sorted(facts) == [n for n in builtin_datasets() if n.startswith("demo-")]
+    for name, spec in facts.items():
+        built = save_dataset(script["build"](name, spec), tmp_path / f"{name}.json")
+        packaged = files("mnemometer.datasets") / "builtin" / f"{name.replace('-', '_')}.json"
+        assert built.read_bytes() == packaged.read_bytes(), name
 
 
 @pytest.mark.parametrize("suffix", [".json", ".jsonl"])
@@ -118,34 +131,38 @@ def test_raw_hp_unlabelled_queries_excluded_with_a_note() -> None:
 # --- bad input -------------------------------------------------------------------------
 
 
-def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
-    p = tmp_path / "bad.json"
-    p.write_text('{"info": {"name": "x"},\n "memories": [}\n')
-    with pytest.raises(DatasetError, match=r"bad.json:2:\d+: malformed JSON"):
-        load_dataset(p)
-
-
-def test_schema_violation_names_field_path(tmp_path: Path) -> None:
-    p = tmp_path / "bad.json"
-    p.write_text(json.dumps({"info": {"name": "x"}, "memories": [{"id": "a"}], "queries": []}))
-    with pytest.raises(DatasetError, match=r"memories\.0\.text: Field required"):
-        load_dataset(p)
-
-
-def test_unknown_field_is_rejected(tmp_path: Path) -> None:
-    p = tmp_path / "bad.json"
-    p.write_text(json.dumps({"info": {"name": "x", "langauge": "en"}, "memories": []}))
-    with pytest.raises(DatasetError, match=r"info\.langauge: Extra inputs"):
-        load_dataset(p)
-
-
-def test_jsonl_error_names_line(tmp_path: Path) -> None:
-    p = tmp_path / "d.jsonl"
-    p.write_text(
+BAD_FILES = {
+    "malformed JSON names line and column": (
+        "bad.json",
+        '{"info": {"name": "x"},\n "memories": [}\n',
+        r"bad.json:2:\d+: malformed JSON",
+    ),
+    "schema violation names the field path": (
+        "bad.json",
+        json.dumps({"info": {"name": "x"}, "memories": [{"id": "a"}], "queries": []}),
+        r"memories\.0\.text: Field required",
+    ),
+    "unknown field is rejected": (
+        "bad.json",
+        json.dumps({"info": {"name": "x", "langauge": "en"}, "memories": []}),
+        r"info\.langauge: Extra inputs",
+    ),
+    "JSONL error names the line": (
+        "d.jsonl",
         '{"kind":"info","name":"x"}\n{"kind":"memory","id":"a","text":"t"}\n'
-        '{"kind":"query","id":"q","text":"t","relevant_ids":"a"}\n'
-    )
-    with pytest.raises(DatasetError, match=r"d.jsonl:3: relevant_ids"):
+        '{"kind":"query","id":"q","text":"t","relevant_ids":"a"}\n',
+        r"d.jsonl:3: relevant_ids",
+    ),
+    "not a dataset": ("x.json", "[1, 2, 3]", "not a dataset"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_a_bad_file_is_one_clear_error(case: str, tmp_path: Path) -> None:
+    name, text, message = BAD_FILES[case]
+    p = tmp_path / name
+    p.write_text(text)
+    with pytest.raises(DatasetError, match=message):
         load_dataset(p)
 
 
@@ -162,13 +179,6 @@ def test_missing_file_and_did_you_mean() -> None:
         load_dataset("demo-em")
     with pytest.raises(DatasetError, match="no such file"):
         load_dataset("nope/missing.json")
-
-
-def test_not_a_dataset(tmp_path: Path) -> None:
-    p = tmp_path / "x.json"
-    p.write_text("[1, 2, 3]")
-    with pytest.raises(DatasetError, match="not a dataset"):
-        load_dataset(p)
 
 
 def test_load_defers_the_content_hash_until_it_is_read(

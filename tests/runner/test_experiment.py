@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import invoke_cli
+from conftest import invoke_cli, kw_lex_experiment
 
 from mnemometer import Experiment, SystemSpec, resume, run, run_experiment
 from mnemometer.errors import MnemometerError
@@ -20,12 +20,7 @@ def _outcomes(path: Path) -> list[tuple[str, bool | None, list]]:
 
 
 def test_an_experiment_over_a_registered_suite_resumes_after_a_kill(tmp_path: Path):
-    exp = Experiment(
-        "retrieval",
-        [SystemSpec.store("keyword", condition="kw"), SystemSpec.store("bm25", condition="lex")],
-        repeats=2,
-        dataset="demo-en",
-    )
+    exp = kw_lex_experiment()
     full = run_experiment(exp, tmp_path / "full")
     assert [r.path.name for r in full.runs] == ["kw-r0", "lex-r0", "kw-r1", "lex-r1"]
     assert {read_header(r.path).run_group for r in full.runs} == {full.run_group}

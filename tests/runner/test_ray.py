@@ -19,9 +19,9 @@ from pathlib import Path
 
 import plugins
 import pytest
-from conftest import MNEMOMETER, invoke_cli, seed_file
+from conftest import MNEMOMETER, invoke_cli, kw_lex_experiment, seed_file
 
-from mnemometer import Experiment, RunSettings, SystemSpec, resume, run, run_experiment
+from mnemometer import RunSettings, SystemSpec, resume, run, run_experiment
 from mnemometer._registry import STORES, refresh
 from mnemometer.errors import MnemometerError
 from mnemometer.log import read_header, read_items
@@ -117,6 +117,10 @@ def comparable(items):
 
 def _ray(cluster, **kw) -> RayExecutor:
     return RayExecutor(cluster.address, **kw)
+
+
+def _on_ray(cluster) -> RunSettings:
+    return RunSettings(executor=_ray(cluster))
 
 
 def test_the_same_run_gives_the_same_items_on_local_and_ray(cluster, tmp_path: Path):
@@ -266,14 +270,9 @@ def test_resume_across_executors(cluster, tmp_path: Path):
 
 
 def test_an_experiment_runs_whole_runs_on_ray_and_resumes_locally(cluster, tmp_path: Path):
-    exp = Experiment(
-        "retrieval",
-        [SystemSpec.store("keyword", condition="kw"), SystemSpec.store("bm25", condition="lex")],
-        repeats=2,
-        dataset="demo-en",
-    )
+    exp = kw_lex_experiment()
     local = run_experiment(exp, tmp_path / "local")
-    remote = run_experiment(exp, tmp_path / "ray", settings=RunSettings(executor=_ray(cluster)))
+    remote = run_experiment(exp, tmp_path / "ray", settings=_on_ray(cluster))
     assert [r.path.name for r in remote.runs] == ["kw-r0", "lex-r0", "kw-r1", "lex-r1"]
     for a, b in zip(local.runs, remote.runs, strict=True):
         assert comparable(read_items(a.path)) == comparable(read_items(b.path))
@@ -288,51 +287,42 @@ def test_an_experiment_runs_whole_runs_on_ray_and_resumes_locally(cluster, tmp_p
     from mnemometer.log._writer import write_header
 
     write_header(tmp_path / "ray" / "kw-r1", h.model_copy(update={"status": "running"}))
-    again = resume_experiment(tmp_path / "ray", settings=RunSettings(executor=_ray(cluster)))
+    again = resume_experiment(tmp_path / "ray", settings=_on_ray(cluster))
     assert [r.path.name for r in again.runs] == ["kw-r0", "lex-r0", "kw-r1", "lex-r1"]
     assert read_header(tmp_path / "ray" / "kw-r1").resumes == 1
     for a, b in zip(local.runs, again.runs, strict=True):
         assert comparable(read_items(a.path)) == comparable(read_items(b.path))
 
 
-def test_bad_input_is_one_clear_message_before_work_starts(cluster, tmp_path: Path):
-    # A store only the driver has: the workers cannot build it.
-    class DriverOnly:
-        def reset(self): ...
-        def store(self, text, metadata): ...
-        def search(self, query, top_k):
-            return []
+class DriverOnly:
+    """A store only the driver has (registered in-process): the workers cannot build it."""
 
+    def reset(self): ...
+    def store(self, text, metadata): ...
+    def search(self, query, top_k):
+        return []
+
+
+@pytest.mark.parametrize(
+    ("suite", "system", "message"),
+    [
+        ("retrieval", "driver-only", r"store 'driver-only'.*plug-in"),
+        # A suite whose items share state is refused for the item unit, naming the way out.
+        ("memtest", "bm25", "sweep"),
+        ("retrieval", DriverOnly(), "never pickled"),  # an object cannot be shipped
+    ],
+    ids=["driver-only-store", "shared-state-suite", "object"],
+)
+def test_bad_input_is_one_clear_message_before_work_starts(
+    cluster, tmp_path: Path, suite, system, message
+):
     STORES.register("driver-only", DriverOnly)
     try:
-        with pytest.raises(MnemometerError, match=r"store 'driver-only'.*plug-in"):
-            run(
-                "retrieval",
-                "driver-only",
-                dataset="demo-en",
-                out=tmp_path / "r",
-                settings=RunSettings(executor=_ray(cluster)),
-            )
+        with pytest.raises(MnemometerError, match=message):
+            run(suite, system, dataset="demo-en", out=tmp_path / "r", settings=_on_ray(cluster))
     finally:
         STORES.unregister("driver-only")
     assert not (tmp_path / "r").exists()
-    # A suite whose items share state is refused for the item unit, naming the way out.
-    with pytest.raises(MnemometerError, match="sweep"):
-        run(
-            "memtest",
-            "bm25",
-            dataset="demo-en",
-            out=tmp_path / "m",
-            settings=RunSettings(executor=_ray(cluster)),
-        )
-    # An object cannot be shipped.
-    with pytest.raises(MnemometerError, match="never pickled"):
-        run(
-            "retrieval",
-            DriverOnly(),
-            dataset="demo-en",
-            settings=RunSettings(executor=_ray(cluster)),
-        )
 
 
 def test_an_unreachable_cluster_is_one_line_naming_the_fix(tmp_path: Path):
@@ -384,7 +374,7 @@ def test_a_sweep_on_ray_gives_the_runs_and_leaderboard_of_a_local_one(cluster, t
         )
     )
     local = sweep(path, tmp_path / "local")
-    remote = sweep(path, tmp_path / "ray", settings=RunSettings(executor=_ray(cluster)))
+    remote = sweep(path, tmp_path / "ray", settings=_on_ray(cluster))
     names = sorted(
         r.path.relative_to(tmp_path / "ray").as_posix()
         for e in remote.experiments.values()

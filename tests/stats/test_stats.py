@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -269,12 +270,20 @@ def test_minimum_detectable_effect():
     assert stats.minimum_detectable_effect(0, 1.0) == math.inf
 
 
-def test_bad_input_is_a_clear_error():
-    with pytest.raises(MnemometerError, match="no paired deltas"):
-        stats.paired_bootstrap([])
-    with pytest.raises(MnemometerError, match="finite"):
-        stats.paired_bootstrap([1.0, math.nan])
-    with pytest.raises(MnemometerError, match="paired outcomes"):
-        stats.mcnemar_exact([True], [True, False])
-    with pytest.raises(MnemometerError, match="one cluster label"):
-        stats.paired_bootstrap([1.0, 2.0], clusters=["a"])
+BAD_INPUT = [
+    (partial(stats.paired_bootstrap, []), "no paired deltas"),
+    (partial(stats.paired_bootstrap, [1.0, math.nan]), "finite"),
+    (partial(stats.paired_bootstrap, [1.0, 2.0], clusters=["a"]), "one cluster label"),
+    (partial(stats.mcnemar_exact, [True], [True, False]), "paired outcomes"),
+    (partial(stats.paired_permutation_test, []), "no paired deltas"),
+    (partial(stats.paired_permutation_test, [1.0, np.inf]), "finite"),
+    (partial(stats.paired_permutation_test, [1.0] * 30, resamples=0), "resamples"),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"), BAD_INPUT, ids=[f"{c.func.__name__}-{m}" for c, m in BAD_INPUT]
+)
+def test_bad_input_is_a_clear_error(call, message):
+    with pytest.raises(MnemometerError, match=message):
+        call()

@@ -216,3 +216,18 @@ def test_constant_columns_give_the_exact_value():
         assert r.percentile.low == r.percentile.high == r.bca.low == r.bca.high == r.mean
     clustered = stats.paired_bootstrap(np.full(12, 0.1), clusters=np.arange(12) // 3)
     assert clustered.bca.low == clustered.bca.high == clustered.mean
+
+
+@pytest.mark.parametrize("columns", [stats.bootstrap_columns, stats.permutation_columns])
+def test_columns_refuse_a_flat_array_and_no_resamples(columns) -> None:
+    name = columns.__name__
+    with pytest.raises(MnemometerError, match=rf"^{name} needs an \(n, k\) array$"):
+        columns(np.zeros(5))
+    with pytest.raises(MnemometerError, match="resamples must be at least 1, got 0"):
+        columns(np.zeros((5, 2)), resamples=0)
+    # NaN is "not applicable": it leaves its column's statistic, an all-NaN column is None.
+    v = np.array([[1.0, np.nan], [0.0, np.nan], [1.0, np.nan], [np.nan, np.nan]])
+    first, second = columns(v, resamples=50)
+    assert first is not None and second is None
+    mean = first.mean if isinstance(first, stats.BootstrapResult) else first.mean_delta
+    assert mean == pytest.approx(2 / 3)

@@ -132,6 +132,33 @@ def test_hybrid_lancedb_search_matches_words_vector_search_misses(tmp_path: Path
     assert len(tops["vector"]) == 3  # vector search ranks everything
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "opts", "in_run_dir", "without_run_dir"),
+    [
+        ("chroma", {}, True, False),
+        ("qdrant", {}, True, False),
+        ("qdrant", {"in_memory": True}, False, False),
+        ("lancedb", {}, True, True),  # no in-memory mode: a temporary directory
+    ],
+)
+def test_where_vector_stores_keep_their_files(
+    name: str, opts: dict, in_run_dir: bool, without_run_dir: bool, tmp_path: Path
+) -> None:
+    _skip_without(name)
+    s = create_store(name, opts, workdir=tmp_path)
+    s.store("a red fox", {"memory_id": "m1"})
+    s.store("a blue whale", {"memory_id": "m2"})
+    s.delete("m1")  # flushes first, then forgets every version of m1
+    assert [h.memory_id for h in s.search("fox", 5)] == ["m2"] and s.list_ids() == ["m2"]
+    assert (s.path == tmp_path / name) is in_run_dir
+    assert any(tmp_path.iterdir()) is in_run_dir
+    getattr(s, "close", lambda: None)()
+    alone = create_store(name, opts)
+    assert (alone.path is not None) is without_run_dir
+    getattr(alone, "close", lambda: None)()
+
+
 def test_qdrant_directory_locked_by_another_process(tmp_path: Path) -> None:
     _skip_without("qdrant")
     holder = subprocess.Popen(

@@ -96,6 +96,38 @@ def test_unknown_store_and_bad_option() -> None:
         create_store("bm25", {"k2": 1.0})
 
 
+def test_create_refuses_what_is_not_a_store_or_agent_and_offers_only_set_context(tmp_path) -> None:
+    from mnemometer._registry import AGENTS, STORES
+    from mnemometer.agents import create_agent_factory
+
+    seen: dict[str, object] = {}
+
+    class OnlySearch:
+        def __init__(self, lang: str = "default", workdir: object = "default") -> None:
+            seen.update(lang=lang, workdir=workdir)
+
+        def search(self, query, top_k):
+            return []
+
+    STORES.register("only-search-test", OnlySearch)
+    AGENTS.register("only-search-test", OnlySearch)
+    try:
+        with pytest.raises(
+            MnemometerError,
+            match=r"store 'only-search-test' does not implement reset\(\), store\(\)$",
+        ):
+            create_store("only-search-test", lang="", workdir=tmp_path)
+        assert seen == {"lang": "default", "workdir": tmp_path}  # an empty lang is not offered
+        with pytest.raises(
+            MnemometerError, match=r"agent 'only-search-test' does not implement create\(\)$"
+        ):
+            create_agent_factory("only-search-test")
+        assert seen == {"lang": "default", "workdir": "default"}  # workdir=None is not offered
+    finally:
+        STORES.unregister("only-search-test")
+        AGENTS.unregister("only-search-test")
+
+
 def test_capabilities_of_a_minimal_store() -> None:
     class Minimal:
         def reset(self): ...

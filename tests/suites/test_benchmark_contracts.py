@@ -13,7 +13,8 @@ import threading
 from collections import Counter
 
 import pytest
-from conftest import REPO, seed_file
+from benchmark_helpers import MINI, metric, run_longmemeval
+from conftest import seed_file
 
 import mnemometer
 from mnemometer.datasets import LOCOMO_CATEGORIES
@@ -27,15 +28,9 @@ from mnemometer.suites.benchmarks.locomo import LocomoSuite
 from mnemometer.testing import FakeLLMServer
 from mnemometer.testing._bench import benchmark_reply, is_judge_request
 
-MINI = REPO / "tests/data/longmemeval_mini.json"
-
 
 def _locomo_path() -> str:
     return str(seed_file("locomo", "locomo10.json"))
-
-
-def _metric(summary, name):
-    return next(m.value for m in summary.overall if m.name == name)
 
 
 def test_locomo_questions_carry_the_official_category_of_their_raw_code():
@@ -55,6 +50,18 @@ def test_locomo_questions_carry_the_official_category_of_their_raw_code():
     assert len(temporal) == Counter(r["category"] for r in raw)[2] == 321
     shuffled = ["single-hop", "adversarial", "temporal", "multi-hop", "open-domain"]
     assert suite.group_order(shuffled) == [LOCOMO_CATEGORIES[c] for c in (1, 2, 3, 4, 5)]
+
+
+def test_each_benchmark_suite_is_named_after_its_file_format():
+    # A file of another benchmark's format is refused naming the suite to run: the format's.
+    from mnemometer._registry import SUITES
+    from mnemometer.suites.benchmarks import BenchmarkSuite
+    from mnemometer.suites.benchmarks._suite import _BENCHMARK_FORMATS
+
+    suites = [SUITES.load(n) for n in SUITES.names()]
+    suites = [s for s in suites if isinstance(s, type) and issubclass(s, BenchmarkSuite)]
+    assert {s.reader_format for s in suites} == _BENCHMARK_FORMATS
+    assert all(s.name == s.reader_format for s in suites)
 
 
 def test_each_category_is_scored_by_its_own_official_rule():
@@ -125,21 +132,15 @@ def test_a_reader_that_knows_nothing_scores_nothing(idk_server, tmp_path):
         settings=_settings(idk_server),
     )
     s = res.summary
-    assert _metric(s, "f1") == 0.0 and _metric(s, "bleu1") == 0.0
+    assert metric(s, "f1") == 0.0 and metric(s, "bleu1") == 0.0
     for judge in ("lenient", "strict", "longmemeval"):
-        assert _metric(s, f"accuracy:{judge}") == 0.0
+        assert metric(s, f"accuracy:{judge}") == 0.0
     assert s.sections["f1"]["categories_1_4"]["value"] == 0.0
     # bm25 still found the evidence: the reader, not the memory, is what failed.
-    assert _metric(s, "evidence_recall") > 0.3
+    assert metric(s, "evidence_recall") > 0.3
     # LongMemEval: "I don't know" is right only on the abstention question (1 of 4).
-    lme = mnemometer.run(
-        "longmemeval",
-        "bm25",
-        suite_options={"dataset": str(MINI), "judges": ["longmemeval"]},
-        out=tmp_path / "l",
-        settings=_settings(idk_server),
-    )
-    assert _metric(lme.summary, "accuracy:longmemeval") == 0.25
+    lme = run_longmemeval(_settings(idk_server), tmp_path / "l")
+    assert metric(lme.summary, "accuracy:longmemeval") == 0.25
     (ok,) = [r for r in read_items(lme.path) if r.success]
     assert ok.step.endswith("_abs")
 
@@ -194,7 +195,7 @@ def test_a_conversation_out_of_time_stops_and_fails_each_question(tmp_path):
     (row,) = read_items(res.path)
     assert row.status == "timeout" and len(row.extra["questions"]) == 6
     assert res.summary.counts["questions"] == 6  # never a lost question
-    assert _metric(res.summary, "f1") == 0.0
+    assert metric(res.summary, "f1") == 0.0
     # Without deadlines the abandoned conversation went on asking all 6 questions.
     assert asked <= 2, f"{asked} reader calls after the conversation timed out"
 

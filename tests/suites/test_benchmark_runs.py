@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import MNEMOMETER, REPO, invoke_cli, seed_file
+from benchmark_helpers import MINI, llm_flags, locomo_argv, metric, run_longmemeval
+from conftest import MNEMOMETER, invoke_cli, seed_file
 
 import mnemometer
 from mnemometer.errors import MnemometerError
@@ -21,8 +22,6 @@ from mnemometer.log import read_log
 from mnemometer.runner import RunSettings
 from mnemometer.testing import FakeLLMServer
 from mnemometer.testing._bench import benchmark_reply
-
-MINI = REPO / "tests/data/longmemeval_mini.json"
 
 
 @pytest.fixture
@@ -96,33 +95,13 @@ def _wait_for(path: Path, pred, timeout=60.0) -> None:
 
 @pytest.mark.slow
 def test_kill_and_resume_redoes_nothing_and_matches_an_uninterrupted_run(tmp_path):
-    data = str(seed_file("locomo", "locomo10.json"))
-
     def slow_judge(body):
         if body.get("response_format"):
             time.sleep(0.01)  # so the kill lands while the second conversation runs
         return benchmark_reply(body)
 
     with FakeLLMServer(default=slow_judge) as srv:
-        args = [
-            MNEMOMETER,
-            "run",
-            "locomo",
-            "--dataset",
-            data,
-            "--store",
-            "bm25",
-            "--questions",
-            "260",
-            "--judge",
-            "strict",
-            "--llm-base-url",
-            srv.base_url,
-            "--llm-model",
-            srv.model,
-            "--format",
-            "none",
-        ]
+        args = [MNEMOMETER, *locomo_argv(srv, 260, "strict", "--format", "none")]
         killed = tmp_path / "killed"
         proc = subprocess.Popen([*args, "--out", str(killed)], stderr=subprocess.DEVNULL)
         _wait_for(killed / "items.jsonl", lambda t: t.count("\n") >= 199)
@@ -135,18 +114,7 @@ def test_kill_and_resume_redoes_nothing_and_matches_an_uninterrupted_run(tmp_pat
         assert len(done) == 199  # conv-26 finished; conv-30 was in flight
         before = len(srv.chat_requests())
         r = subprocess.run(
-            [
-                MNEMOMETER,
-                "run",
-                "--resume",
-                str(killed),
-                "--llm-base-url",
-                srv.base_url,
-                "--llm-model",
-                srv.model,
-                "--format",
-                "none",
-            ],
+            [MNEMOMETER, "run", "--resume", str(killed), *llm_flags(srv), "--format", "none"],
             capture_output=True,
             text=True,
         )
@@ -228,25 +196,21 @@ class AdversaryAgents:
         pass
 
 
-def _metric(summary, name):
-    return next(m.value for m in summary.overall if m.name == name)
-
-
 def test_adversaries_cannot_score_high(server, tmp_path):
     opts = {"judges": ["strict", "lenient"], "questions": 199}
     empty = _locomo(server, tmp_path / "empty", NothingStore(), **opts).summary
-    assert _metric(empty, "f1") < 0.05 and _metric(empty, "accuracy:strict") < 0.05
-    assert _metric(empty, "evidence_recall") == 0.0
+    assert metric(empty, "f1") < 0.05 and metric(empty, "accuracy:strict") < 0.05
+    assert metric(empty, "evidence_recall") == 0.0
     lister = _locomo(server, tmp_path / "lister", AdversaryAgents("list"), **opts).summary
-    assert _metric(lister, "f1") < 0.05 and _metric(lister, "accuracy:strict") < 0.05
+    assert metric(lister, "f1") < 0.05 and metric(lister, "accuracy:strict") < 0.05
     # The lenient ("same topic") judge is the one a lister games: the sensitivity table shows it.
-    assert _metric(lister, "accuracy:lenient") > 0.5
+    assert metric(lister, "accuracy:lenient") > 0.5
     spread = lister.sections["judges"]["spread"]
     assert spread > 0.5
     denier = _locomo(server, tmp_path / "denier", AdversaryAgents("negate"), **opts).summary
-    assert _metric(denier, "adversarial") == 1.0  # category 5's rule is gamed ...
+    assert metric(denier, "adversarial") == 1.0  # category 5's rule is gamed ...
     assert (
-        _metric(denier, "f1") < 0.02 and _metric(denier, "accuracy:strict") == 0.0
+        metric(denier, "f1") < 0.02 and metric(denier, "accuracy:strict") == 0.0
     )  # ... not the headline
     assert denier.sections["f1"]["categories_1_4"]["value"] < 0.02
 
@@ -258,10 +222,10 @@ def test_baselines_full_context_oracle_and_no_memory(server, tmp_path):
         ).summary
         for b in ("oracle", "no-memory", "full-context")
     }
-    assert _metric(res["oracle"], "evidence_recall") == 1.0
-    assert _metric(res["no-memory"], "evidence_recall") == 0.0
-    assert _metric(res["no-memory"], "f1") < 0.05 < _metric(res["oracle"], "f1")
-    ctx = _metric(res["full-context"], "context_tokens")
+    assert metric(res["oracle"], "evidence_recall") == 1.0
+    assert metric(res["no-memory"], "evidence_recall") == 0.0
+    assert metric(res["no-memory"], "f1") < 0.05 < metric(res["oracle"], "f1")
+    ctx = metric(res["full-context"], "context_tokens")
     assert 1500 < ctx <= 2000  # the whole conversation cut to the stated budget
 
 
@@ -313,29 +277,8 @@ def test_bad_input_is_a_clear_message_or_a_counted_failure(server, tmp_path):
 
 
 def test_cli_runs_locomo_and_exports_hypotheses(server, tmp_path):
-    data = seed_file("locomo", "locomo10.json")
-    r = invoke_cli(
-        "run",
-        "locomo",
-        "--dataset",
-        data,
-        "--store",
-        "bm25",
-        "--questions",
-        "8",
-        "--judge",
-        "lenient",
-        "--category",
-        "single-hop",
-        "--llm-base-url",
-        server.base_url,
-        "--llm-model",
-        server.model,
-        "--out",
-        tmp_path / "run",
-        "--format",
-        "json",
-    )
+    more = ("--category", "single-hop", "--out", tmp_path / "run", "--format", "json")
+    r = invoke_cli(*locomo_argv(server, 8, "lenient", *more))
     assert r.exit_code == 0, r.output
     out = tmp_path / "h.jsonl"
     r = invoke_cli("export", tmp_path / "run", "--format", "hypotheses", "-o", out)
@@ -346,13 +289,7 @@ def test_cli_runs_locomo_and_exports_hypotheses(server, tmp_path):
 
 
 def test_longmemeval_file_runs_retrieval_and_qa_and_exports(server, tmp_path):
-    res = mnemometer.run(
-        "longmemeval",
-        "bm25",
-        suite_options={"dataset": str(MINI), "judges": ["longmemeval"]},
-        out=tmp_path / "lme",
-        settings=_settings(server),
-    )
+    res = run_longmemeval(_settings(server), tmp_path / "lme")
     log = read_log(res.path)
     assert [r.step for r in log.items] == ["mini_0001", "mini_0002", "mini_0003", "mini_0004_abs"]
     names = {m.name for m in res.summary.overall}
@@ -389,9 +326,9 @@ def test_letta_core_memory_sets_run(server, tmp_path, which):
         assert "Gold target" in pins["judges"][0]["prompts"]["default"]
         assert all(r.extra["judges"]["letta-rubric"]["correct"] is not None for r in rows)
         # the update turn is the evidence; bm25 finds it among 11 facts
-        assert _metric(res.summary, "evidence_recall") > 0.5
+        assert metric(res.summary, "evidence_recall") > 0.5
     else:
-        assert _metric(res.summary, "contains") > 0.5
+        assert metric(res.summary, "contains") > 0.5
 
 
 def test_an_agent_is_told_the_conversation_and_answers_for_itself(server, tmp_path):

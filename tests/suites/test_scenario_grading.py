@@ -1,11 +1,15 @@
 """Table-driven grading: right, wrong, verbose and adversarial replies for every graded turn.
 
-Each row names a scenario, the graded turn (0-based among that scenario's graded turns), a
-reply, and the score it must get. The ``seed bug`` rows reproduce the validity bugs listed
-in the research note on the Letta-vs-Mem0 benchmark and check that they are fixed.
+Each row of ``tests/data/grading/cases.jsonl`` names a scenario, the graded turn (0-based
+among that scenario's graded turns), a reply, the score it must get and why. The ``seed
+bug`` rows reproduce the validity bugs listed in the research note on the Letta-vs-Mem0
+benchmark and check that they are fixed.
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 
@@ -16,179 +20,22 @@ SUITE = ScenarioSuite(similarity="none")
 STEPS = {s.id: s.graded_steps for s in load_scenarios()}
 GRADES = {sid: [st.grade for st in steps] for sid, steps in STEPS.items()}
 
-# (scenario, graded turn) -> [(reply, score, why)]
-CASES = {
-    # 1 cross-session recall
-    ("cross_session_recall", 0): [
-        ("Darrin, Phoenix", 1.0, "right"),
-        ("Your name is Darrin Smith and you live in Phoenix, Arizona.", 0.5, "verbose"),
-        ("Marriott", 0.0, "wrong (seed mem0 answer)"),
-        ("Darrinson, Phoenixville", 0.0, "adversarial: prefixes are not words"),
-    ],
-    # 2 degradation resilience
-    ("degradation_resilience", 0): [
-        ("Phoenix, Choice", 1.0, "right"),
-        ("You prefer the city of Phoenix and the Choice brand.", 0.5, "verbose"),
-        ("Phoenix, Hilton", 0.0, "wrong"),
-        ("Phoenix choices", 0.0, "seed bug 7: 'choices' is not 'choice'"),
-    ],
-    # 3 memory editing governance
-    ("memory_editing_governance", 0): [
-        ("Choice Hotels", 1.0, "right"),
-        ("Right now your favourite hotel brand is Choice Hotels.", 0.5, "verbose"),
-        ("Hilton", 0.0, "wrong: the stale value"),
-        ("Hilton and Choice", 0.0, "seed bug 7: naming Hilton fails"),
-    ],
-    # 4 task continuity
-    ("task_continuity", 0): [
-        ("Pilot property", 1.0, "right"),
-        ("The next step after that is the pilot property.", 0.5, "verbose"),
-        ("Full deploy", 0.0, "wrong"),
-        ("Autopilot", 0.0, "adversarial: substring only"),
-    ],
-    ("task_continuity", 1): [
-        ("Select tech, Pilot property, Full deploy", 1.0, "right"),
-        (
-            "First you select tech, then you pilot a property, and finally you do a full deploy.",
-            0.5,
-            "verbose",
-        ),
-        ("Select, Full", 0.0, "wrong: a step missing"),
-        ("Pilot, Select, Full", 0.0, "seed bug 7: order is checked"),
-    ],
-    # 5 temporal conflict
-    ("temporal_conflict_resolution", 0): [
-        ("Amazon", 1.0, "right"),
-        ("You currently work at Amazon.", 0.5, "verbose"),
-        ("Google", 0.0, "wrong"),
-        ("Amazon, Google", 0.0, "seed bug 7: old employer fails"),
-        ("Amazon, previously Google", 1.0, "right: the old employer marked former"),
-    ],
-    # 6 multi-fact inference
-    ("multi_fact_inference", 0): [
-        ("Marriott", 1.0, "right"),
-        ("Marriott fits your budget at $180 per night.", 0.5, "verbose"),
-        ("Hilton", 0.0, "wrong"),
-        ("Marriott or Hilton", 0.0, "seed bug 7: hedging with Hilton fails"),
-    ],
-    # 7 personality (seed)
-    ("personality_consistency", 0): [
-        ("Your name is Alex, sir.", 1.0, "right"),
-        ("Alex", 0.5, "fact without persona"),
-        ("I do not know.", 0.0, "wrong"),
-        ("Your name is Alex.", 0.5, "seed bug 7: 'your name is' is not formal"),
-    ],
-    ("personality_consistency", 1): [
-        ("Alex, ma'am.", 1.0, "right (curly-free apostrophe)"),
-        ("Alex, ma\u2019am.", 1.0, "right (curly apostrophe)"),
-        ("It seems the items are Alex's terms", 0.5, "seed bug 7: 'ms' in words is not a marker"),
-        ("Hi there!", 0.0, "wrong"),
-    ],
-    # 8 conditional updates
-    ("conditional_memory_updates", 0): [
-        ("Gold", 1.0, "right"),
-        ("Your loyalty tier is now Gold.", 0.5, "verbose"),
-        ("Silver", 0.0, "wrong"),
-        ("Gold or Silver", 0.0, "adversarial: hedging"),
-    ],
-    ("conditional_memory_updates", 1): [
-        ("Bronze", 1.0, "right"),
-        ("Your tier has been downgraded to Bronze.", 0.5, "verbose"),
-        ("Gold", 0.0, "seed bug 3: the stale tier fails"),
-        ("Bronze, Gold", 0.0, "adversarial: stale tier named"),
-        ("Bronze, formerly Gold", 1.0, "right: stale tier as former"),
-    ],
-    # 9 scalability
-    ("memory_scalability", 0): [
-        ("john@example.com", 1.0, "right"),
-        ("John's email is john@example.com.", 1.0, "right: e-mail kept whole"),
-        ("The email address for John is john@example.com as stored.", 0.5, "verbose"),
-        ("john at example dot com", 0.0, "wrong"),
-        ("bigjohn@example.com", 0.0, "adversarial: another address"),
-    ],
-    ("memory_scalability", 1): [
-        ("Phoenix", 1.0, "right"),
-        ("Your favorite city is Phoenix.", 0.5, "verbose"),
-        ("Not available", 0.0, "wrong (seed mem0 answer)"),
-    ],
-    ("memory_scalability", 2): [
-        ("Monday at 2pm", 1.0, "right"),
-        ("Monday, 2 pm", 1.0, "seed bug 9: '2 pm' with a space"),
-        ("Monday 2:00 PM", 1.0, "seed bug 9: '2:00 PM'"),
-        ("Monday at 2 p.m.", 1.0, "'2 p.m.'"),
-        ("Your meeting is on Monday at 2pm in the office.", 0.5, "verbose"),
-        ("Monday at 12pm", 0.0, "adversarial: '12pm' contains '2pm'"),
-        ("Thursday 10am", 0.0, "wrong"),
-    ],
-    # alternative: office move
-    ("temporal_conflict_resolution_office", 0): [
-        ("Austin", 1.0, "right"),
-        ("Your office is now in Austin, Texas.", 0.5, "verbose"),
-        ("San Francisco", 0.0, "wrong"),
-        ("Austin, San Francisco", 0.0, "adversarial: stale city named"),
-        ("Austin, not San Francisco", 0.5, "verbose: the stale city denied"),
-    ],
-    # alternative: Rome dinner
-    ("multi_fact_inference_rome", 0): [
-        ("Italian", 1.0, "right"),
-        ("You should look for Italian vegetarian food.", 0.5, "verbose"),
-        ("Japanese", 0.0, "wrong"),
-    ],
-    ("multi_fact_inference_rome", 1): [
-        ("Meat, peanuts", 1.0, "right"),
-        ("No meat and no peanut", 1.0, "right: alternatives"),
-        ("It must not contain any meat or fish and no peanuts at all.", 0.5, "verbose"),
-        ("Gluten", 0.0, "wrong"),
-        ("meatballs, peanut-free", 0.0, "adversarial: compounds are not the words"),
-    ],
-    # alternative: formal persona
-    ("personality_consistency_formal", 0): [
-        ("Your name is Alex, Sir.", 1.0, "right"),
-        ("Alex", 0.5, "fact without persona"),
-        ("Your name is Sam, Sir.", 0.0, "wrong name"),
-    ],
-    ("personality_consistency_formal", 1): [
-        ("Alex, madam.", 1.0, "right after a session break"),
-        ("I don't know, Sir.", 0.0, "wrong: no recall"),
-        ("Hey Alex!", 0.5, "persona dropped"),
-    ],
-    ("personality_consistency_formal", 2): [
-        ("You are most welcome, Sir.", 1.0, "right"),
-        ("No worries, mate!", 0.0, "wrong: casual"),
-        ("Sirloin is tasty.", 0.0, "adversarial: 'sir' inside a word"),
-    ],
-    # alternative: Marriott condition
-    ("conditional_memory_updates_marriott", 0): [
-        ("No", 1.0, "right"),
-        ("No, because your stay is shorter than five nights.", 0.5, "verbose"),
-        ("Yes", 0.0, "wrong"),
-        ("Yes and no", 0.0, "adversarial: both"),
-    ],
-    ("conditional_memory_updates_marriott", 1): [
-        ("Yes", 1.0, "right"),
-        ("Yes, six nights meets the condition of five or more.", 0.5, "verbose"),
-        ("No", 0.0, "wrong"),
-        ("Nope", 0.0, "wrong: 'nope' is a no"),
-        ("Perhaps", 0.0, "wrong: neither"),
-    ],
-}
-TABLE = [(sid, turn, *row) for (sid, turn), rows in CASES.items() for row in rows]
+CASES = Path(__file__).parents[1] / "data" / "grading" / "cases.jsonl"
+TABLE = [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines()]
 
 
 @pytest.mark.parametrize(
-    ("scenario", "turn", "reply", "score", "why"),
-    TABLE,
-    ids=[f"{r[0]}-{r[1]}-{r[4]}" for r in TABLE],
+    "row", TABLE, ids=[f"{r['scenario']}-{r['turn']}-{r['why']}" for r in TABLE]
 )
-def test_grade_table(scenario, turn, reply, score, why):
-    step = STEPS[scenario][turn]
-    assert SUITE.grade(reply, step.grade, step.context).score == score, why
+def test_grade_table(row):
+    step = STEPS[row["scenario"]][row["turn"]]
+    assert SUITE.grade(row["reply"], step.grade, step.context).score == row["score"], row["why"]
 
 
 def test_table_covers_every_graded_turn_with_right_wrong_and_verbose():
     for sid, grades in GRADES.items():
         for k in range(len(grades)):
-            scores = [r[3] for r in TABLE if r[0] == sid and r[1] == k]
+            scores = [r["score"] for r in TABLE if r["scenario"] == sid and r["turn"] == k]
             assert 1.0 in scores and 0.0 in scores, (sid, k)
             assert len(scores) >= 3, (sid, k)
 

@@ -128,6 +128,29 @@ def test_malformed_manifest(tmp_path):
         load_suite(d)
 
 
+def test_missing_or_directory_items_and_memories_files(tmp_path):
+    ok = '{"eval_type": "retrieval_qa", "id": "a", "question": "q"}\n'
+    d = _suite(tmp_path, ok, 'name = "t"\nitems = "gone.jsonl"\n')
+    with pytest.raises(MnemometerError, match=r"gone.jsonl: items file not found$"):
+        load_suite(d)
+    (d / "dir.jsonl").mkdir()
+    d = _suite(tmp_path, ok, 'name = "t"\nitems = "dir.jsonl"\n')
+    with pytest.raises(
+        MnemometerError, match=r"dir.jsonl: is a directory, expected an items file$"
+    ):
+        load_suite(d)
+    d = _suite(tmp_path, ok, 'name = "t"\nmemories = "gone.jsonl"\n')
+    with pytest.raises(MnemometerError, match=r"gone.jsonl: memories file not found$"):
+        load_suite(d)
+    d = _suite(tmp_path, ok, 'name = "t"\nmemories = "dir.jsonl"\n')
+    with pytest.raises(MnemometerError, match=r"dir.jsonl: is a directory, expected a memories"):
+        load_suite(d)
+    with pytest.raises(MnemometerError, match=r"dir.jsonl: is a directory, expected a condi"):
+        load_conditions(d / "dir.jsonl")
+    with pytest.raises(MnemometerError, match=r"gone.toml: no such conditions file$"):
+        load_conditions(d / "gone.toml")
+
+
 def test_negation_aware_assertions():
     assert not asserts("Avoid red banners, which the design review rejected.", "red banners")
     assert asserts("Use red banners for errors.", "red banners")

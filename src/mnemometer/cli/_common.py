@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from mnemometer.errors import MnemometerError
+
+T = TypeVar("T")
 
 
 def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
@@ -109,6 +111,29 @@ def write_output(path: Path, text: str, what: str) -> None:
     echo_err(f"{what}: {path} ({shown})")
 
 
+def path_option(*decls: str, help: str, **kw: Any) -> Any:
+    """An option naming a file or directory, passed to the command as a :class:`~pathlib.Path`."""
+    return click.option(*decls, type=click.Path(path_type=Path), help=help, **kw)
+
+
+def out_option(help: str, dest: str = "out", **kw: Any) -> Any:
+    """``--out``/``-o`` (as ``dest``): the file or directory a command writes."""
+    return path_option("--out", "-o", dest, help=help, **kw)
+
+
+def conditions_options(condition_help: str, file_help: str) -> Any:
+    """``--condition NAME`` (repeatable, as ``conditions``) and ``--conditions FILE``.
+
+    The file (as ``conditions_file``) maps condition names to systems; read both with
+    :mod:`mnemometer.runner._conditions`.
+    """
+    condition = click.option(
+        "--condition", "conditions", multiple=True, metavar="NAME", help=condition_help
+    )
+    table = path_option("--conditions", "conditions_file", help=file_help)
+    return lambda f: condition(table(f))
+
+
 def default_of(config: type, name: str) -> Any:
     """The default of field ``name`` of a dataclass ``config``: CLI defaults are never copies."""
     import dataclasses
@@ -129,6 +154,18 @@ def config_option(config: type, *decls: str, help: str, **kw: Any) -> Any:
     if isinstance(default, tuple):
         default = ",".join(default)
     return click.option(*decls, default=default, show_default=True, help=help, **kw)
+
+
+def config_from(config: type[T], kw: dict[str, Any], **given: Any) -> T:
+    """``config`` from the options named after its fields: :func:`config_option`'s read-back.
+
+    ``given`` sets the fields whose option says it another way (``classify=not no_classify``);
+    options that are not fields (``--out``, the LLM options) are left to the command.
+    """
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(config)}  # type: ignore[arg-type]
+    return config(**{**{k: v for k, v in kw.items() if k in names}, **given})
 
 
 def resamples_option(f: Any) -> Any:

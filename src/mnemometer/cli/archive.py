@@ -6,16 +6,14 @@ from pathlib import Path
 
 import click
 
+from mnemometer.cli._common import out_option, path_option
+
 
 @click.command("archive")
 @click.argument("suite", required=False, type=click.Path(path_type=Path))
 @click.argument("runs", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--out", "-o", type=click.Path(path_type=Path), help="The tar.gz to write.")
-@click.option(
-    "--verify",
-    type=click.Path(path_type=Path),
-    help="Check an existing archive against its SHA-256 manifest instead.",
-)
+@out_option("The tar.gz to write.")
+@path_option("--verify", help="Check an existing archive against its SHA-256 manifest instead.")
 def archive_cmd(
     suite: Path | None, runs: tuple[Path, ...], out: Path | None, verify: Path | None
 ) -> None:

@@ -9,11 +9,13 @@ from typing import Any
 import click
 
 from mnemometer.cli._common import (
+    config_from,
     config_option,
     default_of,
     echo_err,
     llm_options,
     llm_settings,
+    out_option,
     stderr_progress,
 )
 from mnemometer.datasets.build._build import BuildConfig
@@ -21,13 +23,7 @@ from mnemometer.datasets.build._build import BuildConfig
 
 @click.command("build")
 @click.argument("corpus_dir", type=click.Path(path_type=Path))
-@click.option(
-    "--out",
-    "-o",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Dataset to write (.json or .jsonl).",
-)
+@out_option("Dataset to write (.json or .jsonl).", required=True)
 @click.option(
     "--lang",
     type=click.Choice(["auto", "en", "zh"]),
@@ -78,21 +74,11 @@ from mnemometer.datasets.build._build import BuildConfig
 def build_cmd(
     corpus_dir: Path,
     out: Path,
-    lang: str,
     merge: bool,
     resume: bool,
     no_llm_cache: bool,
-    max_chars: int,
-    concurrency: int,
     no_classify: bool,
-    queries_per_type: int,
-    max_tokens: int,
-    retries: int,
-    price_prompt: float,
-    price_completion: float,
-    seed: int,
-    name: str | None,
-    **llm_kw: Any,
+    **kw: Any,
 ) -> None:
     """Build a dataset from CORPUS_DIR (.md/.txt files, recursively) with an LLM.
 
@@ -104,10 +90,10 @@ def build_cmd(
     Example: mnemometer build chapters/ -o book.json --llm-base-url http://127.0.0.1:8080/v1
     --llm-model smollm2
     """
-    from mnemometer.datasets.build import BuildConfig, build_dataset
+    from mnemometer.datasets.build import build_dataset
     from mnemometer.llm import LLMClient
 
-    settings = llm_settings(llm_kw)
+    settings = llm_settings(kw)
     cache = None if no_llm_cache else settings.cache_dir or out.with_name(out.name + ".llm-cache")
     client = LLMClient(
         settings.base_url,
@@ -117,19 +103,7 @@ def build_cmd(
         max_retries=settings.max_retries,
         cache_dir=cache,
     )
-    config = BuildConfig(
-        lang=lang,
-        max_chars=max_chars,
-        classify=not no_classify,
-        queries_per_type=queries_per_type,
-        max_tokens=max_tokens,
-        retries=retries,
-        seed=seed,
-        concurrency=concurrency,
-        price_prompt=price_prompt,
-        price_completion=price_completion,
-        name=name,
-    )
+    config = config_from(BuildConfig, kw, classify=not no_classify)
     with stderr_progress("build · chunks") as bar:
         task = bar.add_task("chunks", total=None)
         _, report = build_dataset(

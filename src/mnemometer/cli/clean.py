@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from mnemometer.cli._common import config_option, echo_err
+from mnemometer.cli._common import config_from, config_option, echo_err, out_option
 from mnemometer.datasets.clean import CleanConfig
 
 
@@ -16,13 +17,7 @@ def _keys(value: str) -> tuple[str, ...]:
 
 @click.command("clean")
 @click.argument("dataset")
-@click.option(
-    "--out",
-    "-o",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Cleaned dataset to write (.json or .jsonl).",
-)
+@out_option("Cleaned dataset to write (.json or .jsonl).", required=True)
 @config_option(
     CleanConfig,
     "--near-dup-threshold",
@@ -71,18 +66,11 @@ def _keys(value: str) -> tuple[str, ...]:
 def clean_cmd(
     dataset: str,
     out: Path,
-    near_dup_threshold: float,
-    num_perm: int,
     group_by: str,
     any_person: bool,
-    person_key: str,
-    key_percentile: float,
-    key_cap: int,
-    other_cap: int,
     strata: str,
-    query_person_cap: int,
-    seed: int,
     lang: str,
+    **kw: Any,
 ) -> None:
     """Clean DATASET: exact and near duplicates, per-person balance, queries kept consistent.
 
@@ -92,20 +80,14 @@ def clean_cmd(
     Example: mnemometer clean hp_benchmark_db_raw.json -o hp_clean.json
     """
     from mnemometer.datasets import load_dataset, save_dataset
-    from mnemometer.datasets.clean import CleanConfig, clean_dataset
+    from mnemometer.datasets.clean import clean_dataset
 
-    config = CleanConfig(
-        near_dup_threshold=near_dup_threshold,
-        num_perm=num_perm,
+    config = config_from(
+        CleanConfig,
+        kw,
         group_by=_keys(group_by),
         cross_person_only=not any_person,
-        person_key=person_key,
-        key_percentile=key_percentile,
-        key_cap=key_cap,
-        other_cap=other_cap,
         strata=_keys(strata),
-        query_person_cap=query_person_cap,
-        seed=seed,
         lang=None if lang == "auto" else lang,
     )
     cleaned, report = clean_dataset(load_dataset(dataset), config)

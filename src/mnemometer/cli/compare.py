@@ -7,7 +7,14 @@ from pathlib import Path
 import click
 
 from mnemometer import stats
-from mnemometer.cli._common import format_of, format_option, resamples_option, write_output
+from mnemometer.cli._common import (
+    format_of,
+    format_option,
+    out_option,
+    path_option,
+    resamples_option,
+    write_output,
+)
 
 
 @click.command("compare")
@@ -38,19 +45,15 @@ from mnemometer.cli._common import format_of, format_option, resamples_option, w
     "comparison",
     "Output format (html: one self-contained page with forest plots and the discordant items).",
 )
-@click.option(
-    "--out",
-    "-o",
-    "outs",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Write the comparison to this file, in the format its suffix names: .json (what "
+@out_option(
+    "Write the comparison to this file, in the format its suffix names: .json (what "
     "`mnemometer gate` reads), .html, .md; another suffix gets --format. Repeatable.",
+    dest="outs",
+    multiple=True,
 )
-@click.option(
+@path_option(
     "--policy",
     "-p",
-    type=click.Path(path_type=Path),
     help="Gate policy (TOML) whose verdict the HTML page shows (default: a drop in success fails).",
 )
 def compare_cmd(

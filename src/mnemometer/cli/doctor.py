@@ -7,24 +7,15 @@ from pathlib import Path
 
 import click
 
+from mnemometer.cli._common import conditions_options, path_option
+
 
 @click.command("doctor")
 @click.argument("suite", required=False, type=click.Path(path_type=Path))
-@click.option(
-    "--memories", type=click.Path(path_type=Path), help="Seed memories overriding the manifest's."
-)
-@click.option(
-    "--condition",
-    "conditions",
-    multiple=True,
-    metavar="NAME",
-    help="Condition to check (repeatable; default: the manifest's).",
-)
-@click.option(
-    "--conditions",
-    "conditions_file",
-    type=click.Path(path_type=Path),
-    help="TOML file mapping condition names to stores.",
+@path_option("--memories", help="Seed memories overriding the manifest's.")
+@conditions_options(
+    "Condition to check (repeatable; default: the manifest's).",
+    "TOML file mapping condition names to stores.",
 )
 @click.option(
     "--format",

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from mnemometer.cli._common import out_option
+
 
 @click.command("export")
 @click.argument("run_dir", type=click.Path(path_type=Path))
@@ -17,7 +19,7 @@ import click
     show_default=True,
     help="hypotheses: LongMemEval's JSONL (question_id, question, hypothesis[, category]).",
 )
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True, help="File to write.")
+@out_option("File to write.", required=True)
 def export_cmd(run_dir: Path, fmt: str, out: Path) -> None:
     """Write RUN_DIR's answers, one JSON line per question."""
     from mnemometer.report import export_run

@@ -7,14 +7,12 @@ from pathlib import Path
 
 import click
 
-from mnemometer.cli._common import format_option
+from mnemometer.cli._common import format_option, path_option
 
 
 @click.command("gate")
 @click.argument("comparison", type=click.Path(path_type=Path))
-@click.option(
-    "--policy", "-p", type=click.Path(path_type=Path), required=True, help="TOML gate policy."
-)
+@path_option("--policy", "-p", required=True, help="TOML gate policy.")
 @format_option("gate", "Output format.")
 def gate_cmd(comparison: Path, policy: Path, fmt: str) -> None:
     """Check a COMPARISON JSON (from `mnemometer compare -o`) against a gate policy.

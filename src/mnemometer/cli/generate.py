@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from mnemometer.cli._common import out_option
 from mnemometer.errors import MnemometerError
 
 
@@ -33,14 +34,7 @@ def _int(value: str, flag: str) -> int:
     default=None,
     help="The dataset's 'now' as ISO 8601 (default 2026-06-01T09:00:00).",
 )
-@click.option(
-    "--out",
-    "-o",
-    "out",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Output file: .json or .jsonl.",
-)
+@out_option("Output file: .json or .jsonl.", required=True)
 @click.option("--stats", is_flag=True, help="Print descriptive statistics as JSON (slower).")
 def generate_cmd(
     size: str, lang: str, seed: str, reference_time: str | None, out: Path, stats: bool

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from mnemometer.cli._common import format_of, format_option, write_output
+from mnemometer.cli._common import format_of, format_option, out_option, write_output
 from mnemometer.cli._progress import PhaseProgress
 
 
@@ -26,9 +26,7 @@ from mnemometer.cli._progress import PhaseProgress
     "text, md, csv, json or html (default: from --out's suffix, else text).",
     default=None,
 )
-@click.option(
-    "--out", "-o", type=click.Path(path_type=Path), help="Write here instead of printing."
-)
+@out_option("Write here instead of printing.")
 @click.option(
     "--run-reports/--no-run-reports",
     default=True,

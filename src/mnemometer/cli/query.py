@@ -7,16 +7,15 @@ from pathlib import Path
 
 import click
 
-from mnemometer.cli._common import parse_options, store_options
+from mnemometer.cli._common import parse_options, path_option, store_options
 
 
 @click.command("query")
 @click.argument("question", nargs=-1, required=True)
-@click.option(
+@path_option(
     "--suite",
     "suite_dir",
     required=True,
-    type=click.Path(path_type=Path),
     help="Suite directory (or suite.toml) whose memories are seeded.",
 )
 @click.option(
@@ -27,9 +26,7 @@ from mnemometer.cli._common import parse_options, store_options
     help="Store name (a condition's store; see `mnemometer list stores`).",
 )
 @store_options
-@click.option(
-    "--memories", type=click.Path(path_type=Path), help="Seed memories (overrides the manifest's)."
-)
+@path_option("--memories", help="Seed memories (overrides the manifest's).")
 @click.option("--top-k", "-k", type=int, default=8, show_default=True, help="Hits to return.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON result (schema_version 1).")
 def query_cmd(

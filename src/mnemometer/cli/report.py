@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from mnemometer.cli._common import format_of, format_option, write_output
+from mnemometer.cli._common import format_of, format_option, out_option, write_output
 
 
 @click.command("report")
@@ -17,12 +17,7 @@ from mnemometer.cli._common import format_of, format_option, write_output
     "(default: from --out's suffix, else text).",
     default=None,
 )
-@click.option(
-    "--out",
-    "-o",
-    type=click.Path(path_type=Path),
-    help="Write the report to this file instead of printing it.",
-)
+@out_option("Write the report to this file instead of printing it.")
 @click.option(
     "--group-by",
     "group_by",

@@ -7,29 +7,21 @@ from pathlib import Path
 
 import click
 
-from mnemometer.cli._common import echo_err, resamples_option
+from mnemometer.cli._common import echo_err, out_option, path_option, resamples_option
 from mnemometer.cli._progress import PhaseProgress
 
 
 @click.command("reproduce")
 @click.argument("suite", type=click.Path(path_type=Path))
-@click.option(
-    "--out",
-    "-o",
-    type=click.Path(path_type=Path),
-    help="Directory for the runs, comparison.json and gate.json.",
-)
-@click.option(
+@out_option("Directory for the runs, comparison.json and gate.json.")
+@path_option(
     "--policy",
     "-p",
-    type=click.Path(path_type=Path),
     help="Gate policy (default: SUITE/gate.toml, else ../../gates/<suite>.toml).",
 )
 @click.option("--baseline", default="no-memory", show_default=True, help="Baseline condition.")
 @click.option("--candidate", default="full-memory", show_default=True, help="Candidate condition.")
-@click.option(
-    "--memories", type=click.Path(path_type=Path), help="Seed memories overriding the manifest's."
-)
+@path_option("--memories", help="Seed memories overriding the manifest's.")
 @resamples_option
 def reproduce_cmd(
     suite: Path,

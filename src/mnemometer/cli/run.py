@@ -17,10 +17,13 @@ import click
 
 from mnemometer.cli._common import (
     LLM_KEYS,
+    conditions_options,
     echo_err,
     llm_options,
     llm_settings,
+    out_option,
     parse_options,
+    path_option,
     run_options,
     run_settings,
     store_options,
@@ -47,26 +50,12 @@ from mnemometer.runner._run import RunSettings
     metavar="KEY=VALUE",
     help="Option for the agent; repeatable.",
 )
-@click.option(
-    "--config",
-    "agent_config",
-    type=click.Path(path_type=Path),
-    help="Agent config file (TOML), e.g. for --agent http.",
-)
+@path_option("--config", "agent_config", help="Agent config file (TOML), e.g. for --agent http.")
 @click.option("--letta-url", help="Letta server URL for --agent letta.")
-@click.option(
-    "--condition",
-    "conditions",
-    multiple=True,
-    metavar="NAME",
-    help="Run under this condition (repeatable): no-memory, lexical, semantic, graph, "
+@conditions_options(
+    "Run under this condition (repeatable): no-memory, lexical, semantic, graph, "
     "hybrid, full-memory, or one from --conditions. Makes the run an experiment.",
-)
-@click.option(
-    "--conditions",
-    "conditions_file",
-    type=click.Path(path_type=Path),
-    help="TOML file mapping condition names to stores or agents.",
+    "TOML file mapping condition names to stores or agents.",
 )
 @click.option(
     "--repeat",
@@ -82,12 +71,7 @@ from mnemometer.runner._run import RunSettings
     help="Option for the suite; repeatable.",
 )
 @llm_options
-@click.option(
-    "--out",
-    "-o",
-    type=click.Path(path_type=Path),
-    help="Run (or experiment) directory to create (default under runs/).",
-)
+@out_option("Run (or experiment) directory to create (default under runs/).")
 @run_options
 @click.option("--limit", type=int, help="Run only the first N items (a quick run; recorded).")
 @click.option(
@@ -95,11 +79,7 @@ from mnemometer.runner._run import RunSettings
     type=int,
     help="Run a random sample of N items drawn with --seed (recorded; compared runs must agree).",
 )
-@click.option(
-    "--resume",
-    type=click.Path(path_type=Path),
-    help="Continue an interrupted run or experiment directory.",
-)
+@path_option("--resume", help="Continue an interrupted run or experiment directory.")
 @click.option(
     "--format",
     "fmt",

@@ -14,6 +14,7 @@ from mnemometer.cli._common import (
     echo_err,
     llm_options,
     llm_settings,
+    out_option,
     run_options,
     run_settings,
 )
@@ -21,12 +22,9 @@ from mnemometer.cli._common import (
 
 @click.command("sweep")
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option(
-    "--out",
-    "-o",
-    type=click.Path(path_type=Path),
+@out_option(
+    "Sweep directory (one experiment per dataset); run again to finish an interrupted one.",
     required=True,
-    help="Sweep directory (one experiment per dataset); run again to finish an interrupted one.",
 )
 @run_options
 @click.option(

@@ -25,11 +25,25 @@ class IntervalOut(StrictModel):
     """Nominal coverage."""
 
 
-class SuccessStats(StrictModel):
-    """Paired success: rates, delta, exact McNemar and intervals."""
+class PairedDelta(StrictModel):
+    """A paired delta and its test: what every test in a comparison reports."""
 
     pairs: int
-    """Items (the statistical unit, repeats aggregated) where both sides have a success."""
+    """Items (the statistical unit, repeats aggregated) where both sides have a value."""
+    p_value: float = 1.0
+    """Two-sided p of the paired test (1 when every delta is 0)."""
+    p_holm: float | None = None
+    """Holm-adjusted p over every test in the comparison (success and every metric, overall
+    and per group)."""
+    intervals: list[IntervalOut] = Field(default_factory=list)
+    """Bootstrap (and cluster-robust) intervals of the (mean) delta."""
+    mde: float | None = None
+    """Minimum detectable effect (two-sided alpha 0.05, power 0.8) at this many pairs."""
+
+
+class SuccessStats(PairedDelta):
+    """Paired success: rates, delta, exact McNemar (``p_value``) and intervals."""
+
     baseline_rate: float | None
     """Baseline successes / pairs."""
     candidate_rate: float | None
@@ -40,18 +54,10 @@ class SuccessStats(StrictModel):
     """Pairs the baseline failed and the candidate passed."""
     mcnemar_c: int = 0
     """Pairs the baseline passed and the candidate failed."""
-    p_value: float = 1.0
-    """Two-sided exact McNemar p."""
-    p_holm: float | None = None
-    """Holm-adjusted p over every test in the comparison."""
-    intervals: list[IntervalOut] = Field(default_factory=list)
-    """Bootstrap (and cluster-robust) intervals of the delta."""
-    mde: float | None = None
-    """Minimum detectable effect (two-sided alpha 0.05, power 0.8) at this many pairs."""
 
 
-class MetricDelta(StrictModel):
-    """One metric compared pair by pair."""
+class MetricDelta(PairedDelta):
+    """One metric compared pair by pair (``p_value`` from the paired test named in ``test``)."""
 
     key: str
     """Display key, e.g. ``recall@10`` or ``recall_at_k``."""
@@ -61,25 +67,15 @@ class MetricDelta(StrictModel):
     """Cut-off, for metrics at k."""
     higher_is_better: bool = True
     """Direction of improvement."""
-    pairs: int
-    """Items (repeats aggregated) where both sides have a value."""
     baseline_mean: float | None
     """Mean over the baseline's values."""
     candidate_mean: float | None
     """Mean over the candidate's values."""
     mean_delta: float | None
     """Mean of the paired deltas (candidate minus baseline)."""
-    p_value: float = 1.0
-    """Two-sided p of the paired test named in ``test`` (1 when every delta is 0)."""
     test: str | None = None
     """The paired test behind ``p_value`` (an exact or Monte Carlo sign-flip permutation
     test of the mean delta over items)."""
-    p_holm: float | None = None
-    """Holm-adjusted p over every test in the comparison."""
-    intervals: list[IntervalOut] = Field(default_factory=list)
-    """Bootstrap (and cluster-robust) intervals of the mean delta."""
-    mde: float | None = None
-    """Minimum detectable effect at this many pairs."""
 
 
 class GroupStats(StrictModel):

@@ -25,6 +25,7 @@ from mnemometer.comparison._model import (
     GroupStats,
     IntervalOut,
     MetricDelta,
+    PairedDelta,
     SideInfo,
     SuccessStats,
 )
@@ -269,7 +270,7 @@ def statistics(
         )
 
     # Holm across every test reported: success and each metric, overall and per group.
-    family: list[SuccessStats | MetricDelta] = [overall_success, *overall_metrics]
+    family: list[PairedDelta] = [overall_success, *overall_metrics]
     for g in groups:
         family += [g.success, *g.metrics]
     family = [t for t in family if t.pairs > 0]  # nothing paired, nothing tested

@@ -14,6 +14,7 @@ from mnemometer.stats._common import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     TIE_RTOL,
+    as_columns,
     as_deltas,
     blocks,
 )
@@ -107,15 +108,9 @@ def bootstrap_columns(
     Returns:
         One result per column; ``None`` for a column with no finite value.
     """
-    v = np.asarray(values, dtype=float)
-    if v.ndim != 2:
-        raise MnemometerError("bootstrap_columns needs an (n, k) array")
-    if resamples < 1:
-        raise MnemometerError(f"resamples must be at least 1, got {resamples}")
+    v, mask, x = as_columns(values, resamples, "bootstrap_columns")
     if not 0.0 < confidence < 1.0:
         raise MnemometerError(f"confidence must be in (0, 1), got {confidence}")
-    mask = np.isfinite(v)
-    x = np.where(mask, v, 0.0)
     if clusters is None:
         sums, counts, kind = x, mask.astype(float), ""
     else:

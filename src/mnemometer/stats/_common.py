@@ -28,6 +28,27 @@ def as_deltas(deltas: Sequence[float] | np.ndarray) -> np.ndarray:
     return d
 
 
+def as_columns(
+    values: np.ndarray, resamples: int, what: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``values`` as an ``(n, k)`` float array ``v``, its finite ``mask`` and ``x`` (NaN as 0).
+
+    NaN marks "not applicable to this pair"; ``x`` is ``v`` with it (and any other
+    non-finite value) set to 0, ready for sums.
+
+    Raises:
+        MnemometerError: ``values`` is not two-dimensional (naming ``what``), or
+            ``resamples`` is below 1.
+    """
+    v = np.asarray(values, dtype=float)
+    if v.ndim != 2:
+        raise MnemometerError(f"{what} needs an (n, k) array")
+    if resamples < 1:
+        raise MnemometerError(f"resamples must be at least 1, got {resamples}")
+    mask = np.isfinite(v)
+    return v, mask, np.where(mask, v, 0.0)
+
+
 def blocks(resamples: int, units: int) -> Iterator[tuple[int, int]]:
     """``(start, rows)`` of consecutive blocks of ``resamples`` resamples.
 

@@ -14,6 +14,7 @@ from mnemometer.stats._common import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     TIE_RTOL,
+    as_columns,
     as_deltas,
     blocks,
 )
@@ -195,13 +196,7 @@ def permutation_columns(
     Returns:
         One result per column; ``None`` for a column with no finite value.
     """
-    v = np.asarray(values, dtype=float)
-    if v.ndim != 2:
-        raise MnemometerError("permutation_columns needs an (n, k) array")
-    if resamples < 1:
-        raise MnemometerError(f"resamples must be at least 1, got {resamples}")
-    mask = np.isfinite(v)
-    x = np.where(mask, v, 0.0)
+    v, mask, x = as_columns(values, resamples, "permutation_columns")
     n = mask.sum(axis=0)
     nonzero = (x != 0).sum(axis=0)
     observed = x.sum(axis=0)

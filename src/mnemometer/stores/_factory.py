@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mnemometer._registry import STORES, call_with_context
-from mnemometer.errors import MnemometerError
+from mnemometer._registry import STORES
 from mnemometer.stores._protocol import Store
 
 
@@ -41,18 +40,5 @@ def create_store(
     Raises:
         MnemometerError: unknown name, bad option, missing extra, or not a Store.
     """
-    factory = STORES.load(name)
-    context: dict[str, Any] = {}
-    if lang:
-        context["lang"] = lang
-    if workdir is not None:
-        context["workdir"] = workdir
-    if llm is not None:
-        context["llm"] = llm
-    if tie_seed is not None:
-        context["tie_seed"] = tie_seed
-    store = call_with_context(factory, dict(options or {}), **context)
-    missing = [m for m in ("reset", "store", "search") if not callable(getattr(store, m, None))]
-    if missing:
-        raise MnemometerError(f"store {name!r} does not implement {', '.join(missing)}()")
-    return store
+    context = {"lang": lang or None, "workdir": workdir, "llm": llm, "tie_seed": tie_seed}
+    return STORES.make(name, options, ("reset", "store", "search"), **context)

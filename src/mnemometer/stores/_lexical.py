@@ -115,19 +115,17 @@ class IndexedStore:
         return idx[np.lexsort((idx, self._tie_keys()[idx], -scores[idx]))]
 
     def _top(self, scores: np.ndarray, top_k: int) -> list[Hit]:
-        positive = np.flatnonzero(scores > 0)
-        if positive.size == 0:
-            return []
         # Take enough candidates to survive collapsing versions of the same memory. The
-        # candidates are every document scoring at least the want-th best score, so a tie
-        # across that cut is kept whole (argpartition alone would pick among tied documents
-        # by position, i.e. by insertion order).
-        want = min(positive.size, top_k * 4 + 8)
-        cand = positive
-        if positive.size > want:
-            part = np.argpartition(-scores[positive], want - 1)[:want]
-            floor = scores[positive[part]].min()
-            cand = positive[scores[positive] >= floor]
+        # candidates are every positive document scoring at least the want-th best score,
+        # so a tie across that cut is kept whole (argpartition alone would pick among tied
+        # documents by position, i.e. by insertion order).
+        want = top_k * 4 + 8
+        floor = 0.0
+        if scores.size > want:
+            floor = -np.partition(-scores, want - 1)[want - 1]  # the want-th best score
+        cand = np.flatnonzero(scores >= floor) if floor > 0 else np.flatnonzero(scores > 0)
+        if cand.size == 0:
+            return []
         order = self._order(cand, scores)
         hits: list[Hit] = []
         seen: set[str] = set()
@@ -139,9 +137,9 @@ class IndexedStore:
             hits.append(Hit(mid, float(scores[i]), self._texts[i]))
             if len(hits) == top_k:
                 return hits
-        if len(hits) < top_k and cand.size < positive.size:
+        if len(hits) < top_k and floor > 0:
             # Rare: many versions collapsed; fall back to a full sort.
-            order = self._order(positive, scores)
+            order = self._order(np.flatnonzero(scores > 0), scores)
             hits, seen = [], set()
             for i in order:
                 if self._ids[i] not in seen:

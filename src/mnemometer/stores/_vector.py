@@ -52,21 +52,38 @@ def locked(path: Path, system: str, err: BaseException) -> MnemometerError:
 class BufferedVectorStore:
     """Base: buffer stored texts, embed them in batches on flush, search by one embedding.
 
-    Subclasses implement ``_open()``, ``_clear()``, ``_insert(rows, vectors)`` and
-    ``_query(text, vector, n) -> rows`` (``(memory_id, score, text)``, best first), and
-    may implement ``_delete(memory_id)``.
+    Subclasses name their engine in ``system`` (also the directory below ``workdir``) and
+    implement ``_open()`` (connect to :attr:`path`), ``_clear()``,
+    ``_insert(rows, vectors)``, ``_query(text, vector, n) -> rows``
+    (``(memory_id, score, text)``, best first) and ``_delete(memory_id)``.
+
+    Args:
+        model: ``minilm`` (packaged) or the directory of a sentence-transformers model.
+        batch_size: texts per forward pass when indexing.
+        workdir: the run's store directory (given by the runner); without one the engine
+            works in memory, or in a private temporary directory when ``on_disk``.
+        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
     """
+
+    requires: tuple[tuple[str, str], ...] = ()
+    """Optional modules, checked when the name is looked up."""
 
     #: Vector search ranks everything; an empty result never means "nothing relevant".
     abstains = False
     system = "vector store"
+    #: The engine has no in-memory mode: without ``workdir`` it gets a temporary directory.
+    on_disk = False
 
     def __init__(
         self,
         model: str | os.PathLike[str] = DEFAULT_MODEL,
         batch_size: int = DEFAULT_BATCH,
+        workdir: Path | None = None,
         tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
+        self.path: Path | None = None
+        if workdir is not None or self.on_disk:
+            self.path = data_dir(workdir, self.system, self)
         self.embedder: Embedder = load_embedder(model)
         self.batch_size = int(batch_size)
         self.tie_seed = check_seed(tie_seed)
@@ -116,6 +133,14 @@ class BufferedVectorStore:
         """Ids of every memory kept."""
         return list(self._ids)
 
+    def delete(self, memory_id: str) -> None:
+        """Forget every version of one memory."""
+        if self._pending:
+            self.flush()
+        with self._lock:
+            self._delete(str(memory_id))
+            self._ids.pop(str(memory_id), None)
+
     def search(self, query: str, top_k: int) -> list[Hit]:
         """Return at most ``top_k`` memories, best first."""
         if self._pending:
@@ -145,4 +170,7 @@ class BufferedVectorStore:
         raise NotImplementedError
 
     def _query(self, text: str, vec: np.ndarray, n: int) -> list[tuple[str, float, str]]:
+        raise NotImplementedError
+
+    def _delete(self, memory_id: str) -> None:
         raise NotImplementedError

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mnemometer._registry import require
-from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, MINILM_REQUIRES, Embedder
+from mnemometer.embeddings import MINILM_REQUIRES, Embedder
 from mnemometer.envfile import quiet_libraries
-from mnemometer.stores._ties import DEFAULT_TIE_SEED
-from mnemometer.stores._vector import BufferedVectorStore, data_dir
+from mnemometer.stores._vector import BufferedVectorStore
 
 _COLLECTION = "mnemometer"
 
@@ -47,29 +44,12 @@ class ChromaStore(BufferedVectorStore):
 
     Texts are embedded by our embedding function (the packaged MiniLM by default; Chroma's
     own default would try to download a model). Telemetry is off. Without a run directory
-    the client is ephemeral (in memory).
-
-    Args:
-        model: ``minilm`` (packaged) or the directory of a sentence-transformers model.
-        batch_size: texts per forward pass when indexing.
-        workdir: the run's store directory (given by the runner).
-        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
+    the client is ephemeral (in memory). Options: ``model``, ``batch_size``, ``workdir`` and
+    ``tie_seed``, as :class:`~mnemometer.stores._vector.BufferedVectorStore` says.
     """
 
     requires = (("chromadb", "vector"), *MINILM_REQUIRES)
-    """Optional modules, checked when the name is looked up."""
-
     system = "chroma"
-
-    def __init__(
-        self,
-        model: str | os.PathLike[str] = DEFAULT_MODEL,
-        batch_size: int = DEFAULT_BATCH,
-        workdir: Path | None = None,
-        tie_seed: int = DEFAULT_TIE_SEED,
-    ) -> None:
-        self.path = None if workdir is None else data_dir(workdir, "chroma", self)
-        super().__init__(model, batch_size, tie_seed)
 
     def _open(self) -> None:
         quiet_libraries()
@@ -116,10 +96,5 @@ class ChromaStore(BufferedVectorStore):
             )
         ]
 
-    def delete(self, memory_id: str) -> None:
-        """Forget every version of one memory."""
-        if self._pending:
-            self.flush()
-        with self._lock:
-            self.col.delete(where={"memory_id": str(memory_id)})
-            self._ids.pop(str(memory_id), None)
+    def _delete(self, memory_id: str) -> None:
+        self.col.delete(where={"memory_id": memory_id})

@@ -14,7 +14,7 @@ from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, MINILM_REQUIRES
 from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, rows_through, sort_rows
-from mnemometer.stores._vector import BufferedVectorStore, data_dir
+from mnemometer.stores._vector import BufferedVectorStore
 from mnemometer.text import _CJK_RUN as _CJK
 from mnemometer.text import Tokenizer, detect_language, tokenizer
 
@@ -35,17 +35,15 @@ class LanceDBStore(BufferedVectorStore):
 
     Args:
         mode: ``vector``, ``fts`` or ``hybrid``.
-        model: ``minilm`` (packaged) or the directory of a sentence-transformers model.
-        batch_size: texts per forward pass when indexing.
         lang: ``en``, ``zh`` or ``auto`` (from the dataset, else detected from the texts).
-        workdir: the run's store directory (given by the runner).
-        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
+        model, batch_size, workdir, tie_seed: see
+            :class:`~mnemometer.stores._vector.BufferedVectorStore` (without ``workdir``,
+            a temporary directory).
     """
 
     requires = (("lancedb", "vector"), *MINILM_REQUIRES)
-    """Optional modules, checked when the name is looked up."""
-
     system = "lancedb"
+    on_disk = True
 
     def __init__(
         self,
@@ -61,8 +59,7 @@ class LanceDBStore(BufferedVectorStore):
         self.mode = mode
         self.lang = lang
         self._tokenize: Tokenizer | None = None
-        self.path = data_dir(workdir, "lancedb", self)
-        super().__init__(model, batch_size, tie_seed)
+        super().__init__(model, batch_size, workdir, tie_seed)
 
     def _open(self) -> None:
         quiet_libraries()
@@ -153,14 +150,9 @@ class LanceDBStore(BufferedVectorStore):
         res = self.table.search(terms, query_type="fts").limit(n).to_list()
         return [(r["memory_id"], r["_score"], r["text"], r["seq"]) for r in res]
 
-    def delete(self, memory_id: str) -> None:
-        """Forget every version of one memory."""
-        if self._pending:
-            self.flush()
-        with self._lock:
-            if self.table is not None:
-                quoted = str(memory_id).replace("'", "''")
-                self.table.delete(f"memory_id = '{quoted}'")
-                if self.mode != "vector" and self.table.count_rows():
-                    self._index_terms()
-            self._ids.pop(str(memory_id), None)
+    def _delete(self, memory_id: str) -> None:
+        if self.table is not None:
+            quoted = memory_id.replace("'", "''")
+            self.table.delete(f"memory_id = '{quoted}'")
+            if self.mode != "vector" and self.table.count_rows():
+                self._index_terms()

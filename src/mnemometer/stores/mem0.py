@@ -35,6 +35,26 @@ _DUMMY_LLM = "http://127.0.0.1:9/v1"  # never called with infer=False; mem0 buil
 _VECTOR_STORES = ("qdrant", "faiss")
 
 
+def import_mem0(home: Path, what: str) -> Any:
+    """``mem0``, imported with its config directory at ``home`` and its notices quiet.
+
+    mem0 writes ``~/.mem0`` at import unless ``MEM0_DIR`` says otherwise, so it is set
+    first (an earlier ``MEM0_DIR`` wins: mem0 reads it once per process).
+    """
+    os.environ.setdefault("MEM0_DIR", str(home))
+    quiet_libraries()
+    mem0 = require("mem0", "mem0", what)
+    logging.getLogger("mem0").setLevel(logging.ERROR)  # spaCy/fastembed notices
+    return mem0
+
+
+def close_vector_store(memory: Any) -> None:
+    """Close the client of an embedded ``Memory``'s vector store (releases a local Qdrant)."""
+    client = getattr(getattr(memory, "vector_store", None), "client", None)
+    if client is not None and callable(getattr(client, "close", None)):
+        client.close()
+
+
 class SharedEmbedding:
     """mem0's embedder interface over our shared :class:`Embedder`.
 
@@ -140,12 +160,8 @@ class Mem0Store:
         self.model = self.embedder.path
         self.batch_size = int(batch_size)
         self.dir = data_dir(workdir, "mem0", self)
-        # mem0 writes ~/.mem0 at import unless MEM0_DIR says otherwise.
-        os.environ.setdefault("MEM0_DIR", str(self.dir / "home"))
-        quiet_libraries()
         offline_env()
-        mem0 = require("mem0", "mem0", "the mem0 store")
-        logging.getLogger("mem0").setLevel(logging.ERROR)  # spaCy/fastembed notices
+        mem0 = import_mem0(self.dir / "home", "the mem0 store")
         self.llm = self._llm(base_url, llm_model)
         try:
             self.memory = mem0.Memory.from_config(self._config())
@@ -206,9 +222,7 @@ class Mem0Store:
             finally:
                 self.remote.close()
             return
-        client = getattr(getattr(self.memory, "vector_store", None), "client", None)
-        if client is not None and hasattr(client, "close"):
-            client.close()
+        close_vector_store(self.memory)
 
     def reset(self) -> None:
         """Forget everything (mem0's own ``reset``)."""

@@ -11,7 +11,7 @@ from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_BATCH, DEFAULT_MODEL, MINILM_REQUIRES
 from mnemometer.envfile import quiet_libraries
 from mnemometer.stores._ties import DEFAULT_TIE_SEED
-from mnemometer.stores._vector import BufferedVectorStore, data_dir, locked
+from mnemometer.stores._vector import BufferedVectorStore, locked
 
 _COLLECTION = "mnemometer"
 
@@ -23,16 +23,12 @@ class QdrantStore(BufferedVectorStore):
     is in memory. Only one process may open a local Qdrant directory at a time.
 
     Args:
-        model: ``minilm`` (packaged) or the directory of a sentence-transformers model.
-        batch_size: texts per forward pass when indexing.
         in_memory: keep everything in memory even inside a run directory.
-        workdir: the run's store directory (given by the runner).
-        tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
+        model, batch_size, workdir, tie_seed: see
+            :class:`~mnemometer.stores._vector.BufferedVectorStore`.
     """
 
     requires = (("qdrant_client", "vector"), *MINILM_REQUIRES)
-    """Optional modules, checked when the name is looked up."""
-
     system = "qdrant"
 
     def __init__(
@@ -43,8 +39,7 @@ class QdrantStore(BufferedVectorStore):
         workdir: Path | None = None,
         tie_seed: int = DEFAULT_TIE_SEED,
     ) -> None:
-        self.path = None if (in_memory or workdir is None) else data_dir(workdir, "qdrant", self)
-        super().__init__(model, batch_size, tie_seed)
+        super().__init__(model, batch_size, None if in_memory else workdir, tie_seed)
 
     def _open(self) -> None:
         quiet_libraries()
@@ -57,7 +52,7 @@ class QdrantStore(BufferedVectorStore):
                 self.client = qc.QdrantClient(path=str(self.path))
         except RuntimeError as e:
             if "already accessed" in str(e):
-                raise locked(self.path, "qdrant", e) from None
+                raise locked(self.path, self.system, e) from None
             raise
         self._clear()
 
@@ -87,14 +82,9 @@ class QdrantStore(BufferedVectorStore):
         res = self.client.query_points(_COLLECTION, query=vec.tolist(), limit=n, with_payload=True)
         return [(p.payload["memory_id"], p.score, p.payload["text"]) for p in res.points]
 
-    def delete(self, memory_id: str) -> None:
-        """Forget every version of one memory."""
+    def _delete(self, memory_id: str) -> None:
         m = self._models
-        if self._pending:
-            self.flush()
-        cond = m.FieldCondition(key="memory_id", match=m.MatchValue(value=str(memory_id)))
-        with self._lock:
-            self.client.delete(
-                _COLLECTION, points_selector=m.FilterSelector(filter=m.Filter(must=[cond]))
-            )
-            self._ids.pop(str(memory_id), None)
+        cond = m.FieldCondition(key="memory_id", match=m.MatchValue(value=memory_id))
+        self.client.delete(
+            _COLLECTION, points_selector=m.FilterSelector(filter=m.Filter(must=[cond]))
+        )

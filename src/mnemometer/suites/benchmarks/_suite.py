@@ -229,8 +229,8 @@ class BenchmarkSuite(Questions, BaseSuite):
                 found = detect_reader(self.path)
                 what = f"a {found.name} file" if found else "in no known format"
                 fix = ""
-                if found is not None and found.name in _SUITE_OF:
-                    fix = f"; run `mnemometer run {_SUITE_OF[found.name]} --dataset {self.path}`"
+                if found is not None and found.name in _BENCHMARK_FORMATS:
+                    fix = f"; run `mnemometer run {found.name} --dataset {self.path}`"
                 raise DatasetError(f"{self.path}: {what}, not {self.reader_format}{fix}")
             ds = self.load()
             if self.errata:
@@ -469,13 +469,8 @@ class BenchmarkSuite(Questions, BaseSuite):
         return summarize_benchmark(self, header, items)
 
 
-_SUITE_OF = {
-    "locomo": "locomo",
-    "longmemeval": "longmemeval",
-    "letta-core-memory": "letta-core-memory",
-    "memoryagentbench": "memoryagentbench",
-}
-"""The suite that runs each benchmark's files."""
+_BENCHMARK_FORMATS = frozenset({"locomo", "longmemeval", "letta-core-memory", "memoryagentbench"})
+"""The benchmark file formats; the suite that runs each format's files has its name."""
 
 
 def _namespace(conversation_id: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from mnemometer._jsonl import decode, json_document, json_objects
+from mnemometer._jsonl import decode, json_document, json_objects, read_file
 from mnemometer.config import StrictModel, explain, read_document, validate
 from mnemometer.datasets._models import Memory
 from mnemometer.errors import MnemometerError, did_you_mean
@@ -187,12 +187,7 @@ def parse_items(path: Path) -> tuple[list[BaseItem], dict[str, int], bytes]:
     Raises:
         SuiteError: with ``file:line``, the field and the fix.
     """
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SuiteError(f"{path}: items file not found") from None
-    except IsADirectoryError:
-        raise SuiteError(f"{path}: is a directory, expected an items file") from None
+    raw = read_file(path, SuiteError, "items file", missing="items file not found")
     items: list[BaseItem] = []
     lines: dict[str, int] = {}
     text = decode(raw, path, SuiteError)
@@ -228,12 +223,8 @@ def load_memories(path: Path) -> list[SeedMemory]:
     Raises:
         SuiteError: missing or malformed, with the line.
     """
-    try:
-        text = decode(path.read_bytes(), path, SuiteError)
-    except FileNotFoundError:
-        raise SuiteError(f"{path}: memories file not found") from None
-    except IsADirectoryError:
-        raise SuiteError(f"{path}: is a directory, expected a memories file") from None
+    raw = read_file(path, SuiteError, "memories file", missing="memories file not found")
+    text = decode(raw, path, SuiteError)
     if path.suffix == ".json":
         data = json_document(text, path, SuiteError)
         cands = data.get("structured_candidates") if isinstance(data, dict) else None

@@ -54,14 +54,23 @@ class BaseItem(StrictModel):
         return ""
 
 
-class RetrievalQA(BaseItem):
-    """Does the right memory surface? Scored on ids, tags and files of the hits."""
+class _Question(BaseItem):
+    """An item that asks the system a question (over its top hits)."""
 
-    eval_type: Literal["retrieval_qa"]
     question: str
     """The question."""
     top_k: int = Field(8, ge=1)
     """Hits to ask for."""
+
+    def text(self) -> str:
+        """The question."""
+        return self.question
+
+
+class RetrievalQA(_Question):
+    """Does the right memory surface? Scored on ids, tags and files of the hits."""
+
+    eval_type: Literal["retrieval_qa"]
     expected_memory_ids: list[str] = Field(default_factory=list)
     """Memory ids that should be retrieved."""
     expected_tags: list[str] = Field(default_factory=list)
@@ -71,19 +80,11 @@ class RetrievalQA(BaseItem):
     hidden_facts: list[str] = Field(default_factory=list)
     """Facts the seed holds (documentation; never shown to the system)."""
 
-    def text(self) -> str:
-        """The question."""
-        return self.question
 
-
-class GroundedAnswer(BaseItem):
+class GroundedAnswer(_Question):
     """Does the answer state the required facts and avoid the forbidden ones?"""
 
     eval_type: Literal["grounded_answer"]
-    question: str
-    """The question."""
-    top_k: int = Field(8, ge=1)
-    """Hits to ask for."""
     expected_memory_ids: list[str] = Field(default_factory=list)
     """Memory ids that should be retrieved (optional retrieval metrics)."""
     required_assertions: list[str] = Field(default_factory=list)
@@ -93,19 +94,11 @@ class GroundedAnswer(BaseItem):
     hidden_facts: list[str] = Field(default_factory=list)
     """Facts the seed holds (documentation)."""
 
-    def text(self) -> str:
-        """The question."""
-        return self.question
 
-
-class AdversarialStale(BaseItem):
+class AdversarialStale(_Question):
     """A stale memory competes with a fresh one (``prefer_fresh``) or nothing answers (``refuse``)."""
 
     eval_type: Literal["adversarial_stale"]
-    question: str
-    """The question."""
-    top_k: int = Field(8, ge=1)
-    """Hits to ask for."""
     expect: Literal["refuse", "prefer_fresh"]
     """What a good system does."""
     stale_tags: list[str] = Field(default_factory=list)
@@ -116,10 +109,6 @@ class AdversarialStale(BaseItem):
     """Stale facts the answer must not assert."""
     fresh_assertions: list[str] = Field(default_factory=list)
     """Fresh facts the answer must assert (``prefer_fresh``)."""
-
-    def text(self) -> str:
-        """The question."""
-        return self.question
 
 
 class ResumeQuality(BaseItem):

@@ -94,6 +94,17 @@ class _Env:
             "memory_helper": str(helper) if helper else "",
         }
 
+    def write_summary(self, detail: dict[str, Any]) -> None:
+        """``summary.json`` in the build directory: the item, condition and sandbox, then ``detail``."""
+        head = {
+            "item": self.item.id,
+            "eval_type": self.item.eval_type,
+            "condition": self.suite.condition,
+            "memory_enabled": self.memory,
+            "sandbox": self.suite.sandbox.describe(),
+        }
+        (self.build / "summary.json").write_text(json.dumps(head | detail, indent=1) + "\n")
+
     def environ(
         self, workspace: Path, run_dir: Path, timeout: float, helper: Path | None
     ) -> dict[str, str]:
@@ -330,7 +341,6 @@ def run_agent_build_task(it: AgentBuildTask, ctx: Any) -> ItemResult:
     if isinstance(started, ItemResult):
         return started
     env, ws, setup = started
-    suite = ctx.suite
     sc = _agent_turn(
         env,
         ws,
@@ -342,15 +352,7 @@ def run_agent_build_task(it: AgentBuildTask, ctx: Any) -> ItemResult:
         it.timeout_seconds,
     )
     sc.setup = setup
-    detail = {
-        "item": it.id,
-        "eval_type": it.eval_type,
-        "condition": suite.condition,
-        "memory_enabled": env.memory,
-        "sandbox": suite.sandbox.describe(),
-        **sc.detail(),
-    }
-    (env.build / "summary.json").write_text(json.dumps(detail, indent=1) + "\n")
+    env.write_summary(sc.detail())
     return ItemResult(
         item_id=it.id,
         index=0,
@@ -443,11 +445,6 @@ def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult | l
     usage = [sc.tokens for _, sc in steps if sc.tokens]
     tokens = {k: sum(u[k] for u in usage) for k in ("input", "output", "total")} if usage else {}
     detail = {
-        "item": it.id,
-        "eval_type": it.eval_type,
-        "condition": suite.condition,
-        "memory_enabled": env.memory,
-        "sandbox": suite.sandbox.describe(),
         "counts": total,
         "success": all(oks),
         "steps_succeeded": sum(oks),
@@ -459,7 +456,7 @@ def run_agent_build_sequence(it: AgentBuildSequence, ctx: Any) -> ItemResult | l
             for (s, sc), ok in zip(steps, oks, strict=True)
         ],
     }
-    (env.build / "summary.json").write_text(json.dumps(detail, indent=1) + "\n")
+    env.write_summary(detail)
     # The steps are the logged observations (compare pairs them by step); the
     # aggregate rides on the last step, so nothing is counted twice.
     subs[-1].extra["sequence"] = {
