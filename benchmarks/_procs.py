@@ -4,6 +4,12 @@ Each measured command runs as a fresh process; its CPU (user + system) and peak 
 from ``os.wait4``, so they are that process's own (children it starts included only when
 it waits for them). Commands compared with each other run alternately (A B A B ...), so a
 burst of load elsewhere on a shared machine hits both sides, and the figures are medians.
+
+Measured processes run as an installed package runs: with its bytecode written. An editable
+checkout under ``PYTHONDONTWRITEBYTECODE`` (set in some shells and CI images) would
+otherwise compile every changed module in every run, which cost a small run up to a tenth
+of its CPU; so children run without that variable, and :func:`alternate` runs each command
+once, untimed, before timing it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ from pathlib import Path
 
 CLI = str(Path(sys.executable).with_name("mnemometer"))
 """The ``mnemometer`` console script of this interpreter's environment."""
+
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+"""The environment every measured child gets (see the module docstring)."""
 
 
 @dataclass
@@ -54,6 +63,7 @@ def run_once(argv: Sequence[str], sample: Sample | None = None, **kw: object) ->
         SystemExit: the command failed (its stderr is shown).
     """
     sample = sample or Sample(" ".join(argv), list(argv))
+    kw.setdefault("env", ENV)
     t0 = time.perf_counter()
     proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)  # type: ignore[call-overload]
     err = proc.stderr.read() if proc.stderr else b""
@@ -69,8 +79,15 @@ def run_once(argv: Sequence[str], sample: Sample | None = None, **kw: object) ->
 
 
 def alternate(commands: dict[str, Sequence[str]], runs: int, before: object = None) -> dict:
-    """Run every command ``runs`` times, interleaved; ``before()`` runs before each one."""
+    """Run every command ``runs`` times, interleaved; ``before()`` runs before each one.
+
+    Each command first runs once untimed (bytecode written, files in the page cache).
+    """
     samples = {label: Sample(label, list(argv)) for label, argv in commands.items()}
+    for s in samples.values():
+        if callable(before):
+            before()
+        run_once(s.argv)
     for _ in range(runs):
         for s in samples.values():
             if callable(before):

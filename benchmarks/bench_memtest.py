@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _procs import CLI, generate, load_line
+from _procs import CLI, ENV, generate, load_line
 
 SEED_RUNNER_10K_S = 119.0
 
@@ -29,7 +29,7 @@ SEED_RUNNER_10K_S = 119.0
 def timed(args: list[str]) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(args, check=True, capture_output=True)
+    subprocess.run(args, check=True, capture_output=True, env=ENV)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
