@@ -140,7 +140,8 @@ def run(
         if (run_dir / HEADER_FILE).exists():  # another writer started it meanwhile
             raise MnemometerError(f"{run_dir}: already holds a run; continue it with --resume")
         live = spec.create(_workdir(run_dir, spec), lang=ds.info.language, llm=settings.llm)
-        items = _limited(the_suite.plan(ds), limit, sample, settings.seed)
+        with _gc.paused():  # a plan is thousands of small items and no cycles
+            items = _limited(the_suite.plan(ds), limit, sample, settings.seed)
         header = new_header(
             the_suite,
             ds,
@@ -335,7 +336,8 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
     header = p.header.model_copy(update={"status": "finished", "timings": timings, "notes": notes})
     # The summary and the suite's files first, the header last: a run whose header says
     # finished has all of them, and one killed before that resumes to write them.
-    summary = _summarize(p.run_dir, header, p.suite, read_items(p.run_dir))
+    with _gc.paused():  # the results just read are plain data: walking them found nothing
+        summary = _summarize(p.run_dir, header, p.suite, read_items(p.run_dir))
     p.suite.write_outputs(p.run_dir, header, summary)
     write_header(p.run_dir, header)
     _index_file.discard_index(p.run_dir)  # only an unfinished run needs its saved index

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from mnemometer._gc import paused
 from mnemometer.stores._protocol import Hit
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, tie_keys
 from mnemometer.text import Tokenizer, detect_language, tokenizer
@@ -81,7 +82,8 @@ class IndexedStore:
                 self._lang = lang
                 self._tokenize = tokenizer(lang, stem=self.stem)
                 if self._texts:
-                    self._build([self._tokenize(t) for t in self._texts])
+                    with paused():  # token lists for every document, none in a cycle
+                        self._build([self._tokenize(t) for t in self._texts])
                 self._tie_keys()  # now, not in the first (timed) search
                 self._dirty = False
 
@@ -129,12 +131,14 @@ class IndexedStore:
         order = self._order(cand, scores)
         hits: list[Hit] = []
         seen: set[str] = set()
-        for i in order:
-            mid = self._ids[i]
+        ids, texts = self._ids, self._texts
+        # Python ints and floats (``tolist``): indexing a list by numpy scalars is slower.
+        for i, score in zip(order.tolist(), scores[order].tolist(), strict=True):
+            mid = ids[i]
             if mid in seen:
                 continue
             seen.add(mid)
-            hits.append(Hit(mid, float(scores[i]), self._texts[i]))
+            hits.append(Hit(mid, score, texts[i]))
             if len(hits) == top_k:
                 return hits
         if len(hits) < top_k and floor > 0:

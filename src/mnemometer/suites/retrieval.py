@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from mnemometer._gc import paused
 from mnemometer.datasets._models import Dataset, Query
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
@@ -46,12 +47,13 @@ def store_dataset(
     if isinstance(store, ClockAware) and dataset.info.reference_time is not None:
         store.set_time(dataset.info.reference_time)
     batch: list[tuple[str, dict[str, Any]]] = []
-    for m in dataset.memories:
-        meta: dict[str, Any] = {"memory_id": m.id}
-        if m.timestamp is not None:
-            meta["timestamp"] = m.timestamp.isoformat()
-        texts = m.texts() if versions == "all" else m.texts()[:1]
-        batch.extend((text, dict(meta)) for _, text in texts)
+    with paused():  # a pair and a dict per text, none in a cycle
+        for m in dataset.memories:
+            meta: dict[str, Any] = {"memory_id": m.id}
+            if m.timestamp is not None:
+                meta["timestamp"] = m.timestamp.isoformat()
+            texts = m.texts() if versions == "all" else m.texts()[:1]
+            batch.extend((text, dict(meta)) for _, text in texts)
     total = len(batch)
     if isinstance(store, BatchStore):
         store.store_many(batch)

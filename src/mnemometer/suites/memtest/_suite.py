@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from mnemometer.datasets._models import Dataset, Query
 from mnemometer.errors import MnemometerError
-from mnemometer.log._schema import ItemResult, Metric, RetrievedHit, RunHeader, Summary
+from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
 from mnemometer.scoring.retrieval import dedupe, duplicate_count, rank_metrics
 from mnemometer.stores._protocol import ClockAware, ListableStore
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
@@ -430,7 +430,8 @@ def _searched(
         item_id=item.id,
         index=item.index,
         input=text,
-        retrieved=[RetrievedHit(id=h.memory_id, score=h.score) for h in hits],
+        # Plain dicts: validated with the result, in its one call (not one per hit).
+        retrieved=[{"id": h.memory_id, "score": h.score} for h in hits],
         latency_ms=ms,
         extra={**(extra or {}), "duplicates_dropped": dropped},
         **fields,
