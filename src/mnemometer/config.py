@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from mnemometer._jsonl import decode, json_document, read_file
 from mnemometer.errors import MnemometerError, did_you_mean
@@ -85,6 +86,16 @@ def _subclasses(base: type) -> list[type]:
 
 
 M = TypeVar("M", bound=BaseModel)
+
+
+@cache
+def list_adapter(model: type[M]) -> TypeAdapter[list[M]]:
+    """A validator of ``list[model]``, built once per model.
+
+    Validating a whole list in one pydantic-core call costs far less than one call per
+    element (dataset records, an item's metrics).
+    """
+    return TypeAdapter(list[model])  # type: ignore[valid-type]
 
 
 def explain(error: ValidationError, model: type[BaseModel] | None = None) -> str:

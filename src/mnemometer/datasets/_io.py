@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mnemometer._gc import paused
-from mnemometer.config import explain
+from mnemometer.config import explain, list_adapter
 from mnemometer.datasets._check import check_dataset
 from mnemometer.datasets._models import Conversation, Dataset, DatasetInfo, Memory, Query
 from mnemometer.datasets._readers import (
@@ -249,13 +248,6 @@ _FAST_KINDS = {
 }
 
 
-@cache
-def _list_adapter(model: type) -> Any:
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(list[model])  # type: ignore[valid-type]
-
-
 def _read_native_jsonl(path: Path) -> Dataset:
     """Read native JSONL: every record of a kind validated in one call when it can be.
 
@@ -294,7 +286,7 @@ def _read_native_jsonl_fast(path: Path) -> Dataset | None:
         info = DatasetInfo.model_validate_json(info_line)
         models = ((Memory, "memories"), (Conversation, "conversations"), (Query, "queries"))
         lists = {
-            key: _list_adapter(model).validate_json("[" + ",".join(groups[key]) + "]")
+            key: list_adapter(model).validate_json("[" + ",".join(groups[key]) + "]")
             for model, key in models
         }
     except (ValidationError, ValueError):

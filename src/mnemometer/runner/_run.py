@@ -29,8 +29,8 @@ from mnemometer.runner._setup import (
     _check_kind,
     _dataset_for,
     _dataset_to_resume,
-    _limited,
     _new_run_dir,
+    _planned,
     _registered,
     _system_arg,
     _workdir,
@@ -140,8 +140,7 @@ def run(
         if (run_dir / HEADER_FILE).exists():  # another writer started it meanwhile
             raise MnemometerError(f"{run_dir}: already holds a run; continue it with --resume")
         live = spec.create(_workdir(run_dir, spec), lang=ds.info.language, llm=settings.llm)
-        with _gc.paused():  # a plan is thousands of small items and no cycles
-            items = _limited(the_suite.plan(ds), limit, sample, settings.seed)
+        items = _planned(the_suite, ds, limit, sample, settings.seed)
         header = new_header(
             the_suite,
             ds,
@@ -214,7 +213,7 @@ def _resume_locked(
         update={"status": "running", "resumes": header.resumes + 1, "executor": executor}
     )
     write_header(path, header)
-    items = _limited(the_suite.plan(ds), header.limit, header.sample, header.seed)
+    items = _planned(the_suite, ds, header.limit, header.sample, header.seed)
     prepared = _Prepared(path, header, the_suite, spec, live, ds, items)
     return _execute(prepared, done, settings)
 
@@ -257,10 +256,12 @@ def resummarize(run_dir: str | Path) -> Summary:
 
 
 def _summarize(path: Path, header: RunHeader, suite: Suite, results: list[ItemResult]) -> Summary:
-    summary = suite.summarize(header, results).model_copy(
-        update={"run_id": header.run_id, "results": len(results), "source": "suite"}
-    )
-    if note := failure_note(results):
+    with _gc.paused():  # the results are plain data: walking them finds no cycle
+        summary = suite.summarize(header, results).model_copy(
+            update={"run_id": header.run_id, "results": len(results), "source": "suite"}
+        )
+        note = failure_note(results)
+    if note:
         summary = summary.model_copy(update={"notes": [note, *summary.notes]})
     write_summary(path, summary)
     return summary
@@ -336,8 +337,7 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
     header = p.header.model_copy(update={"status": "finished", "timings": timings, "notes": notes})
     # The summary and the suite's files first, the header last: a run whose header says
     # finished has all of them, and one killed before that resumes to write them.
-    with _gc.paused():  # the results just read are plain data: walking them found nothing
-        summary = _summarize(p.run_dir, header, p.suite, read_items(p.run_dir))
+    summary = _summarize(p.run_dir, header, p.suite, read_items(p.run_dir))
     p.suite.write_outputs(p.run_dir, header, summary)
     write_header(p.run_dir, header)
     _index_file.discard_index(p.run_dir)  # only an unfinished run needs its saved index

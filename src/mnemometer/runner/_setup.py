@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer import _env
+from mnemometer._gc import paused
 from mnemometer.datasets._io import BUILTIN, load_dataset
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import MnemometerError, RunLogError
@@ -118,6 +119,14 @@ def new_header(
         executor=(settings.executor or LocalExecutor()).name,
         notes=notes,
     )
+
+
+def _planned(
+    suite: Suite, dataset: Dataset, limit: int | None, sample: int | None, seed: int
+) -> list[Item]:
+    """The suite's plan for ``dataset``, sampled and limited (:func:`_limited`)."""
+    with paused():  # a plan is thousands of small items and no cycles
+        return _limited(suite.plan(dataset), limit, sample, seed)
 
 
 def _limited(

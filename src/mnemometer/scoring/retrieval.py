@@ -5,11 +5,9 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from functools import cache
 from itertools import accumulate
 
-from pydantic import TypeAdapter
-
+from mnemometer.config import list_adapter
 from mnemometer.log._schema import Metric
 
 RANK_METRICS = ("precision", "recall", "hit", "mrr", "ndcg")
@@ -89,12 +87,7 @@ def _ideal(n: int) -> float:
 
 def rank_metrics(ranked: Sequence[str], relevant: Iterable[str], ks: Sequence[int]) -> list[Metric]:
     """:func:`rank_values` as :class:`Metric` objects (validated in one call)."""
-    return _metric_list().validate_python(rank_values(ranked, relevant, ks))
-
-
-@cache
-def _metric_list() -> TypeAdapter[list[Metric]]:
-    return TypeAdapter(list[Metric])
+    return list_adapter(Metric).validate_python(rank_values(ranked, relevant, ks))
 
 
 def failed_metrics(ks: Sequence[int]) -> list[Metric]:
