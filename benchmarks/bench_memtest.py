@@ -13,8 +13,8 @@ logic and deep phases find none of their labels), while the suite also reads mem
 back, probes clusters and replays accesses: the ratio is the stricter one.
 
 Each run is a fresh ``mnemometer run`` process (start-up, load, index, replay, every item,
-report), timed from outside; CPU seconds are the child's, so a busy machine shows up as
-wall >> CPU.
+report), timed from outside after one untimed warm-up run (``_procs.run_once``); CPU
+seconds are the child's, so a busy machine shows up as wall >> CPU.
 
     .venv/bin/python benchmarks/bench_memtest.py
 """
@@ -22,14 +22,13 @@ wall >> CPU.
 from __future__ import annotations
 
 import json
-import resource
+import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _procs import CLI, ENV, generate, load_line
+from _procs import CLI, generate, load_line, run_once
 
 SEED_RUNNER_10K_S = 119.0
 SEED = Path(__file__).with_name("seed_memtest.py")
@@ -59,14 +58,16 @@ def as_memtest_json(native: Path, out: Path) -> Path:
     return out
 
 
-def timed(args: list[str]) -> tuple[float, float]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    subprocess.run(args, check=True, capture_output=True, env=ENV)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+def timed(argv: list[str], out: Path | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of ``argv``, after one untimed warm-up run.
+
+    ``out``: the run directory ``argv`` writes, removed after the warm-up.
+    """
+    run_once(argv)
+    if out is not None:
+        shutil.rmtree(out)
+    s = run_once(argv)
+    return s.wall_s, s.cpu_s
 
 
 def main() -> None:
@@ -82,7 +83,8 @@ def main() -> None:
             out = tmp / f"{suite}-{store}"
             wall, cpu = timed(
                 [CLI, "run", suite, "--dataset", str(data), "--store", store]
-                + ["--out", str(out), "--format", "none"]
+                + ["--out", str(out), "--format", "none"],
+                out,
             )
             header = json.loads((out / "header.json").read_text())
             items = header["item_count"]

@@ -122,7 +122,7 @@ def scenarios_in_flight(concurrency: int, delay: float = 0.05) -> tuple[float, i
         return wall, counts["items"], len(srv.chat_requests())
 
 
-def measure(store: str, size: int, queries: int, tmp: Path) -> tuple[Sample, Sample, str]:
+def measure(store: str, size: int, queries: int, tmp: Path) -> tuple[Sample, Sample, str, int]:
     """One run and its parse reference on the same file, plus the log verdict.
 
     ``queries`` is capped at what the dataset has (the generator makes 80,376 queries for

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, SEED
+from conftest import REPO, seed_file
 from mutate import TALLY, cases, huge_line
 
 from mnemometer.comparison import load_policy
@@ -31,16 +31,13 @@ from mnemometer.suites.scenarios import load_scenario
 
 TEAM = REPO / "examples" / "suites" / "team-memory"
 DEMO = REPO / "src" / "mnemometer" / "datasets" / "builtin" / "demo_en.json"
-SAMPLE = SEED / "memtest" / "sample_db_100.json"
+SAMPLE = ("memtest", "sample_db_100.json")
 FAST, SLOW = 30, 300
 
 
 def _locomo() -> bytes:
     """The first LoCoMo conversation, cut to two sessions and eight questions."""
-    path = SEED / "locomo" / "locomo10.json"
-    if not path.exists():
-        pytest.skip(f"seed data not found at {path}")
-    first = json.loads(path.read_text("utf-8"))[0]
+    first = json.loads(seed_file("locomo", "locomo10.json").read_text("utf-8"))[0]
     conv = {
         k: v
         for k, v in first["conversation"].items()
@@ -50,16 +47,8 @@ def _locomo() -> bytes:
 
 
 def _letta() -> bytes:
-    path = SEED / "letta-core-memory" / "core_memory_read.jsonl"
-    if not path.exists():
-        pytest.skip(f"seed data not found at {path}")
+    path = seed_file("letta-core-memory", "core_memory_read.jsonl")
     return b"".join(path.read_bytes().splitlines(True)[:10])
-
-
-def _seed_file(path: Path) -> bytes:
-    if not path.exists():
-        pytest.skip(f"seed data not found at {path}")
-    return path.read_bytes()
 
 
 def _native_jsonl(tmp: Path) -> bytes:
@@ -89,7 +78,7 @@ ERRATA = (
 FORMATS: dict[str, tuple[str, Any, str, Callable[[Path], Any]]] = {
     "native-json": ("json", lambda tmp: DEMO.read_bytes(), ".json", load_dataset),
     "native-jsonl": ("jsonl", _native_jsonl, ".jsonl", load_dataset),
-    "memtest": ("json", lambda tmp: _seed_file(SAMPLE), ".json", load_dataset),
+    "memtest": ("json", lambda tmp: seed_file(*SAMPLE).read_bytes(), ".json", load_dataset),
     "locomo": ("json", lambda tmp: _locomo(), ".json", load_dataset),
     "longmemeval": (
         "json",
@@ -227,7 +216,7 @@ def _content(loaded: Any) -> Any:
 def test_the_known_cases_of_issue_20(tmp_path: Path) -> None:
     # A MemTest header that is a string used to end in "'str' object has no attribute
     # 'get'"; NaN and deep nesting in any JSON input used to escape as a traceback.
-    raw = json.loads(_seed_file(SAMPLE))
+    raw = json.loads(seed_file(*SAMPLE).read_bytes())
     raw["database_info"] = "MemTest"
     path = tmp_path / "sample.json"
     path.write_text(json.dumps(raw), "utf-8")

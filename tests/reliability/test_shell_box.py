@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from build_helpers import gone
 from conftest import invoke_cli as cli
+from conftest import seed_file
 
 from mnemometer.log import read_log
 from mnemometer.suites.items._manifest import evals_root
@@ -141,10 +142,10 @@ def test_a_fixture_shared_inside_the_evals_root_works_and_one_outside_is_refused
 
 
 def test_the_memory_layer_follow_up_suite_fixture_resolves(tmp_path):
-    seed = REPO.parent / "shared" / "seed-data" / "memory-layer" / "evals"
-    suite = seed / "suites" / "app-build-functionality-sequence-codex-v1"
-    if not suite.exists():
-        pytest.skip(f"seed data not found at {seed} (expected ../shared beside the repo)")
+    seed = seed_file("memory-layer", "evals")
+    suite = seed_file(
+        "memory-layer", "evals", "suites", "app-build-functionality-sequence-codex-v1"
+    )
     line = (suite / "items.jsonl").read_text().splitlines()[0]
     fixture = json.loads(line)["fixture"]
     assert fixture.startswith("../../fixtures/")

@@ -11,10 +11,8 @@ metered.
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
-from conftest import invoke_cli
+from conftest import invoke_cli, needs
 
 import mnemometer
 from mnemometer.errors import MnemometerError
@@ -30,11 +28,6 @@ _LLM_ENV = ("MNEMOMETER_LLM_BASE_URL", "MNEMOMETER_LLM_MODEL", "MNEMOMETER_LLM_C
 def no_llm(monkeypatch):
     for name in _LLM_ENV:
         monkeypatch.delenv(name, raising=False)
-
-
-def _need(module: str, extra: str) -> None:
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"needs pip install 'mnemometer[{extra}]' (in Makefile TEST_EXTRAS)")
 
 
 def test_memory_layers_condition_names_are_all_defined() -> None:
@@ -76,8 +69,8 @@ def test_fusion_asks_for_an_llm_only_with_a_graph_channel_of_its_own_without_one
     assert FusionStore.needs_llm({"graph": {"base_url": "http://x/v1"}})
 
 
+@needs("graphiti_core", extras="[graphiti]")
 def test_an_llm_in_the_run_settings_makes_graph_available(no_llm) -> None:
-    _need("graphiti_core", "graphiti")
     llm = LLMSettings(base_url="http://127.0.0.1:9/v1", model="m")
     assert system_for("graph", resolve("graph", DEFAULT_CONDITIONS), llm).name == "graphiti"
     spec = system_for("full-memory", resolve("full-memory", DEFAULT_CONDITIONS), llm)
@@ -92,8 +85,8 @@ def test_cli_graph_condition_names_the_flags(no_llm, tmp_path) -> None:
     assert "Traceback" not in r.output
 
 
+@needs("sentence_transformers", extras="[embeddings]")
 def test_fusion_is_weighted_rrf_over_its_channels(no_llm) -> None:
-    _need("sentence_transformers", "embeddings")
     texts = {
         "m0": "The quarterly budget review moved to Thursday.",
         "m1": "Our puppy chewed the sofa again last night.",
@@ -126,9 +119,8 @@ def test_fusion_rejects_unknown_channels() -> None:
 
 
 @pytest.mark.slow
+@needs("graphiti_core", "sentence_transformers", extras="[graphiti] and [embeddings]")
 def test_full_memory_fuses_three_channels_with_the_test_llm(no_llm, tmp_path) -> None:
-    _need("graphiti_core", "graphiti")
-    _need("sentence_transformers", "embeddings")
     from mnemometer.testing._extraction import extraction_llm
 
     with extraction_llm() as llm:
@@ -149,8 +141,8 @@ def test_full_memory_fuses_three_channels_with_the_test_llm(no_llm, tmp_path) ->
     assert hit5 >= 0.5
 
 
+@needs("sentence_transformers", extras="[embeddings]")
 def test_fusion_passes_the_store_conformance_kit(no_llm) -> None:
-    _need("sentence_transformers", "embeddings")
     from mnemometer.testing import check_store
 
     rep = check_store(create_store("fusion", {"channels": ["lexical", "semantic"]}))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import invoke_cli as cli
+from conftest import seed_file
 
 from mnemometer.log import read_log
 from mnemometer.runner import run_suite
@@ -270,7 +271,7 @@ def test_each_run_gets_a_fresh_pgvector_database_reachable_without_network(tmp_p
     assert not any(s.parent.exists() for s in sockets)  # each removed with its run
 
 
-SEED_SUITES = REPO.parent / "shared" / "seed-data" / "memory-layer" / "evals" / "suites"
+SEED_SUITES = ("memory-layer", "evals", "suites")
 
 
 @pytest.mark.slow
@@ -278,9 +279,7 @@ SEED_SUITES = REPO.parent / "shared" / "seed-data" / "memory-layer" / "evals" / 
 def test_a_seed_codex_suite_runs_with_a_drop_in_run_codex_script(tmp_path, monkeypatch):
     """Memory Layer's Codex suites call scripts/run-codex.sh (not in the seed data): a
     one-line drop-in over `mnemometer agent codex` makes them run, usage and all."""
-    seed = SEED_SUITES / "app-build-codex-v1"
-    if not seed.is_dir():
-        pytest.skip(f"seed data not found at {seed} (expected ../shared beside the repo)")
+    seed = seed_file(*SEED_SUITES, "app-build-codex-v1")
     monkeypatch.setenv("CODEX_HOME", str(host_codex_home(tmp_path)))
     suite = tmp_path / "app-build-codex-v1"
     shutil.copytree(seed, suite)
