@@ -117,10 +117,10 @@ class Embedder:
         if cache and self.cache is not None:
             keys = [content_key(t) for t in texts]
             todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in self.cache}
-            missing = sorted(todo.values())
+            missing = sorted(todo.items(), key=lambda kt: kt[1])  # by text, keys kept
             if missing:
-                vecs = self._encode(missing, batch_size)
-                self.cache.update(zip(map(content_key, missing), vecs, strict=True))
+                vecs = self._encode([t for _, t in missing], batch_size)
+                self.cache.update(zip((k for k, _ in missing), vecs, strict=True))
             self.cache_misses += len(missing)
             self.cache_hits += len(texts) - len(missing)
             return np.stack([self.cache[k] for k in keys])

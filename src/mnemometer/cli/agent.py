@@ -6,14 +6,14 @@ from pathlib import Path
 
 import click
 
-_PATH = click.Path(path_type=Path)
+from mnemometer.cli._common import path_option
 
 
 def _command(kind: str, npm: str) -> click.Command:
     @click.command(kind)
-    @click.option("--workspace", type=_PATH, required=True, help="Where the agent works.")
-    @click.option("--prompt-file", type=_PATH, required=True, help="The harness's prompt.")
-    @click.option("--run-dir", type=_PATH, required=True, help="Where the artifacts go.")
+    @path_option("--workspace", required=True, help="Where the agent works.")
+    @path_option("--prompt-file", required=True, help="The harness's prompt.")
+    @path_option("--run-dir", required=True, help="Where the artifacts go.")
     @click.option("--bin", "binary", help=f"The CLI's command line (default: {kind} on PATH).")
     @click.option("--model", help="Model name (default: the CLI's own).")
     @click.option(

@@ -26,11 +26,11 @@ apply.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
+from mnemometer._jsonl import json_document
 from mnemometer.datasets._models import Conversation, Dataset, DatasetInfo, Query, Session, Turn
 from mnemometer.datasets._readers import HEAD_BYTES, Reader, head_keys, iter_jsonl, read_json
 from mnemometer.errors import DatasetError
@@ -173,11 +173,8 @@ def _row(row: Any, i: int, at: str, path: Path) -> tuple[Conversation, list[Quer
             raise DatasetError(f"{at}.{key}: missing")
     context, questions, answers = row["context"], row["questions"], row["answers"]
     meta = row.get("metadata") or {}
-    if isinstance(meta, str):  # some exports keep it as a JSON string
-        try:
-            meta = json.loads(meta)
-        except json.JSONDecodeError:
-            raise DatasetError(f"{at}.metadata: not a JSON object") from None
+    if isinstance(meta, str):  # some exports keep it as a JSON string: parsed strictly
+        meta = json_document(meta, f"{at}.metadata", DatasetError)
     if not isinstance(context, str) or not context.strip():
         raise DatasetError(f"{at}.context: expected non-empty text")
     if not isinstance(questions, list) or not isinstance(answers, list):

@@ -19,7 +19,7 @@ from mnemometer.log._schema import (
 )
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
     """Write ``text`` so a crash leaves the old file or the new one, never half of one.
 
     Known secrets (API keys) are scrubbed first: they never reach a run directory.
@@ -31,12 +31,12 @@ def _atomic_write(path: Path, text: str) -> None:
 
 def write_header(run_dir: Path, header: RunHeader) -> None:
     """Write the header atomically."""
-    _atomic_write(run_dir / HEADER_FILE, header.model_dump_json(indent=1) + "\n")
+    atomic_write(run_dir / HEADER_FILE, header.model_dump_json(indent=1) + "\n")
 
 
 def write_summary(run_dir: Path, summary: Summary) -> None:
     """Write ``summary.json`` atomically."""
-    _atomic_write(run_dir / SUMMARY_FILE, summary.model_dump_json(indent=1) + "\n")
+    atomic_write(run_dir / SUMMARY_FILE, summary.model_dump_json(indent=1) + "\n")
 
 
 class ItemWriter:

@@ -252,7 +252,8 @@ def judge_endpoints(entries: Sequence[str]) -> dict[str, str]:
     """``MODEL=URL`` entries (``--judge-endpoint``) as model -> endpoint root.
 
     Raises:
-        MnemometerError: an entry without ``=``, an empty model or URL, or a model named twice.
+        MnemometerError: an entry without ``=``, an empty model or URL, or a model named
+            twice with different URLs (the same pair twice is accepted).
     """
     out: dict[str, str] = {}
     for entry in entries:

@@ -37,6 +37,9 @@ def _channels(value: str | Sequence[str]) -> tuple[str, ...]:
     return out
 
 
+_SAMPLE = 200  # texts detect_language looks at (its own default sample)
+
+
 class FusionStore:
     """Lexical, semantic and graph retrieval fused by weighted reciprocal rank.
 
@@ -110,6 +113,7 @@ class FusionStore:
             opts = {"model": model, **(graph or {})}
             self.parts["graph"] = create_store("graphiti", opts, **context)
         self._decided = lang != "auto"
+        self._sample: list[str] = []  # the first texts, to tell the language under "auto"
 
     def resolved_options(self) -> dict[str, Any]:
         """The channels actually fused (after the language rule), for the run log."""
@@ -130,6 +134,8 @@ class FusionStore:
 
     def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Store every ``(text, metadata)`` pair in every channel."""
+        if not self._decided and len(self._sample) < _SAMPLE:
+            self._sample += [text for text, _ in items[: _SAMPLE - len(self._sample)]]
         for part in self.parts.values():
             many = getattr(part, "store_many", None)
             if callable(many):
@@ -140,9 +146,8 @@ class FusionStore:
 
     def flush(self) -> None:
         """Index every channel; with ``lang=auto`` drop the semantic one on Chinese data."""
-        lexical = self.parts.get("lexical")
-        if not self._decided and lexical is not None:
-            if detect_language(lexical._texts) == "zh" and is_default(self.model):
+        if not self._decided:  # decided once, from the first texts, whichever channels
+            if detect_language(self._sample) == "zh" and is_default(self.model):
                 self.parts.pop("semantic", None)
             self._decided = True
         for part in self.parts.values():

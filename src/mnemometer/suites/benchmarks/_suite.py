@@ -437,9 +437,9 @@ class BenchmarkSuite(Questions, BaseSuite):
         )
 
     headline_rule: ClassVar[str] = "every question"
+    """Which questions the headline numbers (``overall``) are over."""
     answer_scores: ClassVar[tuple[str, ...]] = ("f1", "bleu1")
     """Per-question answer scores summarised with intervals (a failed question scores 0)."""
-    """Which questions the headline numbers (``overall``) are over."""
 
     def headline(self, rows: list[ItemResult]) -> list[ItemResult]:
         """The questions the headline numbers are over (LoCoMo: categories 1-4)."""

@@ -15,12 +15,11 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from scipy import stats as _st
-
 from mnemometer import stats
 from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
 from mnemometer.scoring.aggregate import distribution, mean_metrics
 from mnemometer.scoring.judges import cohen_kappa, raw_agreement
+from mnemometer.stats._quantiles import t_ppf
 
 PERCENTILES = (50, 95, 99)
 PHASES = ("ingest", "search", "answer", "judge")
@@ -57,7 +56,7 @@ def mde(values: list[float], clusters: list[str]) -> float | None:
         iv = stats.cluster_robust_interval(values, clusters)
         iid = math.sqrt(p * (1 - p) / n)
         if math.isfinite(iv.high) and iid > 0:
-            z = float(_st.t.ppf(0.975, len(set(clusters)) - 1))
+            z = t_ppf(len(set(clusters)) - 1, 0.975)
             deff = max(1.0, ((iv.high - iv.low) / (2 * z) / iid) ** 2)
     return stats.minimum_detectable_effect(n, sd) * math.sqrt(deff)
 

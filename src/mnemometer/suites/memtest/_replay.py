@@ -9,8 +9,9 @@ written once, atomically, and a resumed run reads it instead of replaying.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from mnemometer.log._writer import atomic_write
 
 REPLAY_FILE = "memtest-replay.json"
 
@@ -19,11 +20,8 @@ Outcomes = dict[str, tuple[bool, bool, float]]
 
 def write_replay(run_dir: Path, outcomes: Outcomes) -> None:
     """Checkpoint the replay's outcomes (written whole or not at all)."""
-    path = Path(run_dir) / REPLAY_FILE
-    tmp = path.with_name(path.name + ".tmp")
     rows = {m: [b, a, ms] for m, (b, a, ms) in outcomes.items()}
-    tmp.write_text(json.dumps({"version": 1, "outcomes": rows}), "utf-8")
-    os.replace(tmp, path)
+    atomic_write(Path(run_dir) / REPLAY_FILE, json.dumps({"version": 1, "outcomes": rows}))
 
 
 def read_replay(run_dir: Path) -> Outcomes | None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import csv
-import math
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from mnemometer import stats
 from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
 from mnemometer.scoring.aggregate import distribution
 from mnemometer.suites.scenarios._bands import banded_row
@@ -25,11 +25,8 @@ def mean_ci(values: list[float]) -> tuple[float | None, float | None, float | No
     mean = sum(values) / n
     if n < 2:
         return mean, None, None
-    from scipy.stats import t
-
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-    return mean, max(0.0, mean - half), min(1.0, mean + half)
+    iv = stats.mean_interval(values, bounds=(0.0, 1.0))
+    return mean, iv.low, iv.high
 
 
 def _value(r: ItemResult, name: str) -> float | None:

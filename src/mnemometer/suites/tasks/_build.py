@@ -202,16 +202,9 @@ def run_command_task(it: CommandTask, ctx: Any) -> ItemResult:
     except CommandError as e:
         return _invalid(it, [str(e)])
     ok = res.exit_code == it.expected_exit_code and not res.timed_out
-    summary = {
-        "item": it.id,
-        "eval_type": it.eval_type,
-        "condition": suite.condition,
-        "command": status(res),
-        "expected_exit_code": it.expected_exit_code,
-        "sandbox": suite.sandbox.describe(),
-        "success": ok,
-    }
-    (build / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    env.write_summary(
+        {"command": status(res), "expected_exit_code": it.expected_exit_code, "success": ok}
+    )
     note = "timed out" if res.timed_out else (res.error or f"exit code {res.exit_code}")
     return ItemResult(
         item_id=it.id,

@@ -24,7 +24,6 @@ from pathlib import Path
 
 MEMORY_ENV_PREFIXES = ("MEMORY_", "MNEMOMETER_QUERY_")
 """Environment variables removed before every command; the harness sets its own."""
-MEMORY_ENV_NAMES = frozenset({"MEMORY_CONFIG", "MEMORY_BASE_URL", "MEMORY_LAYER_CONFIG"})
 
 MINIMAL_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ")
 """Names (``*`` patterns) a command always inherits: enough to find programs and a locale."""
@@ -56,7 +55,7 @@ def task_env(
     env = {
         k: v
         for k, v in (os.environ if base is None else base).items()
-        if allowed(k, patterns) and not (k.startswith(MEMORY_ENV_PREFIXES) or k in MEMORY_ENV_NAMES)
+        if allowed(k, patterns) and not k.startswith(MEMORY_ENV_PREFIXES)
     }
     env.update({k: str(v) for k, v in set_vars.items()})
     return env

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from typing import Any
 
 from mnemometer.errors import MnemometerError
 from mnemometer.suites.tasks._evidence import parse_token_usage
+from mnemometer.suites.tasks._shell import _kill_group
 
 ISOLATION_NOTE = (
     "\n\n## Workspace\n\nWork only inside the current directory ({workspace}). Do not read "
@@ -154,16 +154,9 @@ def _stable(path: Path, since: dict[str, Any], now: float) -> float:
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            proc.wait(timeout=2.0)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    """Stop the agent's whole process group (SIGTERM, then SIGKILL) and reap its leader."""
+    _kill_group(proc.pid, proc, 2.0)
+    proc.wait()
 
 
 def run_agent(
