@@ -12,9 +12,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import invoke_cli
+from conftest import invoke_cli, seed_file
 from mutate import TALLY, cases
-from test_fuzz import SAMPLE, _seed_file, strict_json
+from test_fuzz import SAMPLE, strict_json
 
 RUN_FILES = {"header.json": "json", "summary.json": "json", "items.jsonl": "jsonl"}
 
@@ -49,7 +49,9 @@ def good_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_40_mutations_of_the_100_memory_sample_through_run(tmp_path: Path) -> None:
     failures = []
-    for i, (label, data) in enumerate(cases(_seed_file(SAMPLE), "json", seed_number=40, n=40)):
+    for i, (label, data) in enumerate(
+        cases(seed_file(*SAMPLE).read_bytes(), "json", seed_number=40, n=40)
+    ):
         path = tmp_path / f"sample{i}.json"
         path.write_bytes(data)
         args = ("run", "--dataset", path, "--store", "keyword", "--out", tmp_path / f"r{i}")

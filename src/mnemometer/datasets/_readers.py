@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mnemometer._jsonl import decode, json_document, json_objects
+from mnemometer._jsonl import decode, json_document, json_objects, read_file
 from mnemometer._registry import Registry
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import DatasetError, MnemometerError
@@ -139,13 +139,9 @@ def read_text(path: Path) -> str:
     """The file as UTF-8 text.
 
     Raises:
-        DatasetError: unreadable or not UTF-8 (naming the byte).
+        DatasetError: missing, a directory, unreadable or not UTF-8 (naming the byte).
     """
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
-    return decode(raw, path, DatasetError)
+    return decode(read_file(path, DatasetError, "dataset"), path, DatasetError)
 
 
 def read_json(path: Path) -> Any:

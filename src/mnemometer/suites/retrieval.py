@@ -34,6 +34,12 @@ from mnemometer.systems import close
 DEFAULT_KS = (1, 5, 10, 20)
 
 
+def _set_reference_time(store: Any, dataset: Dataset) -> None:
+    """Tell a time-aware store the dataset's "now" (its reference time), when it has one."""
+    if isinstance(store, ClockAware) and dataset.info.reference_time is not None:
+        store.set_time(dataset.info.reference_time)
+
+
 def store_dataset(
     store: Any, dataset: Dataset, versions: str = "all", progress: Any = None
 ) -> dict[str, float]:
@@ -44,8 +50,7 @@ def store_dataset(
     """
     t0 = time.perf_counter()
     store.reset()
-    if isinstance(store, ClockAware) and dataset.info.reference_time is not None:
-        store.set_time(dataset.info.reference_time)
+    _set_reference_time(store, dataset)
     batch: list[tuple[str, dict[str, Any]]] = []
     with paused():  # a pair and a dict per text, none in a cycle
         for m in dataset.memories:
@@ -81,8 +86,7 @@ def index_dataset(
     t0 = time.perf_counter()
     key = index_key(store, dataset, ctx.system, versions)
     if ctx.pending is not None and load_index(store, dataset, ctx.run_dir, key):
-        if isinstance(store, ClockAware) and dataset.info.reference_time is not None:
-            store.set_time(dataset.info.reference_time)
+        _set_reference_time(store, dataset)
         return {"index_load": time.perf_counter() - t0}
     timings = store_dataset(store, dataset, versions, ctx.report)
     if key is not None:
