@@ -16,17 +16,25 @@ Each run is a fresh ``mnemometer run`` process (start-up, load, index, replay, e
 report), timed from outside after one untimed warm-up run (``_procs.run_once``); CPU
 seconds are the child's, so a busy machine shows up as wall >> CPU.
 
-    .venv/bin/python benchmarks/bench_memtest.py
+Also printed: the bm25 store's index build on the same 30,000 texts, in process, against
+bm25s's own ``index()`` (the store's build before it was vectorised), alternated, median
+CPU of five each (``--index-only``: that line alone).
+
+    .venv/bin/python benchmarks/bench_memtest.py [--index-only]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 from _procs import CLI, generate, load_line, run_once
 
@@ -70,11 +78,66 @@ def timed(argv: list[str], out: Path | None = None) -> tuple[float, float]:
     return s.wall_s, s.cpu_s
 
 
+def bm25s_build(store: Any, docs: list[list[str]]) -> None:
+    """The bm25 store's build before it was vectorised: bm25s's own ``index()``."""
+    import bm25s
+    from bm25s.tokenization import Tokenized
+
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in docs]
+    store._bm25 = bm25s.BM25(k1=store.k1, b=store.b, method="lucene")
+    store._bm25.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
+
+
+def index_build(data: Path, repeats: int = 5) -> None:
+    """Print the bm25 index build on every text of ``data``: bm25s's ``index()`` vs ours."""
+    import numpy as np
+
+    from mnemometer import load_dataset
+    from mnemometer._gc import paused
+    from mnemometer.stores.bm25 import BM25Store
+
+    ds = load_dataset(data)
+    store = BM25Store(lang="en")
+    store.store_many(
+        [(v.text, {"memory_id": m.id}) for m in ds.memories for v in (m.versions or [m])]
+    )
+    store.flush()
+    docs = [store._tokenize(t) for t in store._texts]
+    ref = BM25Store(lang="en")
+    cpu: dict[str, list[float]] = {"bm25s": [], "ours": []}
+    for _ in range(repeats):  # alternated, so load elsewhere hits both
+        for name, build in (
+            ("bm25s", lambda: bm25s_build(ref, docs)),
+            ("ours", lambda: store._build(docs)),
+        ):
+            with paused():  # as in flush
+                c0 = time.process_time()
+                build()
+                cpu[name].append(time.process_time() - c0)
+    same = all(
+        np.array_equal(ref._bm25.scores[k], store._bm25.scores[k])
+        for k in ("data", "indices", "indptr")
+    )
+    old, new = statistics.median(cpu["bm25s"]), statistics.median(cpu["ours"])
+    print(
+        f"bm25 index build, {len(docs):,} texts, median CPU of {repeats}: bm25s index() "
+        f"{old * 1000:.0f} ms, vectorised {new * 1000:.0f} ms, {old / new:.1f}x less; "
+        f"arrays identical: {same}"
+    )
+
+
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index-only", action="store_true", help="only the bm25 index build line")
+    args = ap.parse_args()
     print(f"machine: {load_line()}")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         data = generate(tmp / "en10k.jsonl", 10_000)
+        index_build(data)
+        if args.index_only:
+            return
         db = as_memtest_json(data, tmp / "db.json")
         seed_wall, seed_cpu = timed([sys.executable, str(SEED), str(db)])
         runs = [("memtest", "bm25"), ("retrieval", "bm25"), ("memtest", "keyword")]
