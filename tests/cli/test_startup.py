@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 from datetime import datetime
@@ -84,6 +85,22 @@ def test_a_memtest_run_imports_no_scipy_quantiles_nor_sklearn(tmp_path: Path) ->
     mods = _modules_after(code)
     assert "mnemometer.stats._intervals" in mods and "scipy.sparse" in mods  # tfidf's
     assert not {"scipy.stats", "scipy.special", "sklearn", "datasketch"} & mods
+
+
+def test_the_command_line_lets_blas_threads_sleep_unless_the_user_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mnemometer.cli.main import main
+
+    for user, expected in ((None, "4"), ("30", "30")):
+        if user is None:
+            monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+        else:
+            monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", user)
+        with pytest.raises(SystemExit) as done:
+            main(["--version"])
+        assert done.value.code == 0
+        assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == expected
 
 
 def test_suite_flags_still_parse_from_arguments_and_environment(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from mnemometer.log._schema import ItemResult, Metric
+from mnemometer.log._schema import ItemResult
 from mnemometer.stats import mean_interval, newcombe
 
 
@@ -36,15 +36,18 @@ def kendall_tau(ranked: Sequence[str], order: Sequence[str]) -> float | None:
 
 def chain_metrics(
     ranked: Sequence[str], relevant: Sequence[str], order: Sequence[str] | None
-) -> list[Metric]:
-    """Chain recall, order agreement (Kendall tau) and full-chain success over ``ranked``."""
+) -> list[dict[str, Any]]:
+    """Chain recall, order agreement (Kendall tau) and full-chain success over ``ranked``.
+
+    Plain dicts that validate as :class:`Metric` (the item results are plain data).
+    """
     rel = set(relevant)
     found = [x for x in ranked if x in rel]
-    k = len(ranked) or None
+    at_k = {"name": "chain_recall", "k": len(ranked)} if ranked else {"name": "chain_recall"}
     return [
-        Metric(name="chain_recall", k=k, value=len(set(found)) / len(rel)),
-        Metric(name="kendall_tau", value=kendall_tau(ranked, order) if order else None),
-        Metric(name="chain_complete", value=1.0 if rel <= set(found) else 0.0),
+        {**at_k, "value": len(set(found)) / len(rel)},
+        {"name": "kendall_tau", "value": kendall_tau(ranked, order) if order else None},
+        {"name": "chain_complete", "value": 1.0 if rel <= set(found) else 0.0},
     ]
 
 

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from mnemometer.datasets._models import Dataset, Query
 from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
-from mnemometer.scoring.retrieval import dedupe, duplicate_count, rank_metrics
+from mnemometer.scoring.retrieval import dedupe, duplicate_count, rank_values
 from mnemometer.stores._protocol import ClockAware, ListableStore
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
@@ -197,25 +197,33 @@ class MemtestSuite(BaseSuite):
         return any(h.memory_id == p.memory_id for h in hits)
 
     # ------------------------------------------------------------------ items
-    def run_item(self, system: Any, item: Item) -> ItemResult:
-        """Run one probe or query and score it."""
+    def run_item(self, system: Any, item: Item) -> dict[str, Any]:
+        """Run one probe or query and score it (plain data shaped like an ItemResult).
+
+        Plain data, as in the retrieval suite: the log writer serialises it directly and the
+        reader validates it, instead of one model per result and per metric here.
+        """
         kind = item.payload[0]
-        result: ItemResult = getattr(self, f"_item_{kind}")(system, item)
-        result.success = self._success(kind, result)
+        result: dict[str, Any] = getattr(self, f"_item_{kind}")(system, item)
+        success = self._success(kind, result["metrics"])
+        if success is not None:
+            result["success"] = success
+        else:
+            del result["success"]
         return result
 
-    def _success(self, kind: str, r: ItemResult) -> bool | None:
+    def _success(self, kind: str, metrics: list[dict[str, Any]]) -> bool | None:
         """The rule in :attr:`success_definition`."""
         if kind in ("cluster", "forget"):
             return None
         wanted = {"storage": (("kept", 5),)}.get(kind, (("hit", self.top_k), ("abstention", None)))
-        by = {(m.name, m.k): m.value for m in r.metrics}
+        by = {(m["name"], m.get("k")): m["value"] for m in metrics}
         for key in wanted:
             if key in by:
                 return None if by[key] is None else by[key] >= 1.0
         return None
 
-    def _item_storage(self, system: Any, item: Item) -> ItemResult:
+    def _item_storage(self, system: Any, item: Item) -> dict[str, Any]:
         _, mid, style, text, n_memories, twins = item.payload
         groups = {"dimension": "storage", "style": style}
         # Behaviour only: the version must come back when searched by its own text. Other
@@ -223,12 +231,12 @@ class MemtestSuite(BaseSuite):
         # the window widens by their number (top 1 + twins, top 5 + twins).
         hits, ms = timed_search(system, text, 5 + twins)
         ranked = dedupe(h.memory_id for h in hits)
-        metrics = [
-            Metric(name="kept", k=1, value=1.0 if mid in ranked[: 1 + twins] else 0.0),
-            Metric(name="kept", k=5, value=1.0 if mid in ranked[: 5 + twins] else 0.0),
+        metrics: list[dict[str, Any]] = [
+            {"name": "kept", "k": 1, "value": 1.0 if mid in ranked[: 1 + twins] else 0.0},
+            {"name": "kept", "k": 5, "value": 1.0 if mid in ranked[: 5 + twins] else 0.0},
         ]
         if self._listed is not None:  # the store's own claim, reported beside it
-            metrics.append(Metric(name="listed", value=1.0 if mid in self._listed else 0.0))
+            metrics.append({"name": "listed", "value": 1.0 if mid in self._listed else 0.0})
         return _searched(
             item,
             text,
@@ -240,7 +248,7 @@ class MemtestSuite(BaseSuite):
             extra={"memories": n_memories, "identical_texts": twins},
         )
 
-    def _item_query(self, system: Any, item: Item) -> ItemResult:
+    def _item_query(self, system: Any, item: Item) -> dict[str, Any]:
         q: Query = item.payload[1]
         hits, ms = timed_search(system, q.text, self.top_k)
         ranked = dedupe(h.memory_id for h in hits)
@@ -249,12 +257,13 @@ class MemtestSuite(BaseSuite):
             groups["difficulty"] = q.difficulty
         if "semantic_distance" in q.metadata:
             groups["distance"] = str(q.metadata["semantic_distance"])
+        metrics: list[dict[str, Any]]
         if q.relevant_ids:
-            metrics = rank_metrics(ranked, q.relevant_ids, self.ks)
+            metrics = rank_values(ranked, q.relevant_ids, self.ks)  # type: ignore[assignment]
             r = len(q.relevant_ids)
             if q.type == "composite":
                 got = len(set(ranked[:r]) & set(q.relevant_ids))
-                metrics.append(Metric(name="r_precision", value=got / r))
+                metrics.append({"name": "r_precision", "value": got / r})
             if q.type == "chain":
                 assert self._plan is not None
                 order = self._plan.chain_order.get(q.id)
@@ -262,15 +271,15 @@ class MemtestSuite(BaseSuite):
             pool = self._plan.query_pools.get(q.id) if self._plan else None
             if pool is not None:
                 base = pool.expected_recall(self.k)
-                metrics.append(Metric(name="baseline_recall", k=self.k, value=base))
+                metrics.append({"name": "baseline_recall", "k": self.k, "value": base})
         else:
             value = (0.0 if ranked else 1.0) if self._abstains else None
-            metrics = [Metric(name="abstention", value=value)]
+            metrics = [{"name": "abstention", "value": value}]
         return _searched(
             item, q.text, hits, ms, groups=groups, expected=q.relevant_ids, metrics=metrics
         )
 
-    def _item_cluster(self, system: Any, item: Item) -> ItemResult:
+    def _item_cluster(self, system: Any, item: Item) -> dict[str, Any]:
         p: Probe = item.payload[1]
         hits, ms = timed_search(system, p.text, self.k + 1)
         ranked = [x for x in dedupe(h.memory_id for h in hits) if x != p.memory_id][: self.k]
@@ -280,8 +289,8 @@ class MemtestSuite(BaseSuite):
         # person's other memories first, in random order (see Pool.expected_recall).
         assert p.pool is not None
         metrics = [
-            Metric(name="cluster_recall", k=self.k, value=recall),
-            Metric(name="baseline_recall", k=self.k, value=p.pool.expected_recall(self.k)),
+            {"name": "cluster_recall", "k": self.k, "value": recall},
+            {"name": "baseline_recall", "k": self.k, "value": p.pool.expected_recall(self.k)},
         ]
         return _searched(
             item,
@@ -293,7 +302,7 @@ class MemtestSuite(BaseSuite):
             metrics=metrics,
         )
 
-    def _item_deep(self, system: Any, item: Item) -> ItemResult:
+    def _item_deep(self, system: Any, item: Item) -> dict[str, Any]:
         p: Probe = item.payload[1]
         hits, ms = timed_search(system, p.text, self.top_k)
         ranked = dedupe(h.memory_id for h in hits)
@@ -304,26 +313,26 @@ class MemtestSuite(BaseSuite):
             ms,
             groups={"dimension": "deep", "type": "deep-probe", "distance": p.group},
             expected=[p.memory_id],
-            metrics=rank_metrics(ranked, [p.memory_id], self.ks),
+            metrics=rank_values(ranked, [p.memory_id], self.ks),
         )
 
-    def _item_forget(self, system: Any, item: Item) -> ItemResult:
+    def _item_forget(self, system: Any, item: Item) -> dict[str, Any]:
         p: Probe = item.payload[1]
         before, after, ms = self._forget_outcome(p.memory_id)
-        metrics = [
-            Metric(name="found_before", k=self.k, value=float(before)),
-            Metric(name="found_after", k=self.k, value=float(after)),
-        ]
-        return ItemResult(
-            item_id=item.id,
-            index=item.index,
-            input=p.text,
-            groups={"dimension": "forgetting", "frequency": p.group},
-            expected=[p.memory_id],
-            metrics=metrics,
-            latency_ms=ms,
-            extra={"accesses": len(p.access_days)},
-        )
+        return {
+            "item_id": item.id,
+            "index": item.index,
+            "success": None,
+            "input": p.text,
+            "groups": {"dimension": "forgetting", "frequency": p.group},
+            "expected": [p.memory_id],
+            "metrics": [
+                {"name": "found_before", "k": self.k, "value": float(before)},
+                {"name": "found_after", "k": self.k, "value": float(after)},
+            ],
+            "latency_ms": ms,
+            "extra": {"accesses": len(p.access_days)},
+        }
 
     def _forget_outcome(self, memory_id: str) -> tuple[bool, bool, float]:
         try:
@@ -417,22 +426,27 @@ def _searched(
     hits: list[Any],
     ms: float,
     *,
+    groups: dict[str, str],
+    expected: list[str],
+    metrics: list[dict[str, Any]],
     extra: dict[str, Any] | None = None,
-    **fields: Any,
-) -> ItemResult:
+) -> dict[str, Any]:
     """The result of a probe answered by one search of ``text``, its hits logged.
 
     ``extra`` gains ``duplicates_dropped``: hits repeating a memory id already returned
-    (scored once).
+    (scored once). Keys in :class:`ItemResult`'s field order, so the log line reads as
+    one written from the model.
     """
     dropped = duplicate_count([h.memory_id for h in hits])
-    return ItemResult(
-        item_id=item.id,
-        index=item.index,
-        input=text,
-        # Plain dicts: validated with the result, in its one call (not one per hit).
-        retrieved=[{"id": h.memory_id, "score": h.score} for h in hits],
-        latency_ms=ms,
-        extra={**(extra or {}), "duplicates_dropped": dropped},
-        **fields,
-    )
+    return {
+        "item_id": item.id,
+        "index": item.index,
+        "success": None,  # set by run_item
+        "input": text,
+        "groups": groups,
+        "expected": list(expected),
+        "retrieved": [{"id": h.memory_id, "score": h.score} for h in hits],
+        "metrics": metrics,
+        "latency_ms": ms,
+        "extra": {**(extra or {}), "duplicates_dropped": dropped},
+    }
