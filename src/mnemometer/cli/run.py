@@ -114,9 +114,9 @@ def run_cmd(suite: str, **kw: Any) -> None:
 
 
 def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
-    from mnemometer.runner import is_experiment
-
     if kw["resume"] is not None:
+        from mnemometer.runner import is_experiment
+
         _refuse_with_resume(kw)
         if is_experiment(kw["resume"]):
             _experiment_out(_resume_experiment(kw, settings), kw)
