@@ -337,9 +337,13 @@ _QUERY_ADDED = frozenset({"conversation_id", "adversarial_answer", "asked_at"})
 hashes of existing datasets (and the run logs that record them) stay valid."""
 
 
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+"""``json.dumps(x, sort_keys=True, ensure_ascii=False)`` without building an encoder per call."""
+
+
 def _canonical(model: BaseModel, omit_unset: frozenset[str] = frozenset()) -> str:
     data = model.model_dump(mode="json")
     for key in omit_unset:
         if data.get(key) is None:
             data.pop(key, None)
-    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+    return _CANONICAL_JSON(data)
