@@ -223,6 +223,24 @@ def test_gc_pause_nests_and_restores() -> None:
         gc.enable()
 
 
+def test_what_a_pause_built_skips_the_young_generations_unless_frozen() -> None:
+    from mnemometer._gc import frozen, paused
+
+    def generation(obj: object) -> int | None:
+        return next((g for g in range(3) if any(o is obj for o in gc.get_objects(g))), None)
+
+    with paused():
+        built = [object()]
+    assert generation(built) == 2  # oldest: no young collection walks it again
+    before = [object()]
+    with frozen():
+        with paused():
+            inside = [object()]
+        assert generation(before) is None  # still frozen: the pause thawed nothing
+        assert generation(inside) is not None
+    assert generation(before) is not None and gc.get_freeze_count() == 0
+
+
 def test_gc_freeze_nests_and_returns_the_objects() -> None:
     from mnemometer._gc import frozen
 
