@@ -92,24 +92,22 @@ def storage(rs: list[ItemResult]) -> dict[str, Any]:
     """Share of stored versions read back in the top 5 of a search on their own text."""
     if not rs:
         return {"status": "not applicable", "score": None}
-    # One pass over each item's metrics: kept@1, kept@5 and listed values (not None).
-    rows = [(r, _storage_values(r)) for r in rs]
     by_style: dict[str, dict[str, Any]] = {}
-    styles: dict[str, list[tuple[list[float], list[float]]]] = defaultdict(list)
+    styles: dict[str, list[ItemResult]] = defaultdict(list)
     per_memory: dict[str, list[float]] = defaultdict(list)
-    for r, (v1, v5, _) in rows:
-        styles[r.groups.get("style", "text")].append((v1, v5))
-        per_memory[r.item_id.split("/")[1]].append(v5[0] if v5 else 0.0)
+    for r in rs:
+        styles[r.groups.get("style", "text")].append(r)
+        kept = values([r], "kept", 5)
+        per_memory[r.item_id.split("/")[1]].append(kept[0] if kept else 0.0)
     for style, srs in styles.items():
-        s1 = sum(x for v1, _ in srs for x in v1)
-        s5 = sum(x for _, v5 in srs for x in v5)
+        v1, v5 = values(srs, "kept", 1), values(srs, "kept", 5)
         by_style[style] = {
-            "kept": int(s5),
+            "kept": int(sum(v5)),
             "stored": len(srs),
-            "top1": rnd(s1 / len(srs)),
-            "top5": rnd(s5 / len(srs)),
+            "top1": rnd(sum(v1) / len(srs)),
+            "top5": rnd(sum(v5) / len(srs)),
         }
-    kept = int(sum(x for _, (_, v5, _) in rows for x in v5))
+    kept = int(sum(values(rs, "kept", 5)))
     score = kept / len(rs)  # failed items count as not read back
     total = max((int(r.extra.get("memories", 0)) for r in rs), default=0)
     sampled = len(per_memory) < total
@@ -132,34 +130,18 @@ def storage(rs: list[ItemResult]) -> dict[str, Any]:
         ci = out["ci95"]
         detail += f" (sample of {len(per_memory):,} of {total:,} memories"
         detail += f", 95% CI [{pct(ci[0])}, {pct(ci[1])}])" if ci else ")"
-    listed = [(v5, vl) for _, (_, v5, vl) in rows if vl]
+    listed = [r for r in rs if values([r], "listed")]
     if listed:
-        claimed = int(sum(x for _, vl in listed for x in vl))
-        unfounded = sum(1 for v5, vl in listed if vl == [1.0] and v5 != [1.0])
+        claimed = int(sum(values(listed, "listed")))
+        unfounded = sum(
+            1 for r in listed if values([r], "listed") == [1.0] and values([r], "kept", 5) != [1.0]
+        )
         out.update(listed=claimed, listed_not_read_back=unfounded)
         detail += f"; list_ids claims {claimed}/{len(listed)} (not scored)"
         if unfounded:
             detail += f", {unfounded} of them not read back"
     out["detail"] = detail
     return out
-
-
-def _storage_values(r: ItemResult) -> tuple[list[float], list[float], list[float]]:
-    """``values([r], "kept", 1)``, ``values([r], "kept", 5)`` and ``values([r], "listed")``."""
-    v1: list[float] = []
-    v5: list[float] = []
-    listed: list[float] = []
-    for m in r.metrics:
-        if m.value is None:
-            continue
-        if m.name == "kept":
-            if m.k == 1:
-                v1.append(m.value)
-            elif m.k == 5:
-                v5.append(m.value)
-        elif m.name == "listed":
-            listed.append(m.value)
-    return v1, v5, listed
 
 
 def retrieval(rs: list[ItemResult], k: int) -> dict[str, Any]:
