@@ -47,7 +47,7 @@ class BM25Store(SavedIndexStore):
             count=int(lengths.sum()),
         )
         bm25 = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
-        set_index(bm25, lucene_scores(flat, lengths, len(vocab), bm25), vocab)
+        _set_index(bm25, _lucene_scores(flat, lengths, len(vocab), bm25), vocab)
         self._bm25 = bm25
         self._vocab = vocab
 
@@ -77,7 +77,9 @@ class BM25Store(SavedIndexStore):
         return self._bm25.get_scores(ids)
 
 
-def lucene_scores(flat: np.ndarray, lengths: np.ndarray, n_vocab: int, bm25: Any) -> dict[str, Any]:
+def _lucene_scores(
+    flat: np.ndarray, lengths: np.ndarray, n_vocab: int, bm25: Any
+) -> dict[str, Any]:
     """The ``scores`` dict ``bm25s.BM25.index`` builds (lucene), without its per-doc loop.
 
     bm25s 0.3.16 counts terms with a ``Counter`` and small arrays per document (10% of a
@@ -127,7 +129,7 @@ def _lucene_idf(df: int, n_docs: int) -> float:
     return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
 
 
-def set_index(bm25: Any, scores: dict[str, Any], vocab: dict[str, int]) -> None:
+def _set_index(bm25: Any, scores: dict[str, Any], vocab: dict[str, int]) -> None:
     """Give ``bm25`` the attributes ``index()`` sets, from ``scores`` and our ``vocab``.
 
     Like ``index(Tokenized(...))``, ``vocab`` gains the empty token ``""`` (an id past the

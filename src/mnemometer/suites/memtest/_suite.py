@@ -208,8 +208,6 @@ class MemtestSuite(BaseSuite):
         success = self._success(kind, result["metrics"])
         if success is not None:
             result["success"] = success
-        else:
-            del result["success"]
         return result
 
     def _success(self, kind: str, metrics: list[dict[str, Any]]) -> bool | None:
@@ -319,20 +317,19 @@ class MemtestSuite(BaseSuite):
     def _item_forget(self, system: Any, item: Item) -> dict[str, Any]:
         p: Probe = item.payload[1]
         before, after, ms = self._forget_outcome(p.memory_id)
-        return {
-            "item_id": item.id,
-            "index": item.index,
-            "success": None,
-            "input": p.text,
-            "groups": {"dimension": "forgetting", "frequency": p.group},
-            "expected": [p.memory_id],
-            "metrics": [
-                {"name": "found_before", "k": self.k, "value": float(before)},
-                {"name": "found_after", "k": self.k, "value": float(after)},
-            ],
-            "latency_ms": ms,
-            "extra": {"accesses": len(p.access_days)},
-        }
+        metrics = [
+            {"name": "found_before", "k": self.k, "value": float(before)},
+            {"name": "found_after", "k": self.k, "value": float(after)},
+        ]
+        return _result(
+            item,
+            p.text,
+            ms,
+            groups={"dimension": "forgetting", "frequency": p.group},
+            expected=[p.memory_id],
+            metrics=metrics,
+            extra={"accesses": len(p.access_days)},
+        )
 
     def _forget_outcome(self, memory_id: str) -> tuple[bool, bool, float]:
         try:
@@ -434,19 +431,44 @@ def _searched(
     """The result of a probe answered by one search of ``text``, its hits logged.
 
     ``extra`` gains ``duplicates_dropped``: hits repeating a memory id already returned
-    (scored once). Keys in :class:`ItemResult`'s field order, so the log line reads as
-    one written from the model.
+    (scored once).
     """
     dropped = duplicate_count([h.memory_id for h in hits])
+    result = _result(
+        item,
+        text,
+        ms,
+        groups=groups,
+        expected=expected,
+        metrics=metrics,
+        extra={**(extra or {}), "duplicates_dropped": dropped},
+    )
+    result["retrieved"] = [{"id": h.memory_id, "score": h.score} for h in hits]
+    return result
+
+
+def _result(
+    item: Item,
+    text: str,
+    ms: float,
+    *,
+    groups: dict[str, str],
+    expected: list[str],
+    metrics: list[dict[str, Any]],
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    """An item's result as plain data shaped like :class:`ItemResult`.
+
+    ``run_item`` adds ``success``; the log writer serialises the dict and the reader
+    validates it.
+    """
     return {
         "item_id": item.id,
         "index": item.index,
-        "success": None,  # set by run_item
         "input": text,
         "groups": groups,
         "expected": list(expected),
-        "retrieved": [{"id": h.memory_id, "score": h.score} for h in hits],
         "metrics": metrics,
         "latency_ms": ms,
-        "extra": {**(extra or {}), "duplicates_dropped": dropped},
+        "extra": extra,
     }
