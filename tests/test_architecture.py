@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "mnemometer"
 DOCS = [SRC.parents[1] / "README.md", *sorted((SRC.parents[1] / "docs").rglob("*.md"))]
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "_jsonl", "_env", "_gc", "envfile"),
+    ("errors", "_jsonl", "_env", "_gc", "_lazy", "envfile"),
     ("config", "_registry", "deadline", "_zhdict"),
     ("http", "services", "text"),
     ("log", "llm", "local_llm", "stats", "embeddings"),

@@ -12,8 +12,9 @@ never imports the runner, the suites or any optional extra.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import mnemometer._lazy as _lazy
 
 if TYPE_CHECKING:
     from mnemometer.comparison import compare, gate
@@ -79,13 +80,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(_WHERE[name]), name)
-        globals()[name] = value  # later lookups skip this hook
-        return value
-    raise AttributeError(f"module 'mnemometer' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+__getattr__, __dir__ = _lazy.attach(__name__, _WHERE)

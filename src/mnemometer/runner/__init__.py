@@ -6,8 +6,9 @@ the run machinery only, not the experiments, conditions or the Ray executor.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import mnemometer._lazy as _lazy
 
 if TYPE_CHECKING:
     from mnemometer.runner._conditions import DEFAULT_CONDITIONS, Condition, load_conditions
@@ -29,37 +30,31 @@ if TYPE_CHECKING:
     from mnemometer.runner._run import RunResult, RunSettings, resume, resummarize, run
     from mnemometer.scoring.aggregate import run_summary as summarize
 
-_WHERE: dict[str, tuple[str, str]] = {
-    **{
-        name: ("mnemometer.runner._conditions", name)
-        for name in ("DEFAULT_CONDITIONS", "Condition", "load_conditions")
-    },
-    **{
-        name: ("mnemometer.runner._executor", name)
-        for name in ("Executor", "LocalExecutor", "WorkerFn")
-    },
-    **{
-        name: ("mnemometer.runner._experiment", name)
-        for name in (
-            "Experiment",
-            "ExperimentResult",
-            "OnRun",
-            "check_remote",
-            "complete_experiments",
-            "is_experiment",
-            "read_experiment",
-            "resume_experiment",
-            "run_experiment",
-            "run_suite",
-            "start_experiment",
-        )
-    },
-    "RayExecutor": ("mnemometer.runner._ray", "RayExecutor"),
-    **{
-        name: ("mnemometer.runner._run", name)
-        for name in ("RunResult", "RunSettings", "resume", "resummarize", "run")
-    },
-    "summarize": ("mnemometer.scoring.aggregate", "run_summary"),
+_WHERE = {
+    "DEFAULT_CONDITIONS": "mnemometer.runner._conditions",
+    "Condition": "mnemometer.runner._conditions",
+    "load_conditions": "mnemometer.runner._conditions",
+    "Executor": "mnemometer.runner._executor",
+    "LocalExecutor": "mnemometer.runner._executor",
+    "WorkerFn": "mnemometer.runner._executor",
+    "Experiment": "mnemometer.runner._experiment",
+    "ExperimentResult": "mnemometer.runner._experiment",
+    "OnRun": "mnemometer.runner._experiment",
+    "check_remote": "mnemometer.runner._experiment",
+    "complete_experiments": "mnemometer.runner._experiment",
+    "is_experiment": "mnemometer.runner._experiment",
+    "read_experiment": "mnemometer.runner._experiment",
+    "resume_experiment": "mnemometer.runner._experiment",
+    "run_experiment": "mnemometer.runner._experiment",
+    "run_suite": "mnemometer.runner._experiment",
+    "start_experiment": "mnemometer.runner._experiment",
+    "RayExecutor": "mnemometer.runner._ray",
+    "RunResult": "mnemometer.runner._run",
+    "RunSettings": "mnemometer.runner._run",
+    "resume": "mnemometer.runner._run",
+    "resummarize": "mnemometer.runner._run",
+    "run": "mnemometer.runner._run",
+    "summarize": "mnemometer.scoring.aggregate:run_summary",
 }
 
 __all__ = [
@@ -90,14 +85,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        module, attr = _WHERE[name]
-        value = getattr(importlib.import_module(module), attr)
-        globals()[name] = value  # later lookups skip this hook
-        return value
-    raise AttributeError(f"module 'mnemometer.runner' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+__getattr__, __dir__ = _lazy.attach(__name__, _WHERE)
