@@ -35,11 +35,15 @@ def check_dataset(
             return DatasetError(f"{path}:{line}: {field}: {problem}")
         return DatasetError(f"{path}: {collection}.{index}.{field}: {problem}")
 
-    memory_conv: dict[str, object] = {}
-    for i, m in enumerate(ds.memories):
-        if m.id in memory_conv:
-            raise fail("memories", i, "id", f"repeated memory id {m.id!r}")
-        memory_conv[m.id] = m.metadata.get("conversation")
+    memory_ids = [m.id for m in ds.memories]
+    memory_set = set(memory_ids)
+    if len(memory_set) != len(memory_ids):
+        i, repeated = _first_repeat(memory_ids)
+        raise fail("memories", i, "id", f"repeated memory id {repeated!r}")
+    # Which conversation a memory is a turn of: only turn ids may repeat as memory ids.
+    memory_conv = (
+        {m.id: m.metadata.get("conversation") for m in ds.memories} if ds.conversations else {}
+    )
 
     turns_of: dict[str, set[str]] = {}
     all_turns: set[str] = set()
@@ -74,14 +78,14 @@ def check_dataset(
                 mine.add(t.id)
         turns_of[c.id] = mine
 
-    qids: set[str] = set()
+    query_ids = [q.id for q in ds.queries]
+    repeat = _first_repeat(query_ids) if len(set(query_ids)) != len(query_ids) else (-1, "")
     for i, q in enumerate(ds.queries):
-        if q.id in qids:
-            raise fail("queries", i, "id", f"repeated query id {q.id!r}")
-        qids.add(q.id)
+        if i == repeat[0]:  # checked in file order, so the first problem is the one named
+            raise fail("queries", i, "id", f"repeated query id {repeat[1]!r}")
         if q.conversation_id is None:
-            missing = [x for x in q.relevant_ids if x not in memory_conv]
-            if missing:
+            if not memory_set.issuperset(q.relevant_ids):
+                missing = [x for x in q.relevant_ids if x not in memory_set]
                 raise fail("queries", i, "relevant_ids", f"{missing[0]!r} is not a memory id")
             continue
         turns = turns_of.get(q.conversation_id)
@@ -98,3 +102,13 @@ def check_dataset(
                 f"{missing[0]!r} is not a turn of conversation {q.conversation_id!r}",
             )
     return ds
+
+
+def _first_repeat(ids: list[str]) -> tuple[int, str]:
+    """The index and value of the first id that repeats an earlier one."""
+    seen: set[str] = set()
+    for i, x in enumerate(ids):
+        if x in seen:
+            return i, x
+        seen.add(x)
+    raise AssertionError("no repeated id")  # callers check that one repeats

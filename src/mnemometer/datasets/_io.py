@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mnemometer._gc import paused
+from mnemometer._jsonl import read_file
 from mnemometer.config import explain, list_adapter
 from mnemometer.datasets._check import check_dataset
 from mnemometer.datasets._models import Conversation, Dataset, DatasetInfo, Memory, Query
@@ -23,7 +24,6 @@ from mnemometer.datasets._readers import (
     iter_jsonl,
     read_head,
     read_json,
-    read_text,
     readers,
     validate_record,
 )
@@ -241,54 +241,67 @@ _JSONL_KINDS: dict[str, tuple[type, str]] = {
 }
 
 
-_FAST_KINDS = {
-    "memory": ('{"kind":"memory",', "memories"),
-    "conversation": ('{"kind":"conversation",', "conversations"),
-    "query": ('{"kind":"query",', "queries"),
-}
+_RUN_CHARS = 256 * 1024
+"""About this much of a file is validated per call. pydantic-core parses a call's whole
+input into its own tree before it builds models, so one call over 10,000 memories touches
+twice the fresh pages of calls over a few hundred (0.100 against 0.064 s CPU in a new
+process)."""
 
 
 def _read_native_jsonl(path: Path) -> Dataset:
-    """Read native JSONL: every record of a kind validated in one call when it can be.
+    """Read native JSONL: runs of records of one kind validated a few hundred at a time.
 
-    Lines as :func:`write_jsonl` writes them (``{"kind":"memory",...``, one object a line)
-    are grouped by kind and each group is parsed and validated by pydantic-core at once,
-    with no Python dict per record. Anything else (another layout, a bad record) is read
-    line by line as before, so every error names its line exactly as it did.
+    Files as :func:`write_jsonl` writes them (an info line, then ``{"kind":"memory",...``
+    lines and so on, one object a line) are validated by pydantic-core straight from the
+    file's bytes, with no Python dict per record. Anything else (another layout, blank
+    lines, a bad record, bytes that are not UTF-8) is read line by line as before, so every
+    error names its line exactly as it did.
     """
     fast = _read_native_jsonl_fast(path)
     return fast if fast is not None else _read_native_jsonl_lines(path)
 
 
+_LINE_START = {kind: f'{{"kind":"{kind}",'.encode() for kind in _JSONL_KINDS}
+
+
 def _read_native_jsonl_fast(path: Path) -> Dataset | None:
-    text = read_text(path)
-    info_line: str | None = None
-    groups: dict[str, list[str]] = {key: [] for _, key in _FAST_KINDS.values()}
-    numbers: dict[str, list[int]] = {key: [] for key in groups}
-    prefixes = [(prefix, key) for prefix, key in _FAST_KINDS.values()]
-    for n, line in enumerate(text.splitlines(), 1):  # the numbering json_objects uses
-        s = line.strip()
-        if not s:
-            continue
-        for prefix, key in prefixes:
-            if s.startswith(prefix):
-                groups[key].append("{" + s[len(prefix) :])
-                numbers[key].append(n)
-                break
-        else:
-            if info_line is None and s.startswith('{"kind":"info",'):
-                info_line = "{" + s[len('{"kind":"info",') :]
-                continue
-            return None  # a layout write_jsonl does not produce: read line by line
-    if info_line is None:
+    data = read_file(path, DatasetError, "dataset").removeprefix(b"\xef\xbb\xbf")
+    if not data.startswith(_LINE_START["info"]):
         return None
+    pos = data.find(b"\n") + 1 or len(data)
+    end = len(data)
+    while end > pos and data[end - 1] in b" \t\r\n":
+        end -= 1
+    lists: dict[str, list[Any]] = {key: [] for _, key in _JSONL_KINDS.values() if key}
+    numbers: dict[str, list[int]] = {key: [] for key in lists}
+    line = 2
     try:
-        info = DatasetInfo.model_validate_json(info_line)
-        models = ((Memory, "memories"), (Conversation, "conversations"), (Query, "queries"))
-        lists = {
-            key: list_adapter(model).validate_json("[" + ",".join(groups[key]) + "]")
-            for model, key in models
-        }
+        info = DatasetInfo.model_validate_json(b"{" + data[len(_LINE_START["info"]) : pos])
+        while pos < end:
+            kind = next((k for k, p in _LINE_START.items() if data.startswith(p, pos)), "info")
+            if kind == "info":
+                return None  # a layout write_jsonl does not produce: read line by line
+            start = _LINE_START[kind]
+            marker = b"\n" + start
+            stop = data.find(b"\n", pos + _RUN_CHARS, end)
+            stop = end if stop < 0 else stop
+            body = data[pos + len(start) : stop]
+            joined = body.replace(marker, b",{")
+            if b"\n" in joined:  # a line of another kind starts here: end the run before it
+                cut = body.find(b"\n")
+                while body.startswith(marker, cut):
+                    cut = body.find(b"\n", cut + 1)
+                body, stop = body[:cut], pos + len(start) + cut
+                joined = body.replace(marker, b",{")
+            model, key = _JSONL_KINDS[kind]
+            got = list_adapter(model).validate_json(b"[{" + joined + b"]")
+            records = body.count(b"\n") + 1
+            if len(got) != records:
+                return None  # a line holding more than one record
+            lists[key] += got
+            numbers[key] += range(line, line + records)
+            line += records
+            pos = stop + 1
     except (ValidationError, ValueError):
         return None  # the line-by-line reader names the line and the field
     ds = Dataset(info=info, **lists)
