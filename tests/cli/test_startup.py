@@ -71,6 +71,26 @@ def test_a_run_without_suite_flags_imports_no_other_suite(tmp_path: Path) -> Non
     assert not {"mnemometer.suites.scenarios", "mnemometer.suites.items"} & mods
 
 
+def test_a_text_report_loads_no_html_and_every_format_is_still_listed(tmp_path: Path) -> None:
+    run = tmp_path / "r"
+    assert (
+        invoke_cli("run", "retrieval", "-d", "demo-en", "-s", "keyword", "-o", str(run)).exit_code
+        == 0
+    )
+    render = (
+        f"from mnemometer.report import report\nassert 'recall' in report({str(run)!r}).lower()\n"
+    )
+    mods = _modules_after(render)
+    assert "mnemometer.report._run" in mods
+    assert not {"mnemometer.report._html_run", "mnemometer.report._charts"} & mods
+    mods = _modules_after(render + f"assert report({str(run)!r}, 'html').lstrip().startswith('<!')")
+    assert "mnemometer.report._html_run" in mods
+    listed = _modules_after(
+        "from mnemometer.report import formats\nassert formats('run') == ['json', 'text', 'md', 'html']"
+    )
+    assert "mnemometer.report._html_run" in listed
+
+
 def test_a_memtest_run_imports_no_scipy_quantiles_nor_sklearn(tmp_path: Path) -> None:
     # scipy.stats cost 0.45 s of CPU per process, scipy.special 0.2 s; the intervals' quantiles
     # are computed in mnemometer.stats._quantiles (checked against scipy there).

@@ -44,6 +44,45 @@ def test_run_writes_header_and_every_item(tmp_path: Path) -> None:
     assert 0.5 < hit20.value <= 1.0 and hit20.n == 13
 
 
+def test_the_header_records_the_work_trees_git_revision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # git runs in a thread while the dataset loads; the header must still get its answer.
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q"], cwd=tree, check=True)
+    (tree / "notes.txt").write_text("one\n")
+    subprocess.run([*git, "add", "notes.txt"], cwd=tree, check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], cwd=tree, check=True)
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=tree, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    monkeypatch.chdir(tree)
+    clean = run("retrieval", "keyword", dataset="demo-en", out=tmp_path / "clean", limit=1)
+    assert read_header(clean.path).git_revision == rev
+    (tree / "notes.txt").write_text("two\n")
+    dirty = run("retrieval", "keyword", dataset="demo-en", out=tmp_path / "dirty", limit=1)
+    assert read_header(dirty.path).git_revision == rev + "+dirty"
+    monkeypatch.chdir(tmp_path)  # not a work tree
+    assert (
+        read_header(run("retrieval", "keyword", dataset="demo-en", limit=1).path).git_revision
+        is None
+    )
+
+
+def test_versions_read_from_metadata_headers_match_importlib_metadata() -> None:
+    # _env._version reads only the header lines; importlib.metadata parses the whole file.
+    from importlib.metadata import distributions, version
+
+    from mnemometer import _env
+
+    names = {d.metadata["Name"] for d in distributions()}
+    assert "mnemometer" in names and len(names) > 20
+    assert {n: _env._version(n) for n in names} == {n: version(n) for n in names}
+    assert _env.package_version() == version("mnemometer")
+
+
 def test_concurrency_gives_identical_results(tmp_path: Path) -> None:
     one, four = (
         run(

@@ -67,6 +67,24 @@ def test_tokenizers() -> None:
     assert "北京" in zh and "run" in zh
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab'' -é_1.\u2019Z\t\n,K\u212a", max_size=16))
+def test_english_words_are_runs_with_outer_apostrophes_stripped(text: str) -> None:
+    # The definition the saved indexes were built with: [\w']+ runs, apostrophes stripped
+    # from both ends, empty and stop words dropped.
+    import re
+
+    from mnemometer.text import _EN_STOP
+
+    runs = (w.strip("'") for w in re.findall(r"[\w']+", text.lower()))
+    assert tokenizer("en", stem=False)(text) == [w for w in runs if w and w not in _EN_STOP]
+    assert tokenizer("en", stem=False)("'Tis Ann's 'rock'n'roll' ''") == [
+        "tis",
+        "ann's",
+        "rock'n'roll",
+    ]
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     st.lists(

@@ -134,7 +134,7 @@ def _memories(raw: list[Any], path: Path, notes: list[str]) -> list[Memory]:
         # so prefer it: the label would leak the answer key into what the store sees.
         text = versions[0].text if versions else str(m.get("text") or m.get("content") or "")
         used_text_field |= bool(m.get("text")) and not versions
-        if not versions and _LABEL_TAIL.search(text):
+        if not versions and "[人物:" in text and _LABEL_TAIL.search(text):  # `in`: no regex scan
             text = _LABEL_TAIL.sub("", text)
             stripped += 1
         if not text.strip():

@@ -66,7 +66,11 @@ def render(obj: Any, fmt: str = "text", *, kind: str | None = None, **context: A
         MnemometerError: no renderer for that kind and format (naming the formats).
     """
     kind = kind or kind_of(obj)
-    _load_builtins(kind)
+    table = _RENDERERS.get(kind, {})
+    if fmt not in table:
+        _load_builtins(kind, fmt)
+    if fmt not in table:
+        _load_builtins(kind)
     table = _RENDERERS.get(kind, {})
     if fmt not in table:
         raise MnemometerError(
@@ -93,13 +97,21 @@ _BUILTIN_MODULES = {
 """The modules whose renderers serve each built-in kind, in registration order."""
 
 
-def _load_builtins(kind: str | None) -> None:
+_BUILTIN_HTML = {"run": "_html_run", "comparison": "_html_comparison", "gate": "_html_comparison"}
+"""The module of each built-in kind's ``html`` renderer; its other formats are in the first
+module :data:`_BUILTIN_MODULES` names."""
+
+
+def _load_builtins(kind: str | None, fmt: str | None = None) -> None:
     # The built-in renderers register on import; importing them here (not at module load)
     # keeps this registry free of the modules that use it, and importing only the kind's
-    # own keeps a run's text report from loading comparisons, leaderboards and HTML.
+    # own (only the one module serving ``fmt``, when given) keeps a run's text report from
+    # loading comparisons, leaderboards and the HTML report with its charts.
     import importlib
 
     names = _BUILTIN_MODULES.get(kind) if kind is not None else None
+    if names is not None and fmt is not None:
+        names = (_BUILTIN_HTML[kind],) if fmt == "html" and kind in _BUILTIN_HTML else names[:1]
     if names is None:  # an unknown kind (a plug-in's, a typo): every built-in, as before
         names = tuple(dict.fromkeys(m for ms in _BUILTIN_MODULES.values() for m in ms))
     for name in names:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mnemometer import _gc
+from mnemometer import _env, _gc
 from mnemometer._registry import SUITES
 from mnemometer.datasets._models import Dataset
 from mnemometer.envfile import quiet_libraries
@@ -120,6 +120,7 @@ def run(
     settings = (settings or RunSettings()).checked()
     quiet_libraries()  # before any system's library is imported: nothing reports home
     spec = _system_arg(system, store, agent)
+    revision = _env.git_revision_later()  # the header's; git runs while the dataset loads
     if limit is not None and limit < 1:
         raise MnemometerError(f"--limit must be at least 1, got {limit}")
     if sample is not None and sample < 1:
@@ -153,6 +154,7 @@ def run(
             notes=list(spec.notes),
             limit=limit,
             sample=sample,
+            git_revision=revision,
         )
         write_header(run_dir, header)
         prepared = _Prepared(run_dir, header, the_suite, spec, live, ds, items)

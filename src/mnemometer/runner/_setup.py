@@ -81,8 +81,13 @@ def new_header(
     notes: list[str],
     limit: int | None = None,
     sample: int | None = None,
+    git_revision: Callable[[], str | None] = _env.git_revision,
 ) -> RunHeader:
-    """The header of a new run: what determines its numbers, plus the environment."""
+    """The header of a new run: what determines its numbers, plus the environment.
+
+    ``git_revision`` answers the work tree's revision (:func:`_env.git_revision_later`
+    lets git run while the caller loads).
+    """
     info = dataset.info
     options = suite.options()
     return RunHeader(
@@ -111,7 +116,7 @@ def new_header(
         package_version=_env.package_version(),
         python_version=_env.python_version(),
         platform=_env.platform_name(),
-        git_revision=_env.git_revision(),
+        git_revision=git_revision(),
         created_at=datetime.now(UTC),
         item_count=item_count,
         limit=limit,

@@ -93,21 +93,26 @@ def storage(rs: list[ItemResult]) -> dict[str, Any]:
     if not rs:
         return {"status": "not applicable", "score": None}
     by_style: dict[str, dict[str, Any]] = {}
-    styles: dict[str, list[ItemResult]] = defaultdict(list)
+    styles: dict[str, list[tuple[float, float]]] = defaultdict(list)  # (kept@1, kept@5)
     per_memory: dict[str, list[float]] = defaultdict(list)
-    for r in rs:
-        styles[r.groups.get("style", "text")].append(r)
-        kept = values([r], "kept", 5)
-        per_memory[r.item_id.split("/")[1]].append(kept[0] if kept else 0.0)
-    for style, srs in styles.items():
-        v1, v5 = values(srs, "kept", 1), values(srs, "kept", 5)
+    listed: list[tuple[float, float]] = []  # (listed, kept@5) of items that list ids
+    for r in rs:  # one pass over each item's metrics: thousands of items, a few names
+        got = {(m.name, m.k): m.value for m in r.metrics if m.value is not None}
+        k1, k5 = got.get(("kept", 1)), got.get(("kept", 5))
+        styles[r.groups.get("style", "text")].append((k1, k5))  # type: ignore[arg-type]
+        per_memory[r.item_id.split("/")[1]].append(k5 if k5 is not None else 0.0)
+        if ("listed", None) in got:
+            listed.append((got[("listed", None)], k5))  # type: ignore[arg-type]
+    for style, pairs in styles.items():
+        v1 = [a for a, _ in pairs if a is not None]
+        v5 = [b for _, b in pairs if b is not None]
         by_style[style] = {
             "kept": int(sum(v5)),
-            "stored": len(srs),
-            "top1": rnd(sum(v1) / len(srs)),
-            "top5": rnd(sum(v5) / len(srs)),
+            "stored": len(pairs),
+            "top1": rnd(sum(v1) / len(pairs)),
+            "top5": rnd(sum(v5) / len(pairs)),
         }
-    kept = int(sum(values(rs, "kept", 5)))
+    kept = sum(b["kept"] for b in by_style.values())
     score = kept / len(rs)  # failed items count as not read back
     total = max((int(r.extra.get("memories", 0)) for r in rs), default=0)
     sampled = len(per_memory) < total
@@ -130,12 +135,9 @@ def storage(rs: list[ItemResult]) -> dict[str, Any]:
         ci = out["ci95"]
         detail += f" (sample of {len(per_memory):,} of {total:,} memories"
         detail += f", 95% CI [{pct(ci[0])}, {pct(ci[1])}])" if ci else ")"
-    listed = [r for r in rs if values([r], "listed")]
     if listed:
-        claimed = int(sum(values(listed, "listed")))
-        unfounded = sum(
-            1 for r in listed if values([r], "listed") == [1.0] and values([r], "kept", 5) != [1.0]
-        )
+        claimed = int(sum(a for a, _ in listed))
+        unfounded = sum(1 for a, b in listed if a == 1.0 and b != 1.0)
         out.update(listed=claimed, listed_not_read_back=unfounded)
         detail += f"; list_ids claims {claimed}/{len(listed)} (not scored)"
         if unfounded:
