@@ -15,10 +15,16 @@ from mnemometer.datasets import load_dataset
 from mnemometer.datasets.generate import write_generated
 from mnemometer.stores import Persistent, create_store
 from mnemometer.stores.bm25 import BM25Store
-from mnemometer.suites import create_suite
+from mnemometer.suites import create_suite, retrieval
 from mnemometer.suites._base import RunContext
 from mnemometer.suites._index_file import INDEX_DIR
 from mnemometer.systems import SystemSpec
+
+
+@pytest.fixture(autouse=True)
+def save_every_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    # These 300 memories index in milliseconds, which the suites would not save.
+    monkeypatch.setattr(retrieval, "SAVE_INDEX_AFTER", 0.0)
 
 
 @pytest.fixture(scope="module")
@@ -168,3 +174,17 @@ def test_only_stores_that_save_an_index_claim_the_capability():
     # or a run would try to save it.
     assert not issubclass(DenseStore, Persistent)
     assert issubclass(BM25Store, Persistent)
+
+
+@pytest.mark.parametrize("suite_name", ["retrieval", "memtest"])
+def test_an_index_built_in_less_than_the_threshold_is_not_saved_and_a_resume_rebuilds_it(
+    suite_name, dataset, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(retrieval, "SAVE_INDEX_AFTER", 60.0)
+    first, timings, items = _items(suite_name, tmp_path, dataset, None)
+    assert "index" in timings and "index_save" not in timings
+    assert not (tmp_path / INDEX_DIR).exists()
+    pending = frozenset(it.id for it in items)
+    again, timings, _ = _items(suite_name, tmp_path, dataset, pending)
+    assert "index" in timings and "index_load" not in timings and Counting.stored > 0
+    assert again == first

@@ -124,8 +124,10 @@ class IndexedStore:
         want = top_k * 4 + 8
         floor = 0.0
         if scores.size > want:
-            floor = -np.partition(-scores, want - 1)[want - 1]  # the want-th best score
-        cand = np.flatnonzero(scores >= floor) if floor > 0 else np.flatnonzero(scores > 0)
+            negated = -scores  # a new array: partitioned in place, no second copy
+            negated.partition(want - 1)
+            floor = -negated[want - 1]  # the want-th best score
+        cand = (scores >= floor if floor > 0 else scores > 0).nonzero()[0]
         if cand.size == 0:
             return []
         order = self._order(cand, scores)

@@ -57,7 +57,7 @@ def coerce_hits(raw: Any, limit: int) -> HitList:
     if isinstance(raw, str | bytes | Mapping) or not hasattr(raw, "__iter__"):
         raise TypeError(f"search returned a {type(raw).__name__}, not a list of hits")
     items = list(raw)
-    out = HitList(Hit.coerce(h) for h in items[:limit])
+    out = HitList(map(Hit.coerce, items[:limit]))
     out.returned = len(items)
     return out
 
