@@ -317,7 +317,35 @@ def test_a_corrupt_jieba_cache_falls_back_to_jieba(
     path.write_bytes(b"not a cache")
     cut = _zhdict.jieba_cutter()
     assert cut("我们在北京见面") == ["我们", "在", "北京", "见面"]
-    assert path.read_bytes().startswith(b"mnemometer-jieba-1")  # rewritten
+    assert path.read_bytes().startswith(b"mnemometer-jieba-2")  # rewritten
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) // 2])  # torn: the size no longer adds up
+    assert _zhdict._read(path) is None
+    assert _zhdict.jieba_cutter()("我们在北京见面") == ["我们", "在", "北京", "见面"]
+    assert path.read_bytes() == whole
+
+
+def test_the_jieba_cache_keeps_only_the_newest_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every install of jieba (each new virtual environment) has its own key and file.
+    import os
+
+    from mnemometer import _zhdict
+
+    freq = {"北京": 5, "北": 2, "京": 1}
+    for n in range(_zhdict.KEEP + 2):
+        path = tmp_path / f"prefix-dict-{n}.bin"
+        _zhdict._write(path, freq, 8)
+        os.utime(path, (1000 + n, 1000 + n))
+    names = sorted(p.name for p in tmp_path.glob("prefix-dict-*.bin"))
+    assert names == [f"prefix-dict-{n}.bin" for n in range(2, _zhdict.KEEP + 2)]
+    lazy = _zhdict._read(tmp_path / "prefix-dict-5.bin")
+    assert lazy is not None and lazy.total == 8
+    lazy.ensure("北")
+    assert lazy.freq == {"北京": 5, "北": 2}  # only the words that start with 北
+    lazy.ensure("北京")
+    assert lazy.freq == freq
 
 
 # --- run logs ----------------------------------------------------------------------------
