@@ -91,6 +91,17 @@ def test_a_text_report_loads_no_html_and_every_format_is_still_listed(tmp_path: 
     assert "mnemometer.report._html_run" in listed
 
 
+def test_a_format_loads_only_its_module_even_for_a_kind_not_loaded_yet() -> None:
+    code = (
+        "from mnemometer.report import render\n"
+        "try:\n    render(object(), 'text', kind='comparison')\n"
+        "except Exception:\n    pass  # not a comparison: only the modules loaded matter"
+    )
+    mods = _modules_after(code)
+    assert "mnemometer.report._comparison" in mods
+    assert "mnemometer.report._html_comparison" not in mods
+
+
 def test_a_memtest_run_imports_no_scipy_quantiles_nor_sklearn(tmp_path: Path) -> None:
     # scipy.stats cost 0.45 s of CPU per process, scipy.special 0.2 s; the intervals' quantiles
     # are computed in mnemometer.stats._quantiles (checked against scipy there).

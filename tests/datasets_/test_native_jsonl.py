@@ -80,12 +80,12 @@ LAYOUTS = {
 }
 
 
-@pytest.mark.parametrize("run_chars", [1, 300, 256 * 1024])
+@pytest.mark.parametrize("run_bytes", [1, 300, 256 * 1024])
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_every_layout_reads_as_the_line_reader_does(
-    layout: str, run_chars: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    layout: str, run_bytes: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_io, "_RUN_CHARS", run_chars)  # 1: every line is its own batch
+    monkeypatch.setattr(_io, "_RUN_BYTES", run_bytes)  # 1: every line is its own batch
     path, lines = written(tmp_path)
     render, batched = LAYOUTS[layout]
     path.write_text(render(lines), "utf-8")
@@ -99,11 +99,11 @@ def test_every_layout_reads_as_the_line_reader_does(
         assert loaded.compute_hash() == mixed().compute_hash()  # order kept too
 
 
-@pytest.mark.parametrize("run_chars", [1, 300, 256 * 1024])
+@pytest.mark.parametrize("run_bytes", [1, 300, 256 * 1024])
 def test_a_problem_in_a_later_run_names_its_line(
-    run_chars: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run_bytes: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_io, "_RUN_CHARS", run_chars)
+    monkeypatch.setattr(_io, "_RUN_BYTES", run_bytes)
     path, lines = written(tmp_path)
     lines = interleaved(lines)
     memory_lines = [n for n, s in enumerate(lines, 1) if s.startswith('{"kind":"memory"')]

@@ -66,11 +66,10 @@ def render(obj: Any, fmt: str = "text", *, kind: str | None = None, **context: A
         MnemometerError: no renderer for that kind and format (naming the formats).
     """
     kind = kind or kind_of(obj)
-    table = _RENDERERS.get(kind, {})
-    if fmt not in table:
-        _load_builtins(kind, fmt)
-    if fmt not in table:
-        _load_builtins(kind)
+    if fmt not in _RENDERERS.get(kind, {}):
+        _load_builtins(kind, fmt)  # the one module serving ``fmt``
+    if fmt not in _RENDERERS.get(kind, {}):
+        _load_builtins(kind)  # every module of the kind: the error lists all formats
     table = _RENDERERS.get(kind, {})
     if fmt not in table:
         raise MnemometerError(
