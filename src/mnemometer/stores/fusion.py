@@ -4,9 +4,9 @@ Memory Layer's full-memory condition searched lexically, semantically and over a
 fused the three. This store does the same with the parts mnemometer has: BM25 (lexical),
 dense MiniLM embeddings (semantic) and Graphiti's temporal knowledge graph (graph), each
 asked for its best ``depth`` memories, fused by weighted reciprocal rank fusion (the
-``hybrid`` store's :func:`~mnemometer.stores.hybrid.rrf`). The channels actually used are
-recorded in the run log (``channels``): the semantic channel is dropped on Chinese data
-with the English-only packaged model, as ``hybrid`` does.
+``hybrid`` store's :func:`~mnemometer.stores.hybrid.fused_hits`). The channels actually
+used are recorded in the run log (``channels``): the semantic channel is dropped on
+Chinese data with the English-only packaged model, as ``hybrid`` does.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, is_default
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit, IngestCost
-from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, tie_key
-from mnemometer.stores.hybrid import rrf
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed
+from mnemometer.stores.hybrid import fused_hits
 from mnemometer.text import detect_language
 
 CHANNELS = ("lexical", "semantic", "graph")
@@ -182,14 +182,5 @@ class FusionStore:
             return []
         depth = max(self.depth, top_k)
         found = {name: part.search(query, depth) for name, part in self.parts.items()}
-        fused = rrf(
-            [[h.memory_id for h in hits] for hits in found.values()],
-            [self.weights[name] for name in found],
-            self.rrf_k,
-        )
-        texts: dict[str, str] = {}
-        for hits in found.values():
-            for h in hits:
-                texts.setdefault(h.memory_id, h.text)
-        best = sorted(fused.items(), key=lambda kv: (-kv[1], tie_key(kv[0], self.tie_seed)))
-        return [Hit(mid, score, texts.get(mid, "")) for mid, score in best[:top_k]]
+        weights = [self.weights[name] for name in found]
+        return fused_hits(list(found.values()), weights, self.rrf_k, self.tie_seed, top_k)

@@ -35,6 +35,23 @@ def rrf(
     return fused
 
 
+def fused_hits(
+    found: Sequence[Sequence[Hit]], weights: Sequence[float], k: float, tie_seed: int, top_k: int
+) -> list[Hit]:
+    """The best ``top_k`` of several retrievers' hits by :func:`rrf`, best first.
+
+    Equal fused scores are ordered by the seeded hash of the memory id; a hit's text is the
+    one the first retriever to return it gave.
+    """
+    fused = rrf([[h.memory_id for h in hits] for hits in found], weights, k)
+    texts: dict[str, str] = {}
+    for hits in found:
+        for h in hits:
+            texts.setdefault(h.memory_id, h.text)
+    best = sorted(fused.items(), key=lambda kv: (-kv[1], tie_key(kv[0], tie_seed)))[:top_k]
+    return [Hit(mid, score, texts.get(mid, "")) for mid, score in best]
+
+
 class HybridStore:
     """BM25 plus dense retrieval, fused by weighted reciprocal rank fusion (RRF).
 
@@ -161,10 +178,4 @@ class HybridStore:
         if self.mode == "bm25":
             return lex[:top_k]
         dense = self.dense.search(query, depth)
-        fused = rrf(
-            [[h.memory_id for h in lex], [h.memory_id for h in dense]], self.weights, self.rrf_k
-        )
-        texts = {h.memory_id: h.text for h in dense} | {h.memory_id: h.text for h in lex}
-        seed = self.tie_seed
-        best = sorted(fused.items(), key=lambda kv: (-kv[1], tie_key(kv[0], seed)))[:top_k]
-        return [Hit(mid, score, texts.get(mid, "")) for mid, score in best]
+        return fused_hits([lex, dense], self.weights, self.rrf_k, self.tie_seed, top_k)
