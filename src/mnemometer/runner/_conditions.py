@@ -134,7 +134,7 @@ def system_for(name: str, cond: Condition, llm: Any = None) -> SystemSpec:
 def _unavailable(kind: str, name: str, options: dict[str, Any], llm: Any) -> str | None:
     """Why ``name`` cannot run here, or None."""
     try:
-        factory = (STORES if kind == "store" else AGENTS).load(name)
+        factory = (STORES if kind == "store" else AGENTS).load(name, options)
     except MnemometerError as e:
         return str(e)
     needs = getattr(factory, "needs_llm", False)

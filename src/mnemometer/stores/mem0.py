@@ -118,8 +118,15 @@ class Mem0Store:
         api_key: the platform's or server's key (default: ``MEM0_API_KEY``); never logged.
     """
 
-    requires = (("mem0", "mem0"), *MINILM_REQUIRES)
-    """Optional modules, checked when the name is looked up."""
+    @staticmethod
+    def requires(options: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+        """Optional modules for a store built with ``options``, checked when it is looked up.
+
+        The hosted and self-hosted modes talk HTTP: they need neither mem0 nor the model.
+        """
+        if options.get("mode", "embedded") != "embedded":
+            return ()
+        return (("mem0", "mem0"), *MINILM_REQUIRES)
 
     abstains = False
 
