@@ -20,7 +20,7 @@ from mnemometer.log import read_log
 from mnemometer.runner import run_suite
 from mnemometer.suites.tasks import _sandbox
 from mnemometer.suites.tasks._sandbox import SandboxError, bwrap_problem, resolve_isolation
-from mnemometer.suites.tasks._wrappers import run_agent
+from mnemometer.suites.tasks._wrappers import EventTail, _events, run_agent
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE = REPO / "examples" / "suites" / "agent-cli" / "bin" / "fake_agent_cli.py"
@@ -190,18 +190,37 @@ def test_missing_bwrap_is_a_clear_error_or_a_recorded_fallback(monkeypatch):
         bwrap_problem.cache_clear()
 
 
-def test_the_watchdog_ends_an_agent_that_lingers_after_its_final_message(tmp_path, monkeypatch):
+@pytest.mark.parametrize("kind", ["codex", "claude"])
+def test_the_watchdog_ends_an_agent_that_lingers_after_its_final_message(
+    kind, tmp_path, monkeypatch
+):
     monkeypatch.setenv("HOME", str(tmp_path))  # the fake lists its HOME
     ws, run_dir = tmp_path / "ws", tmp_path / "run"
     ws.mkdir()
     prompt = tmp_path / "prompt.md"
     prompt.write_text("FAKE_AGENT: hang-after-final\n")
-    fake = f"{sys.executable} {FAKE} codex"
+    fake = f"{sys.executable} {FAKE} {kind}"
     t0 = time.monotonic()
-    assert run_agent("codex", ws, prompt, run_dir, binary=fake, settle=0.3, deadline=50) == 0
-    assert time.monotonic() - t0 < 30 and (run_dir / "codex-final.md").is_file()
-    code = run_agent("codex", ws, prompt, run_dir, binary=fake, settle=100, deadline=1.0)
+    assert run_agent(kind, ws, prompt, run_dir, binary=fake, settle=0.3, deadline=50) == 0
+    assert time.monotonic() - t0 < 30 and (run_dir / f"{kind}-final.md").is_file()
+    code = run_agent(kind, ws, prompt, run_dir, binary=fake, settle=100, deadline=1.0)
     assert code == 124
+
+
+def test_the_event_tail_parses_each_complete_line_once(tmp_path):
+    path = tmp_path / "events.jsonl"
+    tail = EventTail(path)
+    assert tail.new() == []  # not written yet
+    with path.open("ab") as f:
+        f.write(b'{"type": "system"}\n{"type": "assis')  # the CLI is mid-line
+        f.flush()
+        assert tail.new() == [{"type": "system"}]
+        assert tail.new() == []
+        f.write(b'tant"}\nnot json\n{"type": "result", "result": "done"}\n')
+        f.flush()
+        got = tail.new()
+    assert got == [{"type": "assistant"}, {"type": "result", "result": "done"}]
+    assert tail.new() == [] and _events(path) == [{"type": "system"}, *got]
 
 
 def test_a_missing_agent_cli_names_its_npm_package(tmp_path):

@@ -65,8 +65,12 @@ def _claude_argv(binary: list[str], workspace: Path, final: Path, model: str | N
 
 
 def _events(path: Path) -> list[dict[str, Any]]:
+    return _parse_events(path.read_bytes())
+
+
+def _parse_events(data: bytes) -> list[dict[str, Any]]:
     out = []
-    for line in path.read_text("utf-8", errors="replace").splitlines():
+    for line in data.decode("utf-8", errors="replace").splitlines():
         try:
             doc = json.loads(line)
         except json.JSONDecodeError:
@@ -74,6 +78,32 @@ def _events(path: Path) -> list[dict[str, Any]]:
         if isinstance(doc, dict):
             out.append(doc)
     return out
+
+
+class EventTail:
+    """The events a CLI has written so far, read as the file grows.
+
+    Each :meth:`new` parses only the complete lines added since the last call (a line still
+    being written waits for its newline), so watching a long session costs the size of its
+    file once, not once per poll.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+        self._partial = b""
+
+    def new(self) -> list[dict[str, Any]]:
+        """The events in the lines completed since the last call."""
+        try:
+            with self.path.open("rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        self._offset += len(data)
+        data, _, self._partial = (self._partial + data).rpartition(b"\n")
+        return _parse_events(data)
 
 
 def _codex_final(events: list[dict[str, Any]]) -> str | None:
@@ -252,13 +282,14 @@ def _watch(
     since: dict[str, Any] = {}
     # Codex writes the final message file itself; Claude Code's is its result event.
     watched = final if cli.name == "codex" else events_path
+    tail, done = EventTail(events_path), cli.name == "codex"
     while True:
         try:
             return proc.wait(timeout=poll)
         except subprocess.TimeoutExpired:
             pass
         now = time.monotonic()
-        done = cli.name == "codex" or cli.final(_events(events_path)) is not None
+        done = done or cli.final(tail.new()) is not None
         if done and _stable(watched, since, now) >= settle:
             _kill(proc)
             return 0
