@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from mnemometer.log._schema import ItemResult
+from mnemometer.scoring.aggregate import percentile
 
 _WIDTHS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 
@@ -65,7 +66,7 @@ def latency_by_facts(items: list[ItemResult]) -> tuple[list[dict[str, Any]], dic
                 "facts_to": b * width + width - 1,
                 "turns": len(ps),
                 "mean_latency_ms": sum(lat) / len(lat),
-                "p95_latency_ms": float(np.percentile(lat, 95)),
+                "p95_latency_ms": percentile(lat, 95),
                 "mean_memory_ms": sum(mem) / len(mem) if mem else None,
             }
         )
