@@ -145,3 +145,21 @@ def test_bytes_that_are_not_utf8_are_named(tmp_path: Path) -> None:
     path.write_bytes(raw[:at] + b"\xff" + raw[at:] + b"\n")
     with pytest.raises(DatasetError, match=r"d\.jsonl:3: not UTF-8 text"):
         load_dataset(path)
+
+
+def test_the_first_problem_in_file_order_is_the_one_named(tmp_path: Path) -> None:
+    # Ids are checked with sets, but a dangling id in an earlier query still wins over a
+    # repeated id in a later one, and a repeated memory id over both.
+    from mnemometer.datasets import check_dataset
+
+    ds = load_dataset("demo-en")
+    ds.queries[0].relevant_ids = ["nope"]
+    ds.queries[2].id = ds.queries[1].id
+    with pytest.raises(DatasetError, match=r"queries\.0\.relevant_ids: 'nope' is not a memory id"):
+        check_dataset(ds, "d.json")
+    ds.queries[0].relevant_ids = []
+    with pytest.raises(DatasetError, match=r"queries\.2\.id: repeated query id"):
+        check_dataset(ds, "d.json")
+    ds.memories[3].id = ds.memories[0].id
+    with pytest.raises(DatasetError, match=r"memories\.3\.id: repeated memory id"):
+        check_dataset(ds, "d.json")
