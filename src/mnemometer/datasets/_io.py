@@ -278,9 +278,9 @@ def _read_native_jsonl_fast(path: Path) -> Dataset | None:
     try:
         info = DatasetInfo.model_validate_json(b"{" + data[len(_LINE_START["info"]) : pos])
         while pos < end:
-            kind = next((k for k, p in _LINE_START.items() if data.startswith(p, pos)), "info")
-            if kind == "info":
-                return None  # a layout write_jsonl does not produce: read line by line
+            kind = next((k for k, p in _LINE_START.items() if data.startswith(p, pos)), None)
+            if kind is None or kind == "info":  # another layout, or a second info line
+                return None  # the line-by-line reader handles it (and names the line)
             start = _LINE_START[kind]
             marker = b"\n" + start
             stop = data.find(b"\n", pos + _RUN_BYTES, end)

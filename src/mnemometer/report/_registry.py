@@ -93,12 +93,8 @@ _BUILTIN_MODULES = {
     "gate": ("_comparison", "_html_comparison"),
     "leaderboard": ("_leaderboard",),
 }
-"""The modules whose renderers serve each built-in kind, in registration order."""
-
-
-_BUILTIN_HTML = {"run": "_html_run", "comparison": "_html_comparison", "gate": "_html_comparison"}
-"""The module of each built-in kind's ``html`` renderer; its other formats are in the first
-module :data:`_BUILTIN_MODULES` names."""
+"""The modules whose renderers serve each built-in kind, in registration order: the first
+has the kind's plain formats; an ``_html_`` module, when there is one, its ``html``."""
 
 
 def _load_builtins(kind: str | None, fmt: str | None = None) -> None:
@@ -110,7 +106,8 @@ def _load_builtins(kind: str | None, fmt: str | None = None) -> None:
 
     names = _BUILTIN_MODULES.get(kind) if kind is not None else None
     if names is not None and fmt is not None:
-        names = (_BUILTIN_HTML[kind],) if fmt == "html" and kind in _BUILTIN_HTML else names[:1]
+        html = tuple(n for n in names if n.startswith("_html_"))
+        names = html if fmt == "html" and html else names[:1]
     if names is None:  # an unknown kind (a plug-in's, a typo): every built-in, as before
         names = tuple(dict.fromkeys(m for ms in _BUILTIN_MODULES.values() for m in ms))
     for name in names:
