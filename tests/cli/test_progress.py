@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import invoke_cli
 
 from mnemometer.cli._progress import PhaseProgress
 
 
-def test_off_a_terminal_each_phase_starts_and_ends_with_a_line(capsys):
-    with PhaseProgress("memtest", every=3600, terminal=False) as p:
+class Clock:
+    """Seconds that pass only when the test says so (any origin: a machine's uptime)."""
+
+    def __init__(self, start: float) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize("origin", [0.0, 5.0, 1e6])  # booted just now, or long ago
+def test_off_a_terminal_each_phase_starts_and_ends_with_a_line(capsys, origin):
+    clock = Clock(origin)
+    with PhaseProgress("memtest", every=3600, terminal=False, clock=clock) as p:
         p("index", 0, 1000)
         for n in range(1, 1001):
             p("index", n, 1000)
@@ -21,6 +34,23 @@ def test_off_a_terminal_each_phase_starts_and_ends_with_a_line(capsys):
         "memtest · index 1000/1000 (100%) · 0 s",
         "memtest · items 1/50 (2%) · 0 s · ETA 0 s",
         "memtest · items 50/50 (100%) · 0 s",
+    ]
+
+
+def test_off_a_terminal_a_line_every_interval_with_elapsed_time_and_eta(capsys):
+    clock = Clock(100.0)
+    with PhaseProgress("locomo", every=10, terminal=False, clock=clock) as p:
+        for n in range(1, 11):
+            p("questions", n, 10)
+            clock.now += 6.0  # a question takes 6 s: a line every other question
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "locomo · questions 1/10 (10%) · 0 s · ETA 0 s",
+        "locomo · questions 3/10 (30%) · 12 s · ETA 28 s",
+        "locomo · questions 5/10 (50%) · 24 s · ETA 24 s",
+        "locomo · questions 7/10 (70%) · 36 s · ETA 15 s",
+        "locomo · questions 9/10 (90%) · 48 s · ETA 5 s",
+        "locomo · questions 10/10 (100%) · 54 s",
     ]
 
 

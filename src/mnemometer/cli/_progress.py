@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -23,11 +24,19 @@ class PhaseProgress:
         label: what runs (shown first on every line).
         every: seconds between lines off a terminal.
         terminal: force terminal rendering on or off (default: stderr is a terminal).
+        clock: seconds from any origin (default :func:`time.monotonic`; tests pass their own).
     """
 
-    def __init__(self, label: str, every: float = 10.0, terminal: bool | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        every: float = 10.0,
+        terminal: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.label = label
         self.every = every
+        self.clock = clock
         self.terminal = sys.stderr.isatty() if terminal is None else terminal
         self._bar: Any = None
         self._tasks: dict[str, Any] = {}
@@ -66,10 +75,11 @@ class PhaseProgress:
             self._bar.stop()
 
     def __call__(self, phase: str, done: int, total: int | None = None) -> None:
-        now = time.monotonic()
-        if phase not in self._started:
+        now = self.clock()
+        first = phase not in self._started
+        if first:
             self._started[phase] = now
-            self._last[phase] = 0.0
+            self._last[phase] = now
         if self._bar is not None:
             if phase not in self._tasks:
                 self._tasks[phase] = self._bar.add_task(f"{self.label} · {phase}", total=total)
@@ -78,7 +88,7 @@ class PhaseProgress:
         finished = total is not None and done >= total
         if finished and phase in self._done:
             return
-        if finished or now - self._last[phase] >= self.every or done == 0:
+        if first or finished or now - self._last[phase] >= self.every:
             self._last[phase] = now
             if finished:
                 self._done.add(phase)
