@@ -195,3 +195,4 @@ def require(module: str, extra: str, what: str) -> Any:
 STORES = Registry("mnemometer.stores", "store")
 SUITES = Registry("mnemometer.suites", "suite")
 AGENTS = Registry("mnemometer.agents", "agent")
+SCORERS = Registry("mnemometer.scorers", "scorer")

@@ -12,7 +12,7 @@ from statsmodels.stats.weightstats import DescrStatsW
 
 from mnemometer import stats
 from mnemometer.errors import MnemometerError
-from mnemometer.suites.scenarios import mean_ci
+from mnemometer.scoring.scenarios import mean_ci
 
 
 def test_wilson_matches_statsmodels():

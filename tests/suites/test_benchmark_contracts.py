@@ -23,7 +23,8 @@ from mnemometer.log import read_header, read_items
 from mnemometer.report import report
 from mnemometer.runner import RunSettings
 from mnemometer.scoring import qa
-from mnemometer.suites.benchmarks._summary import _interval
+from mnemometer.scoring.benchmark import Answer
+from mnemometer.scoring.intervals import interval
 from mnemometer.suites.benchmarks.locomo import LocomoSuite
 from mnemometer.testing import FakeLLMServer
 from mnemometer.testing._bench import benchmark_reply, is_judge_request
@@ -49,7 +50,8 @@ def test_locomo_questions_carry_the_official_category_of_their_raw_code():
     assert temporal == [q.id for q in by_code.selected(by_code.dataset())]
     assert len(temporal) == Counter(r["category"] for r in raw)[2] == 321
     shuffled = ["single-hop", "adversarial", "temporal", "multi-hop", "open-domain"]
-    assert suite.group_order(shuffled) == [LOCOMO_CATEGORIES[c] for c in (1, 2, 3, 4, 5)]
+    order = suite.summary_scorer().order(shuffled)
+    assert order == [LOCOMO_CATEGORIES[c] for c in (1, 2, 3, 4, 5)]
 
 
 def test_each_benchmark_suite_is_named_after_its_file_format():
@@ -67,12 +69,17 @@ def test_each_benchmark_suite_is_named_after_its_file_format():
 def test_each_category_is_scored_by_its_own_official_rule():
     suite = LocomoSuite(dataset=_locomo_path())
     qs = suite.dataset().queries
+    answer = Answer("locomo")  # the scorer the suite names, on a question's record
 
     def first(code, pred=lambda q: True):
         return next(q for q in qs if q.metadata["category"] == code and pred(q))
 
+    def scores(q, hypothesis):
+        facts = suite.facts(q)
+        return answer.score({"output": hypothesis, "extra": {"gold": q.answer, **facts}})
+
     def f1(q, hypothesis):
-        return next(m["value"] for m in suite._scores(q, hypothesis) if m["name"] == "f1")
+        return next(m["value"] for m in scores(q, hypothesis) if m["name"] == "f1")
 
     # Category 3: the gold answer up to its first ';'.
     open_domain = first(3, lambda q: ";" in q.answer)
@@ -85,7 +92,7 @@ def test_each_category_is_scored_by_its_own_official_rule():
     assert f1(multi, pieces[0]) == pytest.approx(qa.locomo_f1(pieces[0], multi.answer, 1))
     # Category 5: no F1, the 'not mentioned' rule.
     adversarial = first(5)
-    assert suite._scores(adversarial, "Not mentioned in the conversation.") == [
+    assert scores(adversarial, "Not mentioned in the conversation.") == [
         {"name": "adversarial", "value": 1.0}
     ]
     # Categories 2 and 4: plain token F1 of the whole answer.
@@ -98,13 +105,13 @@ def test_intervals_widen_when_questions_cluster_in_conversations():
     # Ten conversations of 20 questions each, wholly right or wholly wrong: 200 questions
     # that carry the information of 10. The clustered interval must say so.
     values = [float(c % 2) for c in range(10) for _ in range(20)]
-    clustered = _interval(values, [f"c{c}" for c in range(10) for _ in range(20)], True)
-    naive = _interval(values, [f"q{i}" for i in range(200)], True)
+    clustered = interval(values, [f"c{c}" for c in range(10) for _ in range(20)], binary=True)
+    naive = interval(values, [f"q{i}" for i in range(200)], binary=True)
     assert clustered.method == "cluster-robust" and naive.method == "wilson"
     assert (clustered.high - clustered.low) > 3 * (naive.high - naive.low)
     # Independent questions within conversations: close to the naive interval.
     mixed = [float(i % 2) for i in range(200)]
-    iid = _interval(mixed, [f"c{i // 20}" for i in range(200)], True)
+    iid = interval(mixed, [f"c{i // 20}" for i in range(200)], binary=True)
     assert (iid.high - iid.low) < 1.5 * (naive.high - naive.low)
 
 

@@ -19,8 +19,8 @@ from mnemometer.datasets import load_dataset
 from mnemometer.datasets.generate import generate, write_generated
 from mnemometer.report import report
 from mnemometer.runner import run
+from mnemometer.scoring.memtest import kendall_tau
 from mnemometer.stats import newcombe
-from mnemometer.suites.memtest._score import kendall_tau
 
 _TOKEN = re.compile(r"[\u4e00-\u9fff]|[a-z0-9']+")
 _STOP = frozenset("a an and at for in of on over so the to was with".split())

@@ -18,8 +18,8 @@ from mnemometer.log import read_items
 from mnemometer.log._schema import ItemResult
 from mnemometer.report import report
 from mnemometer.runner import run
-from mnemometer.suites.scenarios._bands import band, banded_row, rating
-from mnemometer.suites.scenarios._scaling import latency_by_facts
+from mnemometer.scoring.scenarios.bands import band, banded_row, rating
+from mnemometer.scoring.scenarios.scaling import latency_by_facts
 from mnemometer.testing import FakeLLMServer
 from mnemometer.testing.llm_server import echo_memories
 

@@ -93,6 +93,91 @@ class DatasetRef(StrictModel):
     """What the reader changed on the way in."""
 
 
+class HeadlineSpec(StrictModel):
+    """The number a run is judged by, declared once by its suite (recorded in the header).
+
+    Every report and every decision (``compare``, ``gate``, ``leaderboard``, ``sweep``)
+    reads it from here: which per-item metric, over which items, and how its items cluster.
+    A failed item counts as 0 wherever it is in scope.
+    """
+
+    metric: str
+    """The per-item metric whose mean is the headline (``hit``, ``judge:lenient``, ``f1``,
+    ``accuracy``, ``success``); for a composite headline, the summary metric's name."""
+    k: int | None = None
+    """Its cut-off, for metrics at k."""
+    label: str
+    """How people read it: ``hit@10``, ``accuracy (lenient judge)``."""
+    scope: str = "every item"
+    """Which items count, in words."""
+    exclude: dict[str, list[str]] = Field(default_factory=dict)
+    """Group key -> values whose items do not count (LoCoMo: ``category: [adversarial]``)."""
+    needs_expected: bool = False
+    """Only items with ground truth count (retrieval: negative queries are scored apart)."""
+    binary: bool = False
+    """Every item's value is 0 or 1 (a proportion)."""
+    cluster: str | None = None
+    """Group key whose items are not independent (``conversation``, ``scenario``); items
+    without it, or every step of one multi-step item, cluster by item id."""
+    composite: bool = False
+    """Not a mean over items (MemTest's weighted overall): read from the summary."""
+    higher_is_better: bool = True
+    """Direction of improvement."""
+
+    @property
+    def key(self) -> str:
+        """``metric@k`` or ``metric``: the per-item metric's key."""
+        return self.metric if self.k is None else f"{self.metric}@{self.k}"
+
+
+class Headline(HeadlineSpec):
+    """The declared headline with its value (``summary.json``)."""
+
+    value: float | None = None
+    """The mean over the items in scope (failures as 0), or the composite's value."""
+    interval: Interval | None = None
+    """Its interval, by the one interval policy (:mod:`mnemometer.scoring.intervals`)."""
+    n: int = 0
+    """Items counted."""
+    clusters: int | None = None
+    """Clusters among them, when items cluster."""
+
+
+class ScorerSpec(StrictModel):
+    """A scorer as a run used it: enough to build it again (recorded in the header)."""
+
+    name: str
+    """Registered name (``mnemometer list scorers``)."""
+    version: str = "1"
+    """Bumped when the scorer's rule changes."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """Its arguments, resolved (a judge's model and endpoint, a cut-off list)."""
+    sha256: str = ""
+    """Hash of name, version, arguments and any prompt or rule text behind them."""
+
+
+class ScoringRecord(StrictModel):
+    """How a run's records became metrics: per-item scorers, the summary, the headline."""
+
+    scorers: list[ScorerSpec] = Field(default_factory=list)
+    """Per-item scorers, in the order they ran."""
+    summary: ScorerSpec
+    """The scorer that builds the summary from the items."""
+    headline: HeadlineSpec
+    """The suite's headline."""
+
+
+class ParentRun(StrictModel):
+    """The run a re-scored run was made from (``mnemometer score``)."""
+
+    run_id: str
+    """The parent's run id."""
+    path: str
+    """Where the parent was when it was scored."""
+    scoring: ScoringRecord | None = None
+    """How the parent was scored."""
+
+
 class SystemRef(StrictModel):
     """The system under test."""
 
@@ -172,6 +257,11 @@ class RunHeader(StrictModel):
     """Where items ran (``local`` threads, ``ray``), for the last (re)start."""
     notes: list[str] = Field(default_factory=list)
     """Caveats of the run itself (a condition whose store fell back, ...)."""
+    scoring: ScoringRecord | None = None
+    """How records became metrics (``None``: a run from before scoring was a stage; its
+    headline is its items' ``success``)."""
+    parent: ParentRun | None = None
+    """For a re-scored run: the run whose records it scored."""
 
 
 class ItemResult(StrictModel):
@@ -253,6 +343,9 @@ class Summary(StrictModel):
     """Suite-specific tables (per scenario, per dimension, ...)."""
     sections: dict[str, Any] = Field(default_factory=dict)
     """Suite-specific structured results (e.g. one entry per dimension), for machines."""
+    headline: Headline | None = None
+    """The suite's declared headline with its value and interval (``None``: a summary from
+    before headlines)."""
 
     def table(self, name: str) -> Table:
         """The table called ``name``.

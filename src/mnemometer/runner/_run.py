@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mnemometer import _env, _gc
+from mnemometer import _env, _gc, scoring
 from mnemometer._registry import SUITES
 from mnemometer.datasets._models import Dataset
 from mnemometer.envfile import quiet_libraries
@@ -35,6 +35,7 @@ from mnemometer.runner._setup import (
     _system_arg,
     _workdir,
     new_header,
+    scoring_of,
 )
 from mnemometer.suites import _index_file, create_suite
 from mnemometer.suites._base import Item, RunContext, Suite
@@ -211,9 +212,11 @@ def _resume_locked(
     failed = {r.item_id for r in results if r.status != "ok"}
     done = {r.item_id for r in results if r.item_id not in failed}
     executor = (settings.executor or LocalExecutor()).name
-    header = header.model_copy(
-        update={"status": "running", "resumes": header.resumes + 1, "executor": executor}
-    )
+    update: dict[str, Any] = {"status": "running", "resumes": header.resumes + 1}
+    update["executor"] = executor
+    if header.scoring is None:  # a run from before scoring was a stage: its suite's own
+        update["scoring"] = scoring_of(the_suite, settings.llm)
+    header = header.model_copy(update=update)
     write_header(path, header)
     items = _planned(the_suite, ds, header.limit, header.sample, header.seed)
     prepared = _Prepared(path, header, the_suite, spec, live, ds, items)
@@ -246,44 +249,27 @@ def _with_recorded_llm(settings: RunSettings, header: RunHeader) -> RunSettings:
 
 
 def resummarize(run_dir: str | Path) -> Summary:
-    """Recompute the suite's own summary from the items and write ``summary.json``.
+    """Recompute the run's summary from its items and write ``summary.json``.
 
-    Unlike :func:`summarize` this rebuilds the suite, so it needs its inputs and extras.
+    The run's recorded scorers build it (no suite, no system); a run from before scoring
+    was a stage is summarised by its suite, so it needs the suite's inputs and extras.
     """
     path = Path(run_dir)
     header = read_header(path)
-    the_suite = create_suite(header.suite, {**header.suite_options, **header.suite_inputs})
+    suite = None
+    if header.scoring is None:
+        suite = create_suite(header.suite, {**header.suite_options, **header.suite_inputs})
     with DirLock(path):
-        return _summarize(path, header, the_suite, read_items(path))
+        return _summarize(path, header, suite, read_items(path))
 
 
-def _summarize(path: Path, header: RunHeader, suite: Suite, results: list[ItemResult]) -> Summary:
-    with _gc.paused():  # the results are plain data: walking them finds no cycle
-        summary = suite.summarize(header, results).model_copy(
-            update={"run_id": header.run_id, "results": len(results), "source": "suite"}
-        )
-        note = failure_note(results)
-    if note:
-        summary = summary.model_copy(update={"notes": [note, *summary.notes]})
+def _summarize(
+    path: Path, header: RunHeader, suite: Suite | None, results: list[ItemResult]
+) -> Summary:
+    legacy = getattr(suite, "summarize", None) if header.scoring is None else None
+    summary = scoring.summarize(header, results, path, fallback=legacy)
     write_summary(path, summary)
     return summary
-
-
-def failure_note(results: list[ItemResult]) -> str | None:
-    """``N of M items failed (x%): ...`` when any item errored or timed out, else ``None``."""
-    status: dict[str, set[str]] = {}
-    for r in results:
-        status.setdefault(r.item_id, set()).add(r.status)
-    timeouts = sum("timeout" in s for s in status.values())
-    errors = sum("error" in s and "timeout" not in s for s in status.values())
-    if not errors and not timeouts:
-        return None
-    n = len(status)
-    return (
-        f"{errors + timeouts} of {n} items failed ({100 * (errors + timeouts) / n:.1f}%): "
-        f"{errors} errors, {timeouts} timed out; each is in the log with its error and "
-        "scores as a failure"
-    )
 
 
 def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:

@@ -20,6 +20,7 @@ from mnemometer.log._schema import (
     HEADER_FILE,
     DatasetRef,
     RunHeader,
+    ScoringRecord,
     SystemRef,
 )
 from mnemometer.runner._executor import Executor, LocalExecutor
@@ -91,6 +92,7 @@ def new_header(
     info = dataset.info
     options = suite.options()
     return RunHeader(
+        scoring=scoring_of(suite, settings.llm),
         run_id=uuid.uuid4().hex[:12],
         run_group=run_group or uuid.uuid4().hex[:12],
         repeat=repeat,
@@ -124,6 +126,15 @@ def new_header(
         executor=(settings.executor or LocalExecutor()).name,
         notes=notes,
     )
+
+
+def scoring_of(suite: Suite, llm: Any) -> ScoringRecord | None:
+    """The scoring a suite declares for a run with LLM settings ``llm``.
+
+    ``None`` for a suite written before scoring was a stage (it summarises itself).
+    """
+    declare = getattr(suite, "scoring", None)
+    return None if declare is None else declare(llm)
 
 
 def _planned(

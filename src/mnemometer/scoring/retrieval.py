@@ -6,9 +6,11 @@ import math
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
+from typing import Any, ClassVar
 
 from mnemometer.config import list_adapter
-from mnemometer.log._schema import Metric
+from mnemometer.log._schema import ItemResult, Metric
+from mnemometer.scoring._scorer import BaseScorer
 
 RANK_METRICS = ("precision", "recall", "hit", "mrr", "ndcg")
 """Per-query metrics computed at every k."""
@@ -93,3 +95,87 @@ def rank_metrics(ranked: Sequence[str], relevant: Iterable[str], ks: Sequence[in
 def failed_metrics(ks: Sequence[int]) -> list[Metric]:
     """The metrics of an item whose call failed: every value 0 (a failure, not a gap)."""
     return [Metric(name=m, k=k, value=0.0) for k in ks for m in RANK_METRICS]
+
+
+class Ranking(BaseScorer):
+    """A ranking against the query's relevant ids (the ``ranking`` scorer).
+
+    Precision, recall, hit, MRR and nDCG at each k, whether the cut-off fell inside a tie,
+    and abstention on negative queries. Reads the record's ``retrieved`` hits (the first ``top_k``, in order, with scores),
+    ``expected`` ids and ``extra.next_hit`` (the hit after the cut-off, when the store had
+    one). A negative query (no relevant ids) scores ``abstention`` for a store that
+    declares an empty result means "nothing relevant" (``abstains``), else nothing.
+
+    Args:
+        ks: the cut-offs.
+        top_k: hits asked for (the cut-off the tie is checked at).
+        capabilities: the store's optional capabilities (``abstains`` among them).
+    """
+
+    name: ClassVar[str] = "ranking"
+    version: ClassVar[str] = "1"
+
+    def __init__(
+        self,
+        ks: Sequence[int] = (1, 5, 10, 20),
+        top_k: int = 20,
+        capabilities: Sequence[str] = (),
+    ) -> None:
+        self.ks = [int(k) for k in ks]
+        self.top_k = int(top_k)
+        self.abstains = "abstains" in capabilities
+
+    def args(self) -> dict[str, Any]:
+        """Cut-offs and depth (the store's capabilities come from the run header)."""
+        return {"ks": self.ks, "top_k": self.top_k}
+
+    def score(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """The ranking's metrics (a failed search: 0 on every metric)."""
+        relevant = record.get("expected") or []
+        if record.get("status", "ok") != "ok":
+            if not relevant:
+                return [{"name": "abstention", "value": 0.0}]
+            return [{"name": m, "k": k, "value": 0.0} for k in self.ks for m in RANK_METRICS]
+        hits = record.get("retrieved") or []
+        ranked = dedupe(h["id"] for h in hits)
+        if not relevant:
+            value = (0.0 if ranked else 1.0) if self.abstains else None
+            return [{"name": "abstention", "value": value}]
+        out = rank_values(ranked, relevant, self.ks)
+        scores = [float(h["score"]) for h in hits]
+        nxt = (record.get("extra") or {}).get("next_hit")
+        if nxt is not None:
+            scores.append(float(nxt["score"]))
+        out.append(cutoff_tie(scores, self.top_k))
+        return out
+
+
+def hit_success(record: dict[str, Any], top_k: int) -> bool | None:
+    """The retrieval rule: a relevant memory in the top k; a negative query: abstained.
+
+    Failed items fail; a negative query of a store that does not abstain is not scored.
+    """
+    if record.get("status", "ok") != "ok":
+        return False
+    for m in record.get("metrics") or []:
+        if m["name"] == "hit" and m.get("k") == top_k:
+            return m["value"] == 1.0
+        if m["name"] == "abstention":
+            return None if m["value"] is None else m["value"] == 1.0
+    return None
+
+
+def duplicates_note(items: list[ItemResult]) -> str | None:
+    """The summary note on duplicate hits dropped before scoring (``None`` when none were).
+
+    Reads each item's ``extra.duplicates_dropped``, as the retrieval and memtest suites
+    record it.
+    """
+    dropped = [int(r.extra.get("duplicates_dropped", 0)) for r in items]
+    if not any(dropped):
+        return None
+    return (
+        f"{sum(dropped)} duplicate hits (a memory id already returned higher in the same "
+        f"result) dropped before scoring, in {sum(d > 0 for d in dropped)} of "
+        f"{len(items)} items: the store returns one hit per stored text, not per memory"
+    )

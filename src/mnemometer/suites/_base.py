@@ -2,9 +2,11 @@
 
 A suite declares what it provides: which systems it drives (stores, agents), whether it
 brings its own dataset, which of its options are measured (runs compared must agree on them)
-and which only say where its inputs live, the rule that decides an item's success, and how to
-summarise item results. The runner owns concurrency, timeouts, durable logging, resume,
-conditions and repeats, so every suite gets them for free.
+and which only say where its inputs live, the rule that decides an item's success, and how its
+records are scored (:meth:`Suite.scoring`: registered scorers, the summary scorer and the
+headline). The runner owns concurrency, timeouts, durable logging, resume, conditions and
+repeats, and the summary engine (:func:`mnemometer.scoring.summarize`) owns summaries, so
+every suite gets them for free.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from mnemometer.datasets._models import Dataset
-from mnemometer.log._schema import ItemResult, RunHeader, Summary
+from mnemometer.log._schema import ItemResult, RunHeader, ScoringRecord, Summary
 
 if TYPE_CHECKING:
     from mnemometer.systems import SystemSpec
@@ -120,11 +122,12 @@ step (each with ``step`` set; models or plain data)."""
 class Suite(Protocol):
     """A named procedure plus its items.
 
-    The runner calls ``plan`` once, ``setup`` once per (re)start, ``run_item`` per item
-    (concurrently, each under a timeout), ``failed`` for items whose call raised or timed
-    out, ``summarize`` when the run finishes, and ``write_outputs`` after it. Every result
-    carries ``success`` under the suite's rule (``success_definition``); failed items fail.
-    Subclass :class:`BaseSuite` for the defaults.
+    The runner calls ``scoring`` once (recorded in the header), ``plan`` once, ``setup``
+    once per (re)start, ``run_item`` per item (concurrently, each under a timeout),
+    ``failed`` for items whose call raised or timed out, the summary engine when the run
+    finishes, and ``write_outputs`` after it. Every result carries ``success`` under the
+    suite's rule (``success_definition``); failed items fail. What reports and decisions
+    read is the headline ``scoring`` declares. Subclass :class:`BaseSuite` for the defaults.
     """
 
     name: ClassVar[str]
@@ -177,8 +180,12 @@ class Suite(Protocol):
         """The result of an item whose call failed (it scores as a failure)."""
         ...
 
-    def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
-        """Aggregate item results (derived from them alone)."""
+    def scoring(self, llm: Any = None) -> ScoringRecord:
+        """How records become metrics: per-item scorers, the summary scorer, the headline.
+
+        ``llm`` is the run's LLM settings (``None`` when the run has none), for scorers
+        that ask a model (their model and endpoint are recorded).
+        """
         ...
 
     def write_outputs(self, run_dir: Path, header: RunHeader, summary: Summary) -> None:

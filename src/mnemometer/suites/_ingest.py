@@ -4,8 +4,9 @@ A suite that stores a dataset calls :meth:`IngestTally.add` once per store it fi
 run's store and each conversation's own). Stores with the ``ingest_costs`` capability
 (:class:`~mnemometer.stores.IngestCosted`: Graphiti, cognee, LangMem) report every ingest
 call's LLM calls, tokens, seconds, what it extracted and whether it failed; for the others
-the tally knows the wall time and the number of memories. The summary gets one table
-(``ingest``), counts, and notes that say when memories failed or nothing was extracted.
+the tally knows the wall time and the number of memories. It records counts, notes that say
+when memories failed or nothing was extracted, and one row of figures in ``ingest.json``;
+the summary (:class:`mnemometer.scoring.summaries.RetrievalSummary`) shows them as a table.
 """
 
 from __future__ import annotations
@@ -17,19 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemometer.log._schema import Table
 from mnemometer.stores._protocol import IngestCost, IngestCosted
-
-_COLUMNS = [
-    "memories",
-    "failed",
-    "s / memory",
-    "p50 / p95 s",
-    "LLM calls / memory",
-    "tokens / memory",
-    "LLM s / memory",
-    "extracted",
-]
 
 
 @dataclass
@@ -48,6 +37,11 @@ class IngestTally:
         if isinstance(store, IngestCosted):
             self.metered = True
             self.costs.extend(store.ingest_costs())
+
+    def record(self, path: Path) -> None:
+        """What storing cost, for the summary (``ingest.json``: counts, notes, one row)."""
+        doc = {"counts": self.counts(), "notes": self.notes(), "row": self.row()}
+        path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
 
     def write(self, path: Path) -> None:
         """One JSON line per ingest call (``ingest.jsonl``), for a closer look."""
@@ -87,34 +81,6 @@ class IngestTally:
         known = [c.extracted for c in self.costs if c.extracted is not None]
         out["extracted"] = sum(known) if known else None
         return out
-
-    def table(self) -> Table:
-        """The ``ingest`` table: cost per memory beside the run's quality metrics."""
-        r = self.row()
-
-        def num(v: float | None, fmt: str) -> str:
-            return "not metered" if v is None else format(v, fmt)
-
-        spread = (
-            "–" if r["seconds_p50"] is None else f"{r['seconds_p50']:.3f} / {r['seconds_p95']:.3f}"
-        )
-        cells = [
-            str(r["memories"]),
-            "–" if r["failed"] is None else str(r["failed"]),
-            f"{r['seconds_per_memory']:.4f}",
-            spread,
-            num(r["llm_calls_per_memory"], ".2f"),
-            num(r["tokens_per_memory"], ".0f"),
-            num(r["llm_seconds_per_memory"], ".3f"),
-            "–" if r["extracted"] is None else str(r["extracted"]),
-        ]
-        return Table(
-            name="ingest",
-            title="What a memory cost to store",
-            columns=_COLUMNS,
-            rows=[cells],
-            data=[r],
-        )
 
     def counts(self) -> dict[str, int]:
         """``memories_stored`` and, where metered, ``ingest_failures``."""

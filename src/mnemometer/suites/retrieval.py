@@ -9,15 +9,17 @@ from typing import Any, ClassVar
 from mnemometer._gc import paused
 from mnemometer.datasets._models import Dataset, Query
 from mnemometer.errors import MnemometerError
-from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
-from mnemometer.scoring.aggregate import group_means, latency_metrics, mean_metrics
+from mnemometer.log._schema import HeadlineSpec, ItemResult, ScoringRecord
 from mnemometer.scoring.retrieval import (
+    Ranking,
     cutoff_tie,
     dedupe,
     duplicate_count,
     failed_metrics,
+    hit_success,
     rank_values,
 )
+from mnemometer.scoring.summaries import INGEST_FILE, RetrievalSummary
 from mnemometer.stores._protocol import (
     BatchStore,
     ClockAware,
@@ -171,7 +173,7 @@ class RetrievalSuite(BaseSuite):
         self._abstains = False
         self._stores: dict[str, Any] = {}  # conversation id -> its own store
         self._known: set[str] = set()  # memory ids the store was given
-        self._ingest: IngestTally | None = None
+        self._ranking = Ranking(self.ks, self.top_k)
 
     def options(self) -> dict[str, Any]:
         """Resolved options."""
@@ -194,8 +196,9 @@ class RetrievalSuite(BaseSuite):
         spec, so no conversation's turns can answer another's questions.
         """
         self._abstains = bool(getattr(system, "abstains", False))
+        self._ranking = Ranking(self.ks, self.top_k, ["abstains"] if self._abstains else [])
         self._known = {m.id for m in dataset.memories}
-        tally = self._ingest = IngestTally()
+        tally = IngestTally()
         timings = index_dataset(system, dataset, ctx, self.versions)
         if dataset.memories or not dataset.conversations:
             tally.add(system, len(dataset.memories), timings.get("index", 0.0))
@@ -210,6 +213,8 @@ class RetrievalSuite(BaseSuite):
             timings["index"] += secs
         if tally.metered:
             tally.write(ctx.run_dir / "ingest.jsonl")
+        if "index" in timings or not (ctx.run_dir / INGEST_FILE).exists():
+            tally.record(ctx.run_dir / INGEST_FILE)  # a resume that loaded the index keeps it
         return timings
 
     def teardown(self) -> None:
@@ -238,44 +243,32 @@ class RetrievalSuite(BaseSuite):
             extra["returned"] = more.returned  # asked for top_k + 1
         if unknown := sum(h.memory_id not in self._known for h in hits):
             extra["unknown_ids"] = unknown
-        entity = self._entity.get(q.id)
-        if entity is not None:
-            extra.update(relevance="entity", entity=entity[0], entity_memories=len(entity[1]))
-            metrics: list[dict[str, Any]] = entity_values(ranked, entity[1], self.ks)
-            metrics.append(cutoff_tie([h.score for h in more], self.top_k))
-            rel_e = set(entity[1])
-            success: bool | None = any(m in rel_e for m in ranked[: self.top_k])
-        elif q.relevant_ids:
-            metrics = rank_values(ranked, q.relevant_ids, self.ks)
-            metrics.append(cutoff_tie([h.score for h in more], self.top_k))
-            rel = set(q.relevant_ids)
-            success = any(m in rel for m in ranked[: self.top_k])
-        else:
-            # A negative query: the right answer is nothing. Only a store that declares
-            # that an empty result means "nothing relevant" can be scored on it.
-            value = (0.0 if ranked else 1.0) if self._abstains else None
-            metrics = [{"name": "abstention", "value": value}]
-            success = None if value is None else value == 1.0
-        # Plain data: the log writer serialises it directly and the reader validates it.
-        return {
+        record: dict[str, Any] = {
             "item_id": item.id,
             "index": item.index,
             "input": q.text,
             "groups": _groups(q),
             "expected": q.relevant_ids,
             "retrieved": [{"id": h.memory_id, "score": h.score} for h in hits],
-            "metrics": metrics,
             "latency_ms": ms,
-            "success": success,
             "extra": extra,
         }
+        entity = self._entity.get(q.id)
+        if entity is not None:  # MemTest's rule needs the memories' text: scored here
+            extra.update(relevance="entity", entity=entity[0], entity_memories=len(entity[1]))
+            metrics: list[dict[str, Any]] = entity_values(ranked, entity[1], self.ks)
+            metrics.append(cutoff_tie([h.score for h in more], self.top_k))
+        else:
+            metrics = self._ranking.score(record)
+        record["metrics"] = metrics
+        # Plain data: the log writer serialises it directly and the reader validates it.
+        record["success"] = hit_success(record, self.top_k)
+        return record
 
     def failed(self, item: Item, error: str, status: str) -> ItemResult:
         """A failed search scores 0 on every metric."""
         q: Query = item.payload
-        metrics = (
-            failed_metrics(self.ks) if q.relevant_ids else [Metric(name="abstention", value=0.0)]
-        )
+        metrics = self._ranking.score({"status": status, "expected": q.relevant_ids})
         return failure(
             item,
             error,
@@ -286,68 +279,28 @@ class RetrievalSuite(BaseSuite):
             metrics=metrics,
         )
 
-    def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
-        """Means over queries with ground truth, by type and difficulty; latency; counts."""
-        positive = [r for r in items if r.expected]
-        negative = [r for r in items if not r.expected]
-        overall = mean_metrics(r.metrics for r in positive)
-        overall += mean_metrics(r.metrics for r in negative)
-        overall += latency_metrics([r.latency_ms for r in items if r.latency_ms is not None])
-        groups = group_means(items, ("type", "difficulty"))
-        counts = {
-            "items": len(items),
-            "planned": header.item_count,
-            "with_ground_truth": len(positive),
-            "negative": len(negative),
-            "errors": sum(r.status == "error" for r in items),
-            "timeouts": sum(r.status == "timeout" for r in items),
-        }
-        notes = list(header.dataset.notes)
-        if negative and not any(m.value is not None for r in negative for m in r.metrics):
-            notes.append(
-                f"{len(negative)} negative queries not scored: the store does not declare "
-                "that an empty result means 'nothing relevant' (abstains)"
-            )
-        if counts["errors"] or counts["timeouts"]:
-            notes.append("failed and timed-out items score 0 on every metric")
-        notes += _tie_and_duplicate_notes(overall, items, self.top_k)
-        tables = []
-        if self._ingest is not None:  # known when this process stored the dataset
-            counts.update(self._ingest.counts())
-            notes += self._ingest.notes()
-            tables.append(self._ingest.table())
-        return Summary(overall=overall, groups=groups, counts=counts, notes=notes, tables=tables)
+    def scoring(self, llm: Any = None) -> ScoringRecord:
+        """The ``ranking`` scorer, the ``retrieval`` summary, headline hit@top_k."""
+        del llm  # nothing here asks a model
+        scorers = [Ranking(self.ks, self.top_k).spec()] if self.relevance == "ids" else []
+        return ScoringRecord(
+            scorers=scorers,
+            summary=RetrievalSummary(self.top_k).spec(),
+            headline=headline(self.top_k),
+        )
 
 
-def _tie_and_duplicate_notes(
-    overall: list[Metric], items: list[ItemResult], top_k: int
-) -> list[str]:
-    notes = []
-    tie = next((m for m in overall if m.name == "tie_at_cutoff" and m.value), None)
-    if tie is not None and tie.value is not None:
-        notes.append(
-            f"tie_at_cutoff {tie.value:.2f}: on that share of queries the hit ranked {top_k} "
-            f"and the next one score the same, so the store's tie rule (not its scores) chose "
-            "which of the tied memories made the cut"
-        )
-    unknown = [int(r.extra.get("unknown_ids", 0)) for r in items]
-    if any(unknown):
-        notes.append(
-            f"{sum(unknown)} hits in {sum(u > 0 for u in unknown)} of {len(items)} items named "
-            "memory ids the store was never given (scored as misses): the store invents or "
-            "rewrites ids"
-        )
-    over = [r for r in items if "returned" in r.extra]
-    if over:
-        most = max(int(r.extra["returned"]) for r in over)
-        notes.append(
-            f"the store returned more hits than asked in {len(over)} of {len(items)} items "
-            f"(up to {most} for {top_k + 1}); only the first {top_k} were scored"
-        )
-    dup = duplicates_note(items)
-    if dup:
-        notes.append(dup)
-    return notes
+def headline(top_k: int) -> HeadlineSpec:
+    """The retrieval headline: hit@top_k over queries with ground truth."""
+    return HeadlineSpec(
+        metric="hit",
+        k=top_k,
+        label=f"hit@{top_k}",
+        scope="queries with ground truth (negative queries are scored apart)",
+        needs_expected=True,
+        binary=True,
+        cluster="conversation",
+    )
 
 
 def entity_relevance(dataset: Dataset) -> dict[str, tuple[str, list[str]]]:
@@ -379,22 +332,6 @@ def entity_values(ranked: Sequence[str], relevant: Sequence[str], ks: Sequence[i
             k = int(v["k"])
             v["value"] = float(v["value"]) * len(relevant) / min(len(relevant), k)
     return values
-
-
-def duplicates_note(items: list[ItemResult]) -> str | None:
-    """The summary note on duplicate hits dropped before scoring (``None`` when none were).
-
-    Reads each item's ``extra.duplicates_dropped``, as the retrieval and memtest suites
-    record it.
-    """
-    dropped = [int(r.extra.get("duplicates_dropped", 0)) for r in items]
-    if not any(dropped):
-        return None
-    return (
-        f"{sum(dropped)} duplicate hits (a memory id already returned higher in the same "
-        f"result) dropped before scoring, in {sum(d > 0 for d in dropped)} of "
-        f"{len(items)} items: the store returns one hit per stored text, not per memory"
-    )
 
 
 def _groups(q: Query) -> dict[str, str]:

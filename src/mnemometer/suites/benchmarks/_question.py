@@ -1,4 +1,10 @@
-"""One question of a conversation: search (or a baseline context), answer, score, judge."""
+"""One question of a conversation: search (or a baseline context), answer, then score.
+
+The question's record (what was asked, the context's ranking, the answer, its cost) is
+scored by the run's scorers (:mod:`mnemometer.scoring.benchmark`: the answer rule and each
+judge) and given its success by the summary scorer's rule; the same scorers re-score it
+later from the log alone (``mnemometer score``).
+"""
 
 from __future__ import annotations
 
@@ -7,48 +13,12 @@ from typing import Any
 
 from mnemometer import deadline
 from mnemometer.datasets._models import Conversation, Query
-from mnemometer.errors import MnemometerError
 from mnemometer.log._schema import ItemResult
 from mnemometer.scoring import judges as J
-from mnemometer.scoring import qa
+from mnemometer.scoring._scorer import apply
 from mnemometer.scoring.retrieval import dedupe
 from mnemometer.suites._base import Item
 from mnemometer.suites.benchmarks import _pipeline as P
-
-
-def connect_judges(
-    judges: list[J.JudgeSpec], reader: Any, judge_model: str | None, endpoints: dict[str, str]
-) -> dict[str, Any]:
-    """An LLM client per judge name, one per distinct (endpoint, model), each checked.
-
-    A judge without its own model asks ``judge_model`` (default: the reader's) at the
-    reader's endpoint; ``NAME@MODEL`` asks MODEL where ``endpoints`` says (default: the
-    reader's endpoint). Clients share the reader's settings otherwise (cache, timeout).
-
-    Raises:
-        MnemometerError: an endpoint is named for a model no judge uses.
-    """
-    from dataclasses import replace
-
-    from mnemometer.llm import LLMClient
-
-    unused = set(endpoints) - {j.model for j in judges}
-    if unused:
-        raise MnemometerError(
-            f"--judge-endpoint names {', '.join(sorted(unused))}, which no --judge NAME@MODEL uses"
-        )
-    base = reader.settings
-    clients: dict[tuple[str, str], Any] = {(base.base_url, base.model): reader}
-    out: dict[str, Any] = {}
-    for j in judges:
-        model = j.model or judge_model or base.model
-        url = endpoints.get(model, base.base_url) if j.model else base.base_url
-        if (url, model) not in clients:
-            client = LLMClient.from_settings(replace(base, base_url=url, model=model))
-            client.check()
-            clients[url, model] = client
-        out[j.name] = clients[url, model]
-    return out
 
 
 class Questions:
@@ -61,7 +31,8 @@ class Questions:
     session_ks: tuple[int, ...]
     judges: list[J.JudgeSpec]
     _reader: Any
-    _judge_llms: dict[str, Any]
+    _scorers: list[Any]
+    _summary: Any
 
     def groups(self, q: Query) -> dict[str, str]:
         """Breakdown keys (the suite's)."""
@@ -91,6 +62,7 @@ class Questions:
             "ingest_ms": ingest_ms,
             "gold": q.answer,
             "baseline": self.baseline,
+            **self.facts(q),
         }
         metrics: list[dict[str, Any]] = []
         retrieved: list[dict[str, Any]] = []
@@ -159,27 +131,14 @@ class Questions:
                 else "error"
             )
             return self._failed_question(item, q, f"{type(e).__name__}: {e}", status, extra)
-        metrics += self._scores(q, hypothesis)
-        verdicts = self._judge(q, hypothesis)
-        t_judge = sum(v.ms for v in verdicts)
-        extra["judge_ms"] = t_judge if verdicts else None
-        extra["judges"] = {v.judge: v.as_dict() for v in verdicts}
-        for v in verdicts:
-            metrics.append(
-                {
-                    "name": f"judge:{v.judge}",
-                    "value": None if v.correct is None else float(v.correct),
-                }
-            )
-            for k, n in v.tokens.items():
-                tokens[f"judge_{k}"] = tokens.get(f"judge_{k}", 0) + n
+        extra["judges"] = {}
+        extra["judge_ms"] = None
         # Plain data: the log writer serialises it as is and the run's summary reads it
         # back validated, so building a model here would validate every question twice.
-        return {
+        record = {
             "item_id": item.id,
             "index": item.index,
             "step": q.id,
-            "success": self._success(q, hypothesis, verdicts, metrics),
             "input": q.text,
             "groups": self.groups(q),
             "expected": q.relevant_ids,
@@ -190,6 +149,14 @@ class Questions:
             "tokens": tokens,
             "extra": extra,
         }
+        return apply(record, self._scorers, self._summary)
+
+    def facts(self, q: Query) -> dict[str, Any]:
+        """What the scorers need to know about the question beyond its text and gold."""
+        out: dict[str, Any] = {"question_type": q.type}
+        if q.metadata.get("abstention"):
+            out["abstention"] = True
+        return out
 
     def _context(
         self,
@@ -233,40 +200,3 @@ class Questions:
         chosen, dropped = P.select_context(top, self.reader_budget)
         extra["dropped_for_budget"] = dropped
         return chosen, ranking
-
-    def _scores(self, q: Query, hypothesis: str) -> list[dict[str, Any]]:
-        """Token F1 and BLEU-1 (LoCoMo's definitions; subclasses add their own)."""
-        gold = q.answer
-        f1 = qa.locomo_f1(hypothesis, gold, None) if gold is not None else None
-        b = qa.bleu1(hypothesis, gold) if gold is not None else None
-        return [{"name": "f1", "value": f1}, {"name": "bleu1", "value": b}]
-
-    def judge_gold(self, q: Query) -> str | None:
-        """The gold a judge compares with (``None``: this question is not judged)."""
-        return q.answer
-
-    def _judge(self, q: Query, hypothesis: str) -> list[J.Verdict]:
-        gold = self.judge_gold(q)
-        if gold is None or not self.judges:
-            return []
-        abstention = bool(q.metadata.get("abstention"))
-        return [
-            J.judge_once(
-                self._judge_llms[spec.name],
-                spec,
-                question=q.text,
-                gold=gold,
-                response=hypothesis,
-                question_type=q.type,
-                abstention=abstention,
-            )
-            for spec in self.judges
-        ]
-
-    def _success(
-        self, q: Query, hypothesis: str, verdicts: list[J.Verdict], metrics: list[dict[str, Any]]
-    ) -> bool:
-        if verdicts:
-            return verdicts[0].correct is True
-        f1 = next((m["value"] for m in metrics if m["name"] == "f1"), None)
-        return f1 is not None and f1 >= 0.5

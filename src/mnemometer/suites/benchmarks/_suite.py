@@ -20,12 +20,13 @@ from typing import Any, ClassVar
 from mnemometer import deadline
 from mnemometer.datasets._models import Conversation, Dataset, Query
 from mnemometer.errors import DatasetError, MnemometerError
-from mnemometer.log._schema import ItemResult, RunHeader, Summary
+from mnemometer.log._schema import ItemResult, ScoringRecord
 from mnemometer.scoring import judges as J
+from mnemometer.scoring.benchmark import Answer, BenchmarkSummary, Judge, headline_spec
+from mnemometer.scoring.benchmark.answers import connect_judges, judge_target
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.benchmarks import _pipeline as P
-from mnemometer.suites.benchmarks._question import Questions, connect_judges
-from mnemometer.suites.benchmarks._summary import summarize_benchmark
+from mnemometer.suites.benchmarks._question import Questions
 from mnemometer.systems import close
 
 FLAGS: tuple[Flag, ...] = (
@@ -178,6 +179,8 @@ class BenchmarkSuite(Questions, BaseSuite):
         self._ctx: RunContext | None = None
         self._reader: Any = None
         self._judge_llms: dict[str, Any] = {}
+        self._scorers: list[Any] = []
+        self._summary = self.summary_scorer()
         self._max_questions = 1
         self._counts: dict[str, list[int]] = {}
         self._lock = threading.Lock()
@@ -305,6 +308,13 @@ class BenchmarkSuite(Questions, BaseSuite):
         self._judge_llms = connect_judges(
             self.judges, self._reader, self.judge_model, self._endpoints
         )
+        self._scorers = [
+            Answer(self.answer_rule),
+            *(
+                Judge(j.name, self.rubric, self.judge_exclude, llm=self._judge_llms[j.name])
+                for j in self.judges
+            ),
+        ]
         (ctx.run_dir / "pins.json").write_text(json.dumps(self.pins(), indent=1), encoding="utf-8")
         self._start_progress(ctx)
         return {}
@@ -437,36 +447,62 @@ class BenchmarkSuite(Questions, BaseSuite):
         )
 
     headline_rule: ClassVar[str] = "every question"
-    """Which questions the headline numbers (``overall``) are over."""
+    """Which questions the headline numbers (``overall``) are over, in words."""
+    headline_exclude: ClassVar[dict[str, list[str]]] = {}
+    """Group key -> values whose questions the headline numbers leave out."""
+    judge_exclude: ClassVar[dict[str, list[str]]] = {}
+    """Group key -> values of questions the judges do not judge."""
+    answer_rule: ClassVar[str] = "qa"
+    """Whose answer rule scores the answers (:class:`mnemometer.scoring.benchmark.Answer`)."""
     answer_scores: ClassVar[tuple[str, ...]] = ("f1", "bleu1")
     """Per-question answer scores summarised with intervals (a failed question scores 0)."""
+    cluster_key: ClassVar[str] = "conversation"
+    """What the questions of one item share, for the headline's interval."""
 
-    def headline(self, rows: list[ItemResult]) -> list[ItemResult]:
-        """The questions the headline numbers are over (LoCoMo: categories 1-4)."""
-        return rows
-
-    def group_order(self, values: list[str]) -> list[str]:
-        """The order categories are shown in."""
-        return sorted(values)
-
-    def notes(self, rows: list[ItemResult]) -> list[str]:
-        """Caveats for the summary."""
-        del rows
+    def group_order(self) -> list[str]:
+        """The order categories are shown in (the rest sorted after them)."""
         return []
 
-    def extra_sections(self, rows: list[ItemResult]) -> dict[str, Any]:
-        """Benchmark-specific sections of the summary."""
-        del rows
-        return {}
+    def summary_scorer(self) -> BenchmarkSummary:
+        """The summary scorer, with this benchmark's rules."""
+        return BenchmarkSummary(
+            benchmark=self.answer_rule,
+            judges=[j.name for j in self.judges],
+            group_key=self.group_key,
+            answer_scores=self.answer_scores,
+            exclude=self.headline_exclude,
+            group_order=self.group_order(),
+            headline_rule=self.headline_rule,
+        )
 
-    def extra_tables(self, rows: list[ItemResult]) -> list[Any]:
-        """Benchmark-specific report tables (:class:`~mnemometer.log._schema.Table`)."""
-        del rows
-        return []
+    def scoring(self, llm: Any = None) -> ScoringRecord:
+        """The answer rule, each judge, the ``benchmark`` summary and the headline.
 
-    def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
-        """Accuracy per judge and F1 with cluster-robust intervals, retrieval, latency, cost."""
-        return summarize_benchmark(self, header, items)
+        Each judge's model and endpoint are recorded when the run's LLM is known; the
+        headline is the first judge's accuracy, else the first answer score, over the
+        headline's questions.
+        """
+        judges = []
+        for j in self.judges:
+            model, url = (
+                judge_target(j, self.judge_model, self._endpoints, llm)
+                if llm is not None
+                else (j.model or self.judge_model, None)
+            )
+            judges.append(
+                Judge(j.name, self.rubric, self.judge_exclude, model=model, base_url=url).spec()
+            )
+        return ScoringRecord(
+            scorers=[Answer(self.answer_rule).spec(), *judges],
+            summary=self.summary_scorer().spec(),
+            headline=headline_spec(
+                [j.name for j in self.judges],
+                self.answer_scores[0],
+                self.headline_exclude,
+                self.headline_rule,
+                self.cluster_key,
+            ),
+        )
 
 
 _BENCHMARK_FORMATS = frozenset({"locomo", "longmemeval", "letta-core-memory", "memoryagentbench"})

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from mnemometer.datasets._models import Dataset, Query
-from mnemometer.scoring import qa
+from mnemometer.datasets._models import Dataset
 from mnemometer.scoring.judges import LETTA_RUBRIC_FILE
 from mnemometer.suites.benchmarks._suite import BenchmarkSuite
 
@@ -25,6 +24,8 @@ class LettaCoreMemorySuite(BenchmarkSuite):
     group_key: ClassVar[str] = "type"
     turn_ks: ClassVar[tuple[int, ...]] = (1, 5, 10)
     session_ks: ClassVar[tuple[int, ...]] = (1,)
+    answer_rule: ClassVar[str] = "letta-core-memory"
+    cluster_key: ClassVar[str] = "conversation"
 
     def load(self) -> Dataset:
         """The JSONL set through the ``letta-core-memory`` reader."""
@@ -35,8 +36,3 @@ class LettaCoreMemorySuite(BenchmarkSuite):
     def _default_rubric(self) -> Path | None:
         found = self.path.parent / LETTA_RUBRIC_FILE
         return found if found.is_file() else None
-
-    def _scores(self, q: Query, hypothesis: str) -> list[dict[str, Any]]:
-        """F1 and BLEU-1, and Letta's own read-set check: the answer contains the truth."""
-        contains = qa.contains_answer(hypothesis, q.answer) if q.answer is not None else None
-        return [*super()._scores(q, hypothesis), {"name": "contains", "value": float(contains)}]

@@ -15,9 +15,9 @@ from typing import Any, ClassVar
 
 from mnemometer.datasets._models import Dataset, DatasetInfo, Query
 from mnemometer.errors import MnemometerError
-from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
+from mnemometer.log._schema import HeadlineSpec, ItemResult, Metric, ScoringRecord
 from mnemometer.scoring import text as sc
-from mnemometer.scoring.aggregate import group_means, latency_metrics, mean_metrics
+from mnemometer.scoring.summaries import ItemsSummary
 from mnemometer.stores._protocol import Hit
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.items._manifest import LoadedSuite, load_suite
@@ -68,6 +68,16 @@ class _Ctx:
 
     def files(self, ids: list[str]) -> list[str]:
         return [f for i in ids if (s := self.suite.by_id.get(i)) for f in s.files]
+
+
+HEADLINE = HeadlineSpec(
+    metric="success",
+    label="success",
+    scope="every item (each step of a build sequence counts); a failed item fails",
+    binary=True,
+    cluster="fixture",
+)
+"""A suite directory's headline: its items' success under their types' checks."""
 
 
 class ItemsSuite(BaseSuite):
@@ -384,28 +394,11 @@ class ItemsSuite(BaseSuite):
             metrics=[Metric(name="success", value=0.0)],
         )
 
-    def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
-        """Success and every metric, overall and by item type and metadata."""
-        overall = mean_metrics(r.metrics for r in items)
-        overall += latency_metrics([r.latency_ms for r in items if r.latency_ms is not None])
-        groups = group_means(items, ("eval_type", *METADATA_FIELDS))
-        tokens = sum(r.tokens.get("total", 0) for r in items)
-        counts = {
-            "items": len(items),
-            "planned": header.item_count,
-            "succeeded": sum(r.success is True for r in items),
-            "errors": sum(r.status == "error" for r in items),
-            "timeouts": sum(r.status == "timeout" for r in items),
-            "skipped": len(self.skipped),
-            "tokens": tokens,
-        }
-        notes = list(header.dataset.notes) + list(header.notes)
-        if self.skipped:
-            notes.append(
-                f"{len(self.skipped)} item(s) skipped (shell items without --allow-shell): "
-                + ", ".join(self.skipped[:5])
-            )
-        return Summary(overall=overall, groups=groups, counts=counts, notes=notes)
+    def scoring(self, llm: Any = None) -> ScoringRecord:
+        """Scored by each item type in the run; summarised by ``items``; headline success."""
+        del llm  # nothing here asks a model
+        summary = ItemsSummary(["eval_type", *METADATA_FIELDS], list(self.skipped))
+        return ScoringRecord(summary=summary.spec(), headline=HEADLINE)
 
     # ---- answering --------------------------------------------------------------------
 

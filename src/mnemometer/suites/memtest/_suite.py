@@ -27,13 +27,19 @@ from typing import Any, ClassVar
 
 from mnemometer.datasets._models import Dataset, Query
 from mnemometer.errors import MnemometerError
-from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
+from mnemometer.log._schema import ItemResult, Metric, ScoringRecord
+from mnemometer.scoring.memtest import (
+    DEFAULT_WEIGHTS,
+    DIMENSIONS,
+    HEADLINE,
+    MemtestSummary,
+    chain_metrics,
+)
 from mnemometer.scoring.retrieval import dedupe, duplicate_count, rank_values
 from mnemometer.stores._protocol import ClockAware, ListableStore
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
 from mnemometer.suites.memtest._replay import read_replay, write_replay
-from mnemometer.suites.memtest._score import DEFAULT_WEIGHTS, DIMENSIONS, chain_metrics, summarize
 from mnemometer.suites.retrieval import index_dataset, store_dataset, timed_search
 
 DEFAULT_KS = (1, 5, 10, 20)
@@ -386,10 +392,10 @@ class MemtestSuite(BaseSuite):
             metrics=metrics,
         )
 
-    def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
-        """Per-dimension results, the overall score, counts and notes."""
-        # Derived from the items alone, so a report recomputes exactly what the run printed.
-        return summarize(header, items, self.k, self.weights)
+    def scoring(self, llm: Any = None) -> ScoringRecord:
+        """Scored in the run; summarised by the ``memtest`` summary; headline ``overall``."""
+        del llm  # nothing here asks a model
+        return ScoringRecord(summary=MemtestSummary(self.k, self.weights).spec(), headline=HEADLINE)
 
 
 def _text_holders(dataset: Dataset) -> Counter[str]:

@@ -20,11 +20,20 @@ from typing import Any, ClassVar
 from mnemometer import deadline
 from mnemometer.datasets._models import Dataset, DatasetInfo
 from mnemometer.errors import MissingExtraError, MnemometerError
-from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
+from mnemometer.log._schema import (
+    HeadlineSpec,
+    ItemResult,
+    Metric,
+    RunHeader,
+    ScoringRecord,
+    Summary,
+)
 from mnemometer.scoring import keywords as grading
 from mnemometer.scoring.calibrate import calibration_record
+from mnemometer.scoring.scenarios import ScenariosSummary
 from mnemometer.scoring.similarity import MINILM_THRESHOLD, Similarity
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
+from mnemometer.suites.scenarios._csv import CSV_FILE, write_csv
 from mnemometer.suites.scenarios._format import (
     Grade,
     Scenario,
@@ -33,12 +42,6 @@ from mnemometer.suites.scenarios._format import (
     load_scenarios,
 )
 from mnemometer.suites.scenarios._noise import perturb
-from mnemometer.suites.scenarios._summary import (
-    CSV_FILE,
-    mean_ci,
-    summarize_items,
-    write_csv,
-)
 
 __all__ = [
     "Grade",
@@ -47,10 +50,16 @@ __all__ = [
     "ScenarioSuite",
     "load_scenario",
     "load_scenarios",
-    "mean_ci",
-    "summarize_items",
     "write_csv",
 ]
+
+HEADLINE = HeadlineSpec(
+    metric="accuracy",
+    label="accuracy",
+    scope="every scenario play: the mean score of its graded turns; a failed play scores 0",
+    cluster="scenario",
+)
+"""The scenarios' headline: plays of one scenario (its epochs, noise levels) cluster."""
 
 
 class ScenarioSuite(BaseSuite):
@@ -386,9 +395,10 @@ class ScenarioSuite(BaseSuite):
             extra={"epoch": rep, "noise": level, "turns": []},
         )
 
-    def summarize(self, header: RunHeader, items: list[ItemResult]) -> Summary:
-        """Accuracy with 95% CIs per scenario and per noise level; latency and tokens."""
-        return summarize_items(header, items)
+    def scoring(self, llm: Any = None) -> ScoringRecord:
+        """Graded in the run; summarised by the ``scenarios`` summary; headline accuracy."""
+        del llm  # nothing here asks a model
+        return ScoringRecord(summary=ScenariosSummary().spec(), headline=HEADLINE)
 
     def write_outputs(self, run_dir: Path, header: RunHeader, summary: Summary) -> None:
         """Write the seed-compatible CSV beside the run log."""

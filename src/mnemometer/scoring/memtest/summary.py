@@ -11,9 +11,9 @@ from typing import Any
 
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary, Table
 from mnemometer.scoring.aggregate import latency_metrics
-from mnemometer.suites.memtest import _dimensions as D
-from mnemometer.suites.memtest._dimensions import chain_metrics, kendall_tau, pct, rnd
-from mnemometer.suites.retrieval import duplicates_note
+from mnemometer.scoring.memtest import dimensions as D
+from mnemometer.scoring.memtest.dimensions import chain_metrics, kendall_tau, pct, rnd
+from mnemometer.scoring.retrieval import duplicates_note
 
 __all__ = ["DEFAULT_WEIGHTS", "DIMENSIONS", "chain_metrics", "kendall_tau", "summarize"]
 

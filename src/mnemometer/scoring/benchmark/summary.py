@@ -18,6 +18,7 @@ from typing import Any
 from mnemometer import stats
 from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
 from mnemometer.scoring.aggregate import distribution, mean_metrics
+from mnemometer.scoring.intervals import interval
 from mnemometer.scoring.judges import cohen_kappa, raw_agreement
 from mnemometer.stats._quantiles import t_ppf
 
@@ -28,18 +29,7 @@ RECALL = ("adversarial", "evidence_recall")
 
 
 def _interval(values: list[float], clusters: list[str], binary: bool) -> Interval | None:
-    if not values:
-        return None
-    n = len(values)
-    if len(set(clusters)) < n:
-        iv = stats.cluster_robust_interval(values, clusters, bounds=(0.0, 1.0))
-    elif binary:
-        iv = stats.wilson(int(round(sum(values))), n)
-    else:
-        iv = stats.mean_interval(values, bounds=(0.0, 1.0))
-    low = iv.low if math.isfinite(iv.low) else None
-    high = iv.high if math.isfinite(iv.high) else None
-    return Interval(low=low, high=high, method=iv.method, confidence=iv.confidence)
+    return interval(values, clusters, binary=binary)  # the one policy
 
 
 def mde(values: list[float], clusters: list[str]) -> float | None:
@@ -109,13 +99,15 @@ def score_metrics(
     return out
 
 
-def summarize_benchmark(suite: Any, header: RunHeader, items: list[ItemResult]) -> Summary:
-    """The suite's summary (see the module docstring)."""
-    judges = [j.name for j in suite.judges]
+def summarize_benchmark(
+    cfg: Any, header: RunHeader, items: list[ItemResult], pins: dict[str, Any]
+) -> Summary:
+    """The summary (see the module docstring) under ``cfg``'s benchmark rules."""
+    judges = list(cfg.judges)
     rows, lost = expand_failures(items)
-    key = suite.group_key
-    headline = suite.headline(rows)
-    scored = tuple(suite.answer_scores)
+    key = cfg.group_key
+    headline = cfg.headline(rows)
+    scored = tuple(cfg.answer_scores)
     overall = score_metrics(headline, judges, scored) + score_metrics(rows, [], RECALL)
     ok = [r for r in rows if r.status == "ok"]
     overall += [
@@ -128,7 +120,7 @@ def summarize_benchmark(suite: Any, header: RunHeader, items: list[ItemResult]) 
     by: dict[str, list[ItemResult]] = defaultdict(list)
     for r in rows:
         by[r.groups.get(key, "?")].append(r)
-    for value in suite.group_order(list(by)):
+    for value in cfg.order(list(by)):
         rs = by[value]
         groups[key][value] = score_metrics(rs, judges, (*scored, "adversarial")) + [
             m
@@ -142,9 +134,9 @@ def summarize_benchmark(suite: Any, header: RunHeader, items: list[ItemResult]) 
                 "context_tokens",
             )
         ]
-    sections: dict[str, Any] = {"pins": suite.pins(), "headline": suite.headline_rule}
-    tables = [category_table(suite, groups[key], judges), *suite.extra_tables(rows)]
-    notes = list(header.dataset.notes) + suite.notes(rows)
+    sections: dict[str, Any] = {"pins": pins, "headline": cfg.headline_rule}
+    tables = [category_table(cfg, groups[key], judges), *cfg.extra_tables(rows)]
+    notes = list(header.dataset.notes) + cfg.notes(rows)
     if len(judges) > 1:
         t, section = judge_tables(headline, judges)
         tables += t
@@ -156,7 +148,7 @@ def summarize_benchmark(suite: Any, header: RunHeader, items: list[ItemResult]) 
             col = judge_column(headline, j)
             mdes[j] = mde(col[0], col[1])
     sections["mde"] = mdes
-    sections.update(suite.extra_sections(rows))
+    sections.update(cfg.extra_sections(rows))
     failures = {
         "reader_or_search": sum(r.status != "ok" for r in rows),
         "judge_unreadable": sum(
@@ -280,13 +272,13 @@ def judge_tables(rows: list[ItemResult], judges: list[str]) -> tuple[list[Table]
     return tables, {"agreement": agree_data, "sensitivity": sens_data, "spread": spread}
 
 
-def category_table(suite: Any, per: dict[str, list[Metric]], judges: list[str]) -> Table:
+def category_table(cfg: Any, per: dict[str, list[Metric]], judges: list[str]) -> Table:
     """Per category (or type): n, a score and each judge's accuracy with intervals, recall.
 
-    The score is the suite's first answer score: F1 unless the suite says otherwise.
+    The score is the benchmark's first answer score: F1 unless it says otherwise.
     """
-    key = suite.group_key
-    main = suite.answer_scores[0]
+    key = cfg.group_key
+    main = cfg.answer_scores[0]
     label = "F1" if main == "f1" else main
     cols = [key, "n", f"{label} [95% CI]", *(f"{j} % [95% CI]" for j in judges)]
     cols.append("evidence recall")
@@ -300,9 +292,7 @@ def category_table(suite: Any, per: dict[str, list[Metric]], judges: list[str]) 
         row.append(f"{er.value:.3f}" if er and er.value is not None else "-")
         rows.append(row)
         data.append({key: value, **{k: m.model_dump() for k, m in get.items()}})
-    return Table(
-        name="categories", title=f"By {suite.group_key}", columns=cols, rows=rows, data=data
-    )
+    return Table(name="categories", title=f"By {cfg.group_key}", columns=cols, rows=rows, data=data)
 
 
 def latency(rows: list[ItemResult]) -> list[Metric]:

@@ -1,32 +1,30 @@
-"""The scenarios suite's summary and the seed-compatible CSV (read back from run logs)."""
+"""The scenarios suite's summary: accuracy with intervals, bands, latency scaling.
+
+Accuracy per scenario and per noise level, the seed's rating bands beside them, and latency
+against the number of facts stored.
+"""
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
-from mnemometer import stats
-from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
+from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary, Table
 from mnemometer.scoring.aggregate import distribution
-from mnemometer.suites.scenarios._bands import banded_row
-from mnemometer.suites.scenarios._scaling import latency_by_facts
-
-CSV_FILE = "scenarios.csv"
-CSV_COLUMNS = ("backend", "scenario", "mean_latency_ms", "accuracy", "mean_similarity")
+from mnemometer.scoring.intervals import interval
+from mnemometer.scoring.scenarios.bands import banded_row
+from mnemometer.scoring.scenarios.scaling import latency_by_facts
 
 
-def mean_ci(values: list[float]) -> tuple[float | None, float | None, float | None]:
-    """Mean and a 95% Student-t interval (``None`` bounds with fewer than two values)."""
+def mean_ci(
+    values: list[float], clusters: list[str] | None = None
+) -> tuple[float | None, float | None, float | None]:
+    """Mean and its 95% interval by the one interval policy (no bounds for one value)."""
     if not values:
         return None, None, None
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, None, None
-    iv = stats.mean_interval(values, bounds=(0.0, 1.0))
-    return mean, iv.low, iv.high
+    iv = interval(values, clusters, binary=False)
+    mean = sum(values) / len(values)
+    return (mean, None, None) if iv is None else (mean, iv.low, iv.high)
 
 
 def _value(r: ItemResult, name: str) -> float | None:
@@ -37,19 +35,19 @@ def summarize_items(header: RunHeader, items: list[ItemResult]) -> Summary:
     """The scenarios summary (also used to rebuild reports from a run directory)."""
     del header
     acc = [_value(r, "accuracy") or 0.0 for r in items]
+    plays = [r.groups.get("scenario", r.item_id) for r in items]  # epochs of one scenario
     sims = [v for r in items if (v := _value(r, "similarity")) is not None]
     turns = [t for r in items for t in r.extra.get("turns", [])]
     total = [t["latency_ms"] for t in turns if t.get("latency_ms") is not None]
     mem = [t["memory_ms"] for t in turns if t.get("memory_ms") is not None]
     llm = [t["llm_ms"] for t in turns if t.get("llm_ms") is not None]
     tok = [sum((t.get("tokens") or {}).values()) for t in turns if t.get("tokens")]
-    mean, lo, hi = mean_ci(acc)
     overall = [
         Metric(
             name="accuracy",
-            value=mean,
+            value=sum(acc) / len(acc) if acc else None,
             n=len(acc),
-            interval=Interval(low=lo, high=hi, method="t") if mean is not None else None,
+            interval=interval(acc, plays, binary=False),
         ),
         Metric(name="similarity", value=sum(sims) / len(sims) if sims else None, n=len(sims)),
     ]
@@ -238,42 +236,3 @@ def _table(name: str, title: str, columns: list[str], rows: list[list[Any]], dat
     return Table(
         name=name, title=title, columns=columns, rows=[[str(c) for c in r] for r in rows], data=data
     )
-
-
-def write_csv(path: Path, header: RunHeader, summary: Summary) -> None:
-    """The seed's CSV: backend, scenario, mean_latency_ms, accuracy, mean_similarity.
-
-    Rows are sorted by scenario, followed by an ``AVERAGE`` row (unweighted mean of the
-    rows, as the seed computed it).
-    """
-    backend = header.system.name
-    store = header.system.options.get("store")
-    if store:
-        backend += f":{store}"
-    data = summary.table("scenarios").data
-    rows = sorted(data, key=lambda r: (r["scenario"], r["noise"]))
-    multi = len({r["noise"] for r in rows}) > 1
-
-    def fmt(v: float | None) -> str:
-        return "" if v is None else f"{v:.6f}"
-
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(CSV_COLUMNS)
-        for r in rows:
-            name = r["scenario"] + (f"@noise={r['noise']:g}" if multi else "")
-            w.writerow(
-                [
-                    backend,
-                    name,
-                    fmt(r["mean_latency_ms"]),
-                    fmt(r["accuracy"]),
-                    fmt(r["mean_similarity"]),
-                ]
-            )
-        cols = ("mean_latency_ms", "accuracy", "mean_similarity")
-        avg = []
-        for c in cols:
-            vals = [r[c] for r in rows if r[c] is not None]
-            avg.append(fmt(sum(vals) / len(vals)) if vals else "")
-        w.writerow([backend, "AVERAGE", *avg])

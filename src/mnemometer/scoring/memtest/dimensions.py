@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mnemometer.log._schema import ItemResult
-from mnemometer.stats import mean_interval, newcombe
+from mnemometer.scoring.intervals import interval
+from mnemometer.stats import newcombe
 
 
 def kendall_tau(ranked: Sequence[str], order: Sequence[str]) -> float | None:
@@ -82,10 +83,8 @@ def ceiling(r: ItemResult, k: int) -> float:
 
 
 def _interval(xs: Sequence[float], bounds: tuple[float, float]) -> list[float | None] | None:
-    if len(xs) < 2:
-        return None
-    iv = mean_interval(xs, bounds=bounds)
-    return [rnd(iv.low), rnd(iv.high)]
+    iv = interval(xs, binary=False, bounds=bounds)  # the one policy: Student t, none for one
+    return None if iv is None else [rnd(iv.low), rnd(iv.high)]
 
 
 def storage(rs: list[ItemResult]) -> dict[str, Any]:
