@@ -84,7 +84,7 @@ def test_self_comparison_has_zero_delta_and_p_one(tmp_path):
     b = make_run(tmp_path / "b", outcomes, recall=[1, 0, 1, 0.5, 0, 1])
     c = compare([a], [b], resamples=500)
     assert c.pairs == 6
-    assert c.success.delta == 0.0 and c.success.p_value == 1.0
+    assert c.headline.delta == 0.0 and c.headline.p_value == 1.0
     (m,) = c.metrics
     assert m.mean_delta == 0.0 and m.p_value == 1.0
     assert all(iv.low == iv.high == 0.0 for iv in m.intervals)
@@ -100,12 +100,12 @@ def test_swapping_sides_flips_signs(tmp_path):
         tokens=30,
     )
     fwd, back = compare([a], [b], resamples=500), compare([b], [a], resamples=500)
-    assert fwd.success.delta == pytest.approx(6 / 12)
-    assert back.success.delta == pytest.approx(-fwd.success.delta)
-    assert (fwd.success.mcnemar_b, fwd.success.mcnemar_c) == (8, 2)
-    assert (back.success.mcnemar_b, back.success.mcnemar_c) == (2, 8)
-    assert fwd.success.p_value == pytest.approx(back.success.p_value)
-    assert fwd.success.p_value == pytest.approx(0.109375)  # binomtest(8, 10)
+    assert fwd.headline.delta == pytest.approx(6 / 12)
+    assert back.headline.delta == pytest.approx(-fwd.headline.delta)
+    assert (fwd.headline.mcnemar_b, fwd.headline.mcnemar_c) == (8, 2)
+    assert (back.headline.mcnemar_b, back.headline.mcnemar_c) == (2, 8)
+    assert fwd.headline.p_value == pytest.approx(back.headline.p_value)
+    assert fwd.headline.p_value == pytest.approx(0.109375)  # binomtest(8, 10)
     assert fwd.metrics[0].mean_delta == pytest.approx(-back.metrics[0].mean_delta)
     assert fwd.cost.token_delta == 240 and back.cost.token_delta == -240
     assert fwd.candidate.conditions == ["hybrid"]
@@ -118,15 +118,15 @@ def test_holm_and_groups(tmp_path):
     c = compare([a], [b], resamples=300)
     rq = c.group("eval_type:retrieval_qa")
     ga = c.group("eval_type:grounded_answer")
-    assert rq.success.candidate_rate == 1.0 and ga.success.candidate_rate == 0.0
-    assert rq.success.pairs == ga.success.pairs == 6
+    assert rq.headline.candidate == 1.0 and ga.headline.candidate == 0.0
+    assert rq.headline.pairs == ga.headline.pairs == 6
     # Holm never lowers a p-value and the smallest one is scaled by the number of tests.
-    tests = [c.success, *c.metrics] + [x for g in c.groups for x in (g.success, *g.metrics)]
+    tests = [c.headline, *c.metrics] + [x for g in c.groups for x in (g.headline, *g.metrics)]
     assert all(t.p_holm >= t.p_value for t in tests)
     # three tests: overall p = rq p = 2 * 0.5**6, ga p = 1; Holm: 3 * 0.03125, then 1
     assert len(tests) == 3
-    assert c.success.p_holm == pytest.approx(0.09375)
-    assert ga.success.p_holm == 1.0
+    assert c.headline.p_holm == pytest.approx(0.09375)
+    assert ga.headline.p_holm == 1.0
 
 
 def test_repeats_are_aggregated_per_item_before_any_test(tmp_path):
@@ -141,11 +141,11 @@ def test_repeats_are_aggregated_per_item_before_any_test(tmp_path):
         for r in range(3)
     ]
     c = compare(base, cand, resamples=500)
-    assert c.pairs == 15 and c.items == 5 and c.success.pairs == 5
+    assert c.pairs == 15 and c.items == 5 and c.headline.pairs == 5
     assert c.cluster_by is None  # repeats are aggregated, not clustered
-    assert c.success.candidate_rate == 1.0  # item 3: 2 of 3 repeats succeeded, a majority
-    assert (c.success.mcnemar_b, c.success.mcnemar_c) == (3, 0)
-    assert c.success.p_value == pytest.approx(0.25)  # binomtest(3, 3): 5 items, not 15 pairs
+    assert c.headline.candidate == 1.0  # item 3: 2 of 3 repeats succeeded, a majority
+    assert (c.headline.mcnemar_b, c.headline.mcnemar_c) == (3, 0)
+    assert c.headline.p_value == pytest.approx(0.25)  # binomtest(3, 3): 5 items, not 15 pairs
     assert any("aggregated per item" in n for n in c.notes)
     for key in ("max_mcnemar_p_value", "max_item_mcnemar_p_value"):
         tmp = tmp_path / "p.toml"
@@ -171,9 +171,9 @@ def test_identical_repeats_change_no_p_value_and_no_gate(tmp_path):
         make_run(tmp_path / f"c{r}", outcomes_c, repeat=r, condition="hybrid") for r in range(3)
     ]
     three = compare(base, cand, resamples=500)
-    assert one.success.p_value == pytest.approx(0.0703125)  # binomtest(7, 8)
-    assert three.success.p_value == one.success.p_value
-    assert three.success.mde == one.success.mde and three.items == one.items == 12
+    assert one.headline.p_value == pytest.approx(0.0703125)  # binomtest(7, 8)
+    assert three.headline.p_value == one.headline.p_value
+    assert three.headline.mde == one.headline.mde and three.items == one.items == 12
     policy = tmp_path / "p.toml"
     policy.write_text("max_mcnemar_p_value = 0.05\nmin_paired_items = 20\n")
     assert not gate(one, load_policy(policy)).passed
@@ -183,7 +183,7 @@ def test_identical_repeats_change_no_p_value_and_no_gate(tmp_path):
 def test_a_run_compared_with_itself_has_delta_zero_and_p_one(tmp_path):
     a = make_run(tmp_path / "a", [True, False, True, True], recall=[1, 0, 0.5, 1])
     c = compare([a], [a], resamples=200)
-    assert c.success.delta == 0.0 and c.success.p_value == 1.0
+    assert c.headline.delta == 0.0 and c.headline.p_value == 1.0
     assert all(m.mean_delta == 0.0 and m.p_value == 1.0 for m in c.metrics)
     r = _cli("compare", a, a)
     assert r.exit_code == 0 and "Traceback" not in r.output, r.output
@@ -202,6 +202,10 @@ def test_conversation_clusters(tmp_path):
     b = make_run(tmp_path / "b", [True] * 12, conversation=True)
     c = compare([a], [b], resamples=300)
     assert c.cluster_by == "conversation" and c.clusters == 3
+    # Three conversations cannot support a claim: no interval, no test, and a gate fails.
+    assert c.headline.no_claim and c.headline.p_value is None and c.headline.intervals == []
+    verdict = gate(c, load_policy_text(tmp_path, "min_headline_delta = 0.1\n"))
+    assert not verdict.passed and any("only 3 clusters" in r for r in verdict.reasons)
 
 
 def test_duplicate_repeat_is_refused_never_overwritten(tmp_path):
@@ -215,7 +219,7 @@ def test_duplicate_repeat_is_refused_never_overwritten(tmp_path):
 def test_runs_from_different_invocations_pair_by_order(tmp_path):
     a = make_run(tmp_path / "a", [False, False], group="gA")
     b = make_run(tmp_path / "b", [True, True], group="gB")
-    assert compare([a], [b], resamples=100).success.delta == 1.0
+    assert compare([a], [b], resamples=100).headline.delta == 1.0
     b2 = make_run(tmp_path / "b2", [True, True], group="gB", repeat=1)
     with pytest.raises(PairingError, match=r"repeats \[0\].*repeats \[0, 1\]"):
         compare([a], [b, b2])
@@ -224,10 +228,10 @@ def test_runs_from_different_invocations_pair_by_order(tmp_path):
 def test_different_datasets_refused_unless_forced(tmp_path):
     a = make_run(tmp_path / "a", [False, True])
     b = make_run(tmp_path / "b", [True, True], dataset_hash="other")
-    with pytest.raises(PairingError, match="dataset content hash: 'h1' vs 'other'.*--force"):
+    with pytest.raises(PairingError, match="differ in dataset: content hash h1 -> other.*--force"):
         compare([a], [b])
     c = compare([a], [b], force=True, resamples=100)
-    assert c.forced and "dataset content hash" in c.mismatches[0]
+    assert c.forced and "content hash h1 -> other" in c.mismatches[0]
     policy = load_policy_text(tmp_path, "min_paired_items = 1\n")
     assert not gate(c, policy).passed
     assert gate(c, load_policy_text(tmp_path, "allow_forced = true\n")).passed
@@ -285,7 +289,7 @@ def test_cli_compare_and_gate_exit_codes(tmp_path):
         "compare", str(tmp_path / "runs"), "--resamples", "200", "-o", str(out), "--format", "md"
     )
     assert r.exit_code == 0, r.output
-    assert "| success rate | 0.0% | 95.5% |" in r.output
+    assert "| success (headline) | 0.0% | 95.5% |" in r.output
     data = json.loads(out.read_text())
     assert data["kind"] == "mnemometer-comparison" and data["pairs"] == 22
     # Memory Layer's own gate files, as they are.
@@ -360,11 +364,14 @@ def test_retrieval_suite_runs_compare(tmp_path):
     b = run("retrieval", "bm25", dataset=ds, out=tmp_path / "b", suite_options={"top_k": 2})
     c = compare([a.path], [b.path], resamples=200)
     assert c.pairs == 4
-    assert c.success.pairs == 4  # both stores abstain, so the negative query is scored too
+    # The headline is hit@top_k over queries with ground truth: the negative query (both
+    # stores abstain, so it is scored) is a metric of its own, not in the headline.
+    assert c.headline.pairs == 3
+    assert c.metric("abstention").pairs == 1
     assert c.baseline.conditions == ["keyword"] and c.candidate.conditions == ["bm25"]
     assert c.metric("recall_at_k").key == "recall@2"
     d = run("retrieval", "bm25", dataset=ds, out=tmp_path / "d", suite_options={"top_k": 1})
-    with pytest.raises(PairingError, match="suite options: ks=.*top_k=2 vs 1"):
+    with pytest.raises(PairingError, match=r"differ in suite: options.top_k 2 -> 1"):
         compare([a.path], [d.path])
 
 

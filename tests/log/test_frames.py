@@ -18,8 +18,8 @@ def test_runs_and_comparisons_become_dataframes(tmp_path: Path):
     assert hits["hit@20"].mean() == next(m.value for m in a.summary.overall if m.key == "hit@20")
     cmp = compare([a.path], [b.path], resamples=200)
     c = cmp.to_pandas()
-    overall = c[(c["group"] == "") & (c["metric"] == "success")].iloc[0]
-    assert overall["items"] == cmp.success.pairs and overall["delta"] == cmp.success.delta
+    overall = c[(c["group"] == "") & (c["metric"] == "headline")].iloc[0]
+    assert overall["items"] == cmp.headline.pairs and overall["delta"] == cmp.headline.delta
     assert overall["ci_method"] == "bca"
     assert {"type:person", "difficulty:easy"} <= set(c["group"])
 

@@ -90,9 +90,9 @@ def test_v1_runs_compare_by_condition_repeat_and_step(tmp_path: Path):
         resamples=200,
     )
     assert c.pairs == 64 and c.baseline.conditions == ["no-memory"]
-    assert c.success.candidate_rate > c.success.baseline_rate
+    assert c.headline.candidate > c.headline.baseline
     b = compare([V1 / "build" / "no-memory-r0"], [V1 / "build" / "lexical-r0"], resamples=200)
-    assert b.pairs == 4 and b.success.delta == 1.0
+    assert b.pairs == 4 and b.headline.delta == 1.0
 
 
 def test_an_interrupted_v1_run_resumes_in_the_current_schema(tmp_path: Path):

@@ -55,7 +55,7 @@ def test_a_run_page_is_one_file_with_charts_items_and_the_header(tmp_path: Path)
         "Full header",
         res.header.run_id,
         res.header.dataset.content_hash,
-        "success rate",
+        "hit@20 (headline)",
     ):
         assert needle in page, needle
     items = _embedded(page, "mm-items-data")

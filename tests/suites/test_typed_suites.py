@@ -199,11 +199,11 @@ def test_run_suite_conditions_repeats_and_artifacts(tmp_path):
     # the same suite, compared: no-memory never retrieves, lexical finds most
     c = compare([logs[0].path, logs[2].path], [logs[1].path, logs[3].path], resamples=500)
     assert c.pairs == 64 and c.items == 32 and c.cluster_by is None
-    assert c.group("eval_type:retrieval_qa").success.baseline_rate == 0.0
-    assert c.success.candidate_rate > 0.8 > 0.2 > c.success.baseline_rate
+    assert c.group("eval_type:retrieval_qa").headline.baseline == 0.0
+    assert c.headline.candidate > 0.8 > 0.2 > c.headline.baseline
     # refusal items pass without memory: the answer key never leaks into the baseline
-    refuse = c.group("memory_capability:refusal").success
-    assert refuse.baseline_rate == 1.0
+    refuse = c.group("memory_capability:refusal").headline
+    assert refuse.baseline == 1.0
     # the negation-aware check: the lexical answer quotes "avoid red banners" and passes
     by_id = {r.item_id: r for r in logs[1].items}
     banner = by_id["ga-error-banner"]
@@ -233,7 +233,7 @@ def test_memory_layer_quality_suite_runs_offline(tmp_path):
     )
     c = compare([res.runs[0].path], [res.runs[1].path], resamples=300)
     assert c.pairs == 26
-    assert c.group("eval_type:retrieval_qa").success.candidate_rate == 1.0  # tag recall
+    assert c.group("eval_type:retrieval_qa").headline.candidate == 1.0  # tag recall
     verdict = gate(c, ml("evals/gates/memory-quality-v1.toml"))
     names = [ch.name for ch in verdict.checks]
     assert "min_group_candidate_success_rate" in names and "min_metric_delta" in names
@@ -315,7 +315,7 @@ def test_llm_profile_against_a_real_http_endpoint(tmp_path, monkeypatch):
     answered = [i for i in logs[1].items if i.groups["eval_type"] == "grounded_answer"]
     assert all(i.tokens.get("total", 0) > 0 for i in answered)
     c = compare([logs[0].path], [logs[1].path], resamples=200)
-    assert c.success.candidate_rate > c.success.baseline_rate
+    assert c.headline.candidate > c.headline.baseline
     assert c.candidate.total_tokens > 0
 
 
@@ -362,6 +362,6 @@ def test_agent_condition_from_a_conditions_file(tmp_path, monkeypatch):
     assert _success(by_id["ga-rate-limit"]) == 1.0 and by_id["ga-rate-limit"].tokens["total"] > 0
     assert next(m for m in by_id["rq-deploy-days"].metrics if m.name == "success").value is None
     c = compare([res.runs[0].path], [res.runs[1].path], resamples=200)
-    assert c.success.pairs == 22  # the 10 retrieval items are not scorable through an agent
-    assert c.success.candidate_rate > c.success.baseline_rate
+    assert c.headline.pairs == 22  # the 10 retrieval items are not scorable through an agent
+    assert c.headline.candidate > c.headline.baseline
     assert c.candidate.total_tokens > 0

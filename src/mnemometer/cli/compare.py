@@ -30,6 +30,14 @@ from mnemometer.cli._common import (
     "--candidate", "-c", "candidate", metavar="COND", help="Condition of the candidate runs."
 )
 @click.option(
+    "--vary",
+    multiple=True,
+    metavar="WHAT",
+    help="What the experiment varies beyond the system, so runs that differ in it pair: "
+    "judge, reader, dataset, suite, scoring (repeatable; named in the comparison, and a gate "
+    "fails it unless its policy allows it).",
+)
+@click.option(
     "--force",
     is_flag=True,
     help="Pair runs over different suites, options or datasets anyway (recorded).",
@@ -54,12 +62,14 @@ from mnemometer.cli._common import (
 @path_option(
     "--policy",
     "-p",
-    help="Gate policy (TOML) whose verdict the HTML page shows (default: a drop in success fails).",
+    help="Gate policy (TOML) whose verdict the HTML page shows (default: a drop in the "
+    "headline fails).",
 )
 def compare_cmd(
     runs: tuple[str, ...],
     baseline: str | None,
     candidate: str | None,
+    vary: tuple[str, ...],
     force: bool,
     resamples: int,
     seed: int,
@@ -78,12 +88,21 @@ def compare_cmd(
     Examples:
       mnemometer compare runs/team --baseline no-memory --candidate hybrid -o cmp.json
       mnemometer compare runs/kw vs runs/bm25 --format html -o cmp.html
+      mnemometer compare runs/locomo-lenient vs runs/locomo-strict --vary judge
     """
     from mnemometer.comparison import compare, split_sides
     from mnemometer.report import render
 
     base, cand = split_sides(runs, baseline, candidate)
-    result = compare(base, cand, force=force, resamples=resamples, seed=seed, confidence=confidence)
+    result = compare(
+        base,
+        cand,
+        vary=vary,
+        force=force,
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+    )
     context = {}
     if policy is not None:
         from mnemometer.comparison import gate

@@ -1,4 +1,4 @@
-"""``mnemometer list stores|suites|agents|datasets|readers``."""
+"""``mnemometer list stores|suites|agents|scorers|datasets|readers``."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import click
 
 
 @click.command("list")
-@click.argument("what", type=click.Choice(["stores", "suites", "agents", "datasets", "readers"]))
+@click.argument(
+    "what", type=click.Choice(["stores", "suites", "agents", "scorers", "datasets", "readers"])
+)
 def list_cmd(what: str) -> None:
-    """List registered stores, suites, agents or dataset readers, or the built-in datasets."""
-    from mnemometer._registry import STORES, SUITES
+    """List registered stores, suites, agents, scorers or dataset readers, or the datasets."""
+    from mnemometer._registry import SCORERS, STORES, SUITES
     from mnemometer.datasets import builtin_datasets
 
     if what == "datasets":
@@ -21,8 +23,8 @@ def list_cmd(what: str) -> None:
     if what == "readers":
         _list_readers()
         return
-    reg = STORES if what == "stores" else SUITES
-    if what == "agents":
+    reg = {"stores": STORES, "suites": SUITES, "scorers": SCORERS}.get(what)
+    if reg is None:
         from mnemometer._registry import AGENTS as reg
     for name in reg.names():
         click.echo(f"{name:<12} {reg.describe(name)}")

@@ -8,8 +8,10 @@ from pathlib import Path
 from mnemometer import stats
 from mnemometer.comparison._model import Comparison
 from mnemometer.comparison._pairs import (
+    VARIABLE,
     MetricInfo,
     PairingError,
+    differences,
     expand_runs,
     match_runs,
     mismatches,
@@ -17,14 +19,16 @@ from mnemometer.comparison._pairs import (
     same_system_notes,
 )
 from mnemometer.comparison._statistics import statistics
-from mnemometer.errors import MnemometerError
+from mnemometer.errors import MnemometerError, did_you_mean
 from mnemometer.log._reader import read_log
+from mnemometer.scoring.headline import spec_of
 
 
 def compare(
     baseline: Sequence[str | Path],
     candidate: Sequence[str | Path],
     *,
+    vary: Sequence[str] = (),
     force: bool = False,
     resamples: int = stats.DEFAULT_RESAMPLES,
     seed: int = stats.DEFAULT_SEED,
@@ -32,14 +36,19 @@ def compare(
 ) -> Comparison:
     """Pair ``baseline`` and ``candidate`` runs item by item and compute the statistics.
 
-    Runs pair by run group and repeat (see the guide), and items by item id and step.
-    Runs over a different suite, suite version, suite options or dataset content hash are
-    refused unless ``force``. Repeats are aggregated per item before any test: the item
-    (or a cluster of items) is the statistical unit.
+    Runs pair by run group and repeat (see the guide), and items by item id and step. What
+    a run's numbers depend on is compared component by component (system, dataset, suite,
+    reader, judge, scoring): only the system may differ, unless ``vary`` names what else
+    the experiment varies (``vary=["judge"]`` compares two judgings of the same answers);
+    ``force`` pairs mismatched runs anyway (recorded, and a gate fails it unless allowed).
+    The headline each run declared is what is compared; repeats are aggregated per item
+    before any test, and the item (or its cluster) is the statistical unit.
 
     Args:
         baseline: run directories (or directories of run directories).
         candidate: the same for the candidate side.
+        vary: components the experiment varies beyond the system (``judge``, ``reader``,
+            ``dataset``, ``suite``, ``scoring``); named in the comparison.
         force: pair mismatched runs anyway (recorded in the comparison).
         resamples: bootstrap resamples.
         seed: bootstrap seed.
@@ -49,19 +58,29 @@ def compare(
         PairingError: the runs cannot be paired (the message says why).
         MnemometerError: unreadable runs or bad settings.
     """
+    unknown = [v for v in vary if v not in VARIABLE]
+    if unknown:
+        raise MnemometerError(
+            f"--vary {unknown[0]!r}{did_you_mean(unknown[0], list(VARIABLE))}; one of "
+            + ", ".join(VARIABLE)
+        )
     b_runs = [read_log(p) for p in expand_runs(baseline)]
     c_runs = [read_log(p) for p in expand_runs(candidate)]
     if not b_runs or not c_runs:
         raise MnemometerError("compare needs at least one baseline and one candidate run")
     same = {r.path.resolve() for r in b_runs} & {r.path.resolve() for r in c_runs}
-    found = mismatches(b_runs + c_runs)
+    # Within a side nothing but the system may differ; across the sides, what vary names.
+    found = mismatches(b_runs) + mismatches(c_runs) + mismatches([b_runs[0], c_runs[0]], vary)
     if found and not force:
         raise PairingError(
             "refusing to pair runs that measured different things: "
             + "; ".join(found[:3])
             + ("; ..." if len(found) > 3 else "")
-            + " (pass --force to pair them anyway)"
+            + " (if that is the experiment, say so with --vary "
+            + "/".join(VARIABLE)
+            + "; --force pairs them anyway)"
         )
+    differs = list(differences(b_runs[0], c_runs[0]).values())
     notes: list[str] = same_system_notes(b_runs, c_runs)
     if same:
         notes.append(f"{len(same)} run(s) on both sides: a self-comparison (delta 0, p = 1)")
@@ -71,11 +90,18 @@ def compare(
                 f"{r.path} did not finish ({len(r.items)} of {r.header.item_count} "
                 "items); continue it with `mnemometer run --resume`"
             )
+        if r.header.scoring is None:
+            notes.append(
+                f"{r.path} was recorded before runs declared a headline: its items' success "
+                "is compared; `mnemometer score` gives it its suite's headline"
+            )
     matched = match_runs(b_runs, c_runs)
     metric_info: dict[str, MetricInfo] = {}
-    pairs, unpaired = pair_items(matched, metric_info, notes)
+    specs = (spec_of(b_runs[0].header), spec_of(c_runs[0].header))
+    pairs, unpaired = pair_items(matched, metric_info, notes, specs)
     if not pairs:
         raise PairingError("the runs share no item ids: nothing to compare")
+    context = {"mismatches": found if force else [], "varies": list(vary), "differs": differs}
     return statistics(
         b_runs,
         c_runs,
@@ -83,7 +109,8 @@ def compare(
         unpaired,
         metric_info,
         notes,
-        found if force else [],
+        context,
+        specs,
         resamples,
         seed,
         confidence,

@@ -8,15 +8,17 @@ from typing import Any, Literal
 from pydantic import Field
 
 from mnemometer.config import StrictModel
+from mnemometer.log._schema import HeadlineSpec
 
-COMPARISON_SCHEMA_VERSION = 2
+COMPARISON_SCHEMA_VERSION = 3
 
 
 class IntervalOut(StrictModel):
     """A confidence interval of a mean paired delta."""
 
     method: str
-    """``percentile``, ``bca``, ``cluster-percentile``, ``cluster-bca`` or ``cluster-robust``."""
+    """``percentile`` or ``bca`` (independent items), ``cluster-robust CR2 (Bell-McCaffrey
+    df)`` (clustered items) or ``grouped jackknife`` (a composite headline)."""
     low: float | None
     """Lower bound (``None`` when undefined, e.g. one cluster)."""
     high: float | None
@@ -30,30 +32,41 @@ class PairedDelta(StrictModel):
 
     pairs: int
     """Items (the statistical unit, repeats aggregated) where both sides have a value."""
-    p_value: float = 1.0
-    """Two-sided p of the paired test (1 when every delta is 0)."""
+    p_value: float | None = 1.0
+    """Two-sided p of the paired test named in ``test`` (1 when every delta is 0; ``None``
+    when no test is valid, see ``no_claim``)."""
     p_holm: float | None = None
-    """Holm-adjusted p over every test in the comparison (success and every metric, overall
-    and per group)."""
+    """Holm-adjusted p over every test in the comparison (the headline and every metric,
+    overall and per group)."""
+    test: str | None = None
+    """The paired test behind ``p_value``: McNemar's exact test (independent 0/1 items), an
+    exact or Monte Carlo sign-flip permutation test (independent items), the cluster-robust
+    CR2 t test on Bell-McCaffrey df (clustered items), a grouped-jackknife t test (a
+    composite headline)."""
     intervals: list[IntervalOut] = Field(default_factory=list)
-    """Bootstrap (and cluster-robust) intervals of the (mean) delta."""
+    """Intervals of the (mean) delta: bootstrap percentile and BCa for independent items,
+    CR2 for clustered ones; none when no claim is possible."""
+    clusters: int | None = None
+    """Clusters among the pairs, when items cluster."""
+    no_claim: str | None = None
+    """Why no interval or test is given (too few clusters); a gate fails with it."""
     mde: float | None = None
     """Minimum detectable effect (two-sided alpha 0.05, power 0.8) at this many pairs."""
 
 
-class SuccessStats(PairedDelta):
-    """Paired success: rates, delta, exact McNemar (``p_value``) and intervals."""
+class HeadlineStats(PairedDelta):
+    """The declared headline compared pair by pair: both sides, the delta, its test."""
 
-    baseline_rate: float | None
-    """Baseline successes / pairs."""
-    candidate_rate: float | None
-    """Candidate successes / pairs."""
+    baseline: float | None
+    """The baseline's headline over the paired items (a composite: over its items)."""
+    candidate: float | None
+    """The candidate's headline over the paired items."""
     delta: float | None
-    """Candidate rate minus baseline rate."""
-    mcnemar_b: int = 0
-    """Pairs the baseline failed and the candidate passed."""
-    mcnemar_c: int = 0
-    """Pairs the baseline passed and the candidate failed."""
+    """Candidate minus baseline."""
+    mcnemar_b: int | None = None
+    """0/1 headline, independent items: pairs the baseline failed and the candidate passed."""
+    mcnemar_c: int | None = None
+    """0/1 headline, independent items: pairs the baseline passed and the candidate failed."""
 
 
 class MetricDelta(PairedDelta):
@@ -73,9 +86,6 @@ class MetricDelta(PairedDelta):
     """Mean over the candidate's values."""
     mean_delta: float | None
     """Mean of the paired deltas (candidate minus baseline)."""
-    test: str | None = None
-    """The paired test behind ``p_value`` (an exact or Monte Carlo sign-flip permutation
-    test of the mean delta over items)."""
 
 
 class GroupStats(StrictModel):
@@ -83,8 +93,8 @@ class GroupStats(StrictModel):
 
     key: str
     """``field:value``, e.g. ``eval_type:grounded_answer``."""
-    success: SuccessStats
-    """Paired success inside the group."""
+    headline: HeadlineStats
+    """The headline inside the group (items the headline counts)."""
     metrics: list[MetricDelta] = Field(default_factory=list)
     """Metric deltas inside the group."""
     baseline_tokens: int = 0
@@ -108,6 +118,10 @@ class SideInfo(StrictModel):
     """Tokens over paired items."""
     mean_latency_ms: float | None = None
     """Mean latency over paired items that recorded one."""
+    failed: int = 0
+    """Paired items that errored or timed out on this side (they score as failures)."""
+    unfinished: list[str] = Field(default_factory=list)
+    """Runs of this side that did not finish (their missing items are unpaired)."""
 
 
 class CostStats(StrictModel):
@@ -119,8 +133,8 @@ class CostStats(StrictModel):
     """Mean paired token delta per pair."""
     latency_delta_ms: float | None = None
     """Candidate mean latency minus baseline mean latency."""
-    cost_adjusted_success_delta_per_1k_tokens: float | None = None
-    """Success delta per 1,000 added tokens (the plain delta when no tokens were added)."""
+    cost_adjusted_delta_per_1k_tokens: float | None = None
+    """Headline delta per 1,000 added tokens (the plain delta when no tokens were added)."""
 
 
 class Comparison(StrictModel):
@@ -142,10 +156,16 @@ class Comparison(StrictModel):
     """True when runs that do not match were paired anyway with ``--force``."""
     mismatches: list[str] = Field(default_factory=list)
     """Why the runs would not pair without ``--force``."""
+    varies: list[str] = Field(default_factory=list)
+    """What the user declared the experiment varies beyond the system (``--vary judge``)."""
+    differs: list[str] = Field(default_factory=list)
+    """Everything that differs between the sides, one line each (``system: bm25 -> dense``)."""
     aggregation: str = ""
     """How repeats were aggregated per item before the tests."""
-    success_definition: str
-    """How item success was decided."""
+    headline_spec: HeadlineSpec
+    """The headline both sides are judged by (the baseline's, under ``--vary``)."""
+    candidate_headline_spec: HeadlineSpec | None = None
+    """The candidate's headline, when ``--vary`` lets it differ from the baseline's."""
     resamples: int
     """Bootstrap resamples."""
     seed: int
@@ -166,8 +186,8 @@ class Comparison(StrictModel):
     """What groups dependent pairs (``item`` across repeats, ``conversation``, ``fixture``)."""
     clusters: int | None = None
     """Number of clusters, when clustering applies."""
-    success: SuccessStats
-    """Paired success over every pair."""
+    headline: HeadlineStats
+    """The headline over every pair: what ``gate`` decides on."""
     metrics: list[MetricDelta] = Field(default_factory=list)
     """Per-metric paired deltas."""
     cost: CostStats
@@ -183,18 +203,16 @@ class Comparison(StrictModel):
     def to_pandas(self) -> Any:
         """One row per (group, metric): means, delta, p, Holm p and the preferred interval.
 
-        The success rate is the metric ``success``; the overall rows have group ``""``.
+        The headline is the metric ``headline``; the overall rows have group ``""``.
         Needs ``pip install 'mnemometer[analysis]'``.
         """
         from mnemometer.log._frame import pandas
 
-        def row(group: str, key: str, t: SuccessStats | MetricDelta) -> dict[str, Any]:
-            base = t.baseline_rate if isinstance(t, SuccessStats) else t.baseline_mean
-            cand = t.candidate_rate if isinstance(t, SuccessStats) else t.candidate_mean
-            delta = t.delta if isinstance(t, SuccessStats) else t.mean_delta
-            iv = next(
-                (i for m in ("cluster-bca", "bca") for i in t.intervals if i.method == m), None
-            )
+        def row(group: str, key: str, t: HeadlineStats | MetricDelta) -> dict[str, Any]:
+            base = t.baseline if isinstance(t, HeadlineStats) else t.baseline_mean
+            cand = t.candidate if isinstance(t, HeadlineStats) else t.candidate_mean
+            delta = t.delta if isinstance(t, HeadlineStats) else t.mean_delta
+            iv = preferred(t.intervals)
             return {
                 "group": group,
                 "metric": key,
@@ -209,9 +227,10 @@ class Comparison(StrictModel):
                 "ci_method": iv.method if iv else None,
             }
 
-        rows = [row("", "success", self.success)] + [row("", m.key, m) for m in self.metrics]
+        rows = [row("", "headline", self.headline)] + [row("", m.key, m) for m in self.metrics]
         for g in self.groups:
-            rows += [row(g.key, "success", g.success)] + [row(g.key, m.key, m) for m in g.metrics]
+            rows += [row(g.key, "headline", g.headline)]
+            rows += [row(g.key, m.key, m) for m in g.metrics]
         return pandas().DataFrame(rows)
 
     def group(self, key: str) -> GroupStats | None:
@@ -229,3 +248,12 @@ class Comparison(StrictModel):
             at_k = [m for m in self.metrics if m.name == key[:-5] and m.k is not None]
             found = max(at_k, key=lambda m: m.k or 0, default=None)
         return found
+
+
+PREFERRED = ("cluster-robust CR2 (Bell-McCaffrey df)", "grouped jackknife", "bca", "percentile")
+"""Which interval a report shows first, when a test has several."""
+
+
+def preferred(intervals: list[IntervalOut]) -> IntervalOut | None:
+    """The interval to show: the design's own (clustered, jackknife), else BCa."""
+    return next((i for m in PREFERRED for i in intervals if i.method == m), None)

@@ -10,10 +10,16 @@ from typing import Any
 
 from mnemometer.errors import MnemometerError
 from mnemometer.log._reader import RunLog
-from mnemometer.log._schema import HEADER_FILE, ItemResult, RunHeader
+from mnemometer.log._schema import HEADER_FILE, HeadlineSpec, ItemResult, RunHeader
+from mnemometer.scoring.headline import cluster_of, item_value, spec_of
 
-CLUSTER_FIELDS = ("conversation", "fixture")
-"""Item group fields whose items share state and so are clustered."""
+COMPONENTS = ("system", "dataset", "suite", "reader", "judge", "scoring")
+"""What a run's numbers depend on, as ``compare`` names it; only the system may differ
+between sides unless the user declares what else the experiment varies (``--vary``)."""
+VARIABLE = tuple(c for c in COMPONENTS if c != "system")
+"""What ``--vary`` may name."""
+_JUDGE_OPTIONS = ("judges", "judge_model")
+_READER_OPTIONS = ("reader_sha256", "reader_budget")
 
 
 class PairingError(MnemometerError):
@@ -53,14 +59,16 @@ class Pair:
     step: str
     cluster: str
     groups: dict[str, str]
-    base_ok: bool | None
-    cand_ok: bool | None
+    base_h: float | None
+    cand_h: float | None
     base_m: dict[str, float | None]
     cand_m: dict[str, float | None]
     base_tokens: int | None
     cand_tokens: int | None
     base_ms: float | None
     cand_ms: float | None
+    base_failed: bool = False
+    cand_failed: bool = False
 
 
 @dataclass
@@ -79,15 +87,82 @@ def _tokens(r: ItemResult) -> int | None:
     return int(r.tokens["total"]) if "total" in r.tokens else int(sum(r.tokens.values()))
 
 
-def _identity(h: RunHeader) -> dict[str, Any]:
+def components(h: RunHeader) -> dict[str, Any]:
+    """What a run's numbers depend on, by component (:data:`COMPONENTS`)."""
+    opts = dict(h.suite_options)
+    judge_opts = {k: opts.pop(k) for k in _JUDGE_OPTIONS if k in opts}
+    reader = {k: opts.pop(k) for k in _READER_OPTIONS if k in opts}
+    if h.llm is not None:
+        reader.update(model=h.llm.get("model"), base_url=h.llm.get("base_url"))
+    scoring = h.scoring
+    if scoring is not None:
+        judges: Any = [
+            {k: s.args.get(k) for k in ("judge", "model", "base_url", "prompt_sha256")}
+            for s in scoring.scorers
+            if s.name == "judge"
+        ]
+        rules: Any = {
+            "scorers": [
+                (s.name, s.version, s.sha256) for s in scoring.scorers if s.name != "judge"
+            ],
+            "summary": (scoring.summary.name, scoring.summary.version, scoring.summary.sha256),
+            "headline": _headline_rule(scoring.headline),
+        }
+    else:
+        judges = judge_opts.get("judges") or []
+        rules = {"headline": _headline_rule(spec_of(h))}
     return {
-        "suite": h.suite,
-        "suite_version": h.suite_version,
-        "dataset content hash": h.dataset.content_hash,
-        "suite options": h.suite_options,
-        "limit": h.limit,
-        "sample (size, seed)": (h.sample, h.seed) if h.sample is not None else None,
+        "system": {
+            "kind": h.system.kind,
+            "name": h.system.name,
+            "options": h.system.options,
+            "condition": h.system.condition,
+            "version": h.system.version,
+        },
+        "dataset": {"content hash": h.dataset.content_hash, "name": h.dataset.name},
+        "suite": {
+            "suite": h.suite,
+            "version": h.suite_version,
+            "options": opts,
+            "limit": h.limit,
+            "sample (size, seed)": (h.sample, h.seed) if h.sample is not None else None,
+        },
+        "reader": reader,
+        "judge": judges,
+        "scoring": rules,
     }
+
+
+def _headline_rule(spec: HeadlineSpec) -> dict[str, Any]:
+    # A judge's name is the judge component's business: the rule is which metric kind,
+    # which items, which clusters.
+    rule = spec.model_dump(exclude={"label", "scope"})
+    if rule["metric"].startswith("judge:"):
+        rule["metric"] = "judge"
+    return rule
+
+
+def differences(base: RunLog, cand: RunLog) -> dict[str, str]:
+    """Component -> one line saying how the two runs differ in it (components that differ)."""
+    a, b = components(base.header), components(cand.header)
+    out: dict[str, str] = {}
+    for comp in COMPONENTS:
+        if a[comp] != b[comp]:
+            out[comp] = f"{comp}: {_show(a[comp], b[comp])}"
+    return out
+
+
+def _show(a: Any, b: Any, prefix: str = "") -> str:
+    """Only what differs, nested keys spelled out: ``options.top_k 2 -> 1``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = [k for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)]
+        return "; ".join(_show(a.get(k), b.get(k), f"{prefix}{k}.") for k in keys)
+    return f"{prefix.rstrip('.')} {_short(a)} -> {_short(b)}".strip()
+
+
+def _short(v: Any) -> str:
+    text = v if isinstance(v, str) else repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def same_system_notes(base: Sequence[RunLog], cand: Sequence[RunLog]) -> list[str]:
@@ -125,24 +200,18 @@ def same_system_notes(base: Sequence[RunLog], cand: Sequence[RunLog]) -> list[st
     ]
 
 
-def mismatches(runs: Sequence[RunLog]) -> list[str]:
+def mismatches(runs: Sequence[RunLog], vary: Sequence[str] = ()) -> list[str]:
+    """Why runs may not be paired: a component other than the system (and ``vary``) differs.
+
+    Runs on one side must agree with each other in every component but the system; across
+    the sides the same holds, except for what ``vary`` names.
+    """
     first = runs[0]
-    ref = _identity(first.header)
     out: list[str] = []
     for r in runs[1:]:
-        ident = _identity(r.header)
-        for what, value in ident.items():
-            if value != ref[what]:
-                if what == "suite options":
-                    diff = sorted(
-                        k for k in set(value) | set(ref[what]) if value.get(k) != ref[what].get(k)
-                    )
-                    shown = ", ".join(f"{k}={ref[what].get(k)!r} vs {value.get(k)!r}" for k in diff)
-                    out.append(f"{first.path} and {r.path} differ in suite options: {shown}")
-                else:
-                    out.append(
-                        f"{first.path} and {r.path} differ in {what}: {ref[what]!r} vs {value!r}"
-                    )
+        for comp, line in differences(first, r).items():
+            if comp != "system" and comp not in vary:
+                out.append(f"{first.path} and {r.path} differ in {line}")
     return out
 
 
@@ -200,8 +269,16 @@ def match_runs(base: list[RunLog], cand: list[RunLog]) -> list[tuple[RunLog, Run
 
 
 def pair_items(
-    matched: list[tuple[RunLog, RunLog]], metrics: dict[str, MetricInfo], notes: list[str]
+    matched: list[tuple[RunLog, RunLog]],
+    metrics: dict[str, MetricInfo],
+    notes: list[str],
+    specs: tuple[HeadlineSpec, HeadlineSpec],
 ) -> tuple[list[Pair], int]:
+    """Item results present on both sides, with each side's headline value and metrics.
+
+    ``specs`` are the baseline's and the candidate's headlines (the same unless the user
+    declared that the experiment varies how runs are scored).
+    """
     pairs: list[Pair] = []
     unpaired = 0
     for b_run, c_run in matched:
@@ -218,38 +295,35 @@ def pair_items(
         for key in sorted(set(b_items) & set(c_items), key=lambda k: b_items[k].index):
             b, c = b_items[key], c_items[key]
             groups = {**b.groups, **c.groups}
-            cluster = next((f"{f}:{groups[f]}" for f in CLUSTER_FIELDS if f in groups), key[0])
-            base_m, base_ok = _metric_values(b, metrics)
-            cand_m, cand_ok = _metric_values(c, metrics)
             pairs.append(
                 Pair(
                     item_id=key[0],
                     step=key[1],
-                    cluster=cluster,
+                    cluster=cluster_of(b, specs[0]),
                     groups=groups,
-                    base_ok=base_ok,
-                    cand_ok=cand_ok,
-                    base_m=base_m,
-                    cand_m=cand_m,
+                    base_h=item_value(b, specs[0]),
+                    cand_h=item_value(c, specs[1]),
+                    base_m=_metric_values(b, metrics),
+                    cand_m=_metric_values(c, metrics),
                     base_tokens=_tokens(b),
                     cand_tokens=_tokens(c),
                     base_ms=b.latency_ms,
                     cand_ms=c.latency_ms,
+                    base_failed=b.status != "ok",
+                    cand_failed=c.status != "ok",
                 )
             )
     return pairs, unpaired
 
 
-def _metric_values(
-    r: ItemResult, metrics: dict[str, MetricInfo]
-) -> tuple[dict[str, float | None], bool | None]:
-    """The item's metric values by key, and its success as the suite recorded it."""
+def _metric_values(r: ItemResult, metrics: dict[str, MetricInfo]) -> dict[str, float | None]:
+    """The item's metric values by key (its ``success`` metric is not one: see headline)."""
     out: dict[str, float | None] = {}
     for m in r.metrics:
         if m.name == "success" and m.k is None:
-            continue  # the item's success is its own field
+            continue
         key = m.key
         if key not in metrics:
             metrics[key] = MetricInfo(m.name, m.k, m.higher_is_better)
         out[key] = m.value
-    return out, (False if r.status != "ok" else r.success)
+    return out

@@ -262,6 +262,9 @@ class RunHeader(StrictModel):
     headline is its items' ``success``)."""
     parent: ParentRun | None = None
     """For a re-scored run: the run whose records it scored."""
+    llm: dict[str, Any] | None = None
+    """The LLM endpoint the suite asks (base URL, model, timeout, retries; never the key),
+    when it asks one: the reader of a benchmark, the model of an LLM-answered suite."""
 
 
 class ItemResult(StrictModel):

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from mnemometer.comparison._gate import GateResult
-from mnemometer.comparison._model import Comparison, IntervalOut, MetricDelta, SuccessStats
+from mnemometer.comparison._model import (
+    Comparison,
+    HeadlineStats,
+    MetricDelta,
+    PairedDelta,
+    preferred,
+)
 from mnemometer.report._registry import register_kind, renderer
 
 register_kind(Comparison, "comparison")
@@ -43,39 +49,52 @@ def _p(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3g}"
 
 
-def _ci(ivs: list[IntervalOut], method: str, scale: float = 1.0, digits: int = 3) -> str:
-    iv = next((i for i in ivs if i.method == method), None)
+def _best_ci(t: PairedDelta, scale: float = 1.0, digits: int = 3) -> str:
+    """The design's interval (CR2 when items cluster, else BCa), or why there is none."""
+    if t.no_claim:
+        return "none: too few clusters"
+    iv = preferred(t.intervals)
     if iv is None or iv.low is None or iv.high is None:
         return "n/a"
-    return f"[{scale * iv.low:+.{digits}f}, {scale * iv.high:+.{digits}f}]"
+    return f"[{scale * iv.low:+.{digits}f}, {scale * iv.high:+.{digits}f}] {iv.method}"
 
 
-def _best_ci(ivs: list[IntervalOut], scale: float = 1.0, digits: int = 3) -> str:
-    """The interval that respects clustering when there is one, else BCa."""
-    for method in ("cluster-bca", "bca", "percentile"):
-        s = _ci(ivs, method, scale, digits)
-        if s != "n/a":
-            return f"{s} {method}"
-    return "n/a"
+def _test(t: PairedDelta) -> str:
+    """``p=0.012 (McNemar exact, Holm 0.03)`` or why no test was made."""
+    if t.no_claim:
+        return "no test"
+    return f"p={_p(t.p_value)} ({t.test or 'no test'}, Holm {_p(t.p_holm)})"
 
 
-def _success_line(s: SuccessStats) -> str:
-    if s.delta is None:
-        return "success: no scorable pairs"
-    return (
-        f"success: {_pct(s.baseline_rate)} -> {_pct(s.candidate_rate)} "
-        f"({100 * s.delta:+.1f} pp, 95% CI {_best_ci(s.intervals, 100, 1)}), "
-        f"McNemar b={s.mcnemar_b} c={s.mcnemar_c} p={_p(s.p_value)} (Holm {_p(s.p_holm)})"
-        + (f", MDE {100 * s.mde:.1f} pp" if s.mde is not None else "")
+def headline_line(c: Comparison) -> str:
+    """The headline compared, in one line: both sides, the delta, its interval and test."""
+    h, label = c.headline, c.headline_spec.label
+    if c.candidate_headline_spec is not None:
+        label += f" vs {c.candidate_headline_spec.label}"
+    if h.delta is None:
+        return f"{label}: no paired values"
+    line = (
+        f"{label}: {_pct(h.baseline)} -> {_pct(h.candidate)} ({100 * h.delta:+.1f} pp, "
+        f"95% CI {_best_ci(h, 100, 1)}), {_test(h)}"
     )
+    if h.mcnemar_b is not None:
+        line += f", b={h.mcnemar_b} c={h.mcnemar_c}"
+    if h.mde is not None:
+        line += f", MDE {100 * h.mde:.1f} pp"
+    return line
+
+
+def _group_line(key: str, h: HeadlineStats) -> str:
+    if h.delta is None:
+        return f"  {key}: n={h.pairs} (not in the headline)"
+    return f"  {key}: n={h.pairs} {_pct(h.baseline)} -> {_pct(h.candidate)} {_test(h)}"
 
 
 def _metric_line(m: MetricDelta) -> str:
     arrow = "" if m.higher_is_better else " (lower is better)"
     return (
         f"  {m.key}{arrow}: {_plain(m.baseline_mean)} -> {_plain(m.candidate_mean)} "
-        f"({_num(m.mean_delta)}, 95% CI {_best_ci(m.intervals)}, p={_p(m.p_value)}, "
-        f"Holm {_p(m.p_holm)}, n={m.pairs})"
+        f"({_num(m.mean_delta)}, 95% CI {_best_ci(m)}, {_test(m)}, n={m.pairs})"
     )
 
 
@@ -91,8 +110,11 @@ def comparison_text(c: Comparison) -> str:
         f"{c.suite} (v{c.suite_version}): {', '.join(k.conditions)} vs {', '.join(b.conditions)}"
         f" — {c.items} items ({c.pairs} paired observations) from {b.repeats}+{k.repeats} runs"
         + (f", {c.clusters} clusters by {c.cluster_by}" if c.cluster_by else ""),
-        _success_line(c.success),
+        "differs: " + ("; ".join(c.differs) if c.differs else "nothing (the same configuration)"),
+        headline_line(c),
     ]
+    if c.varies:
+        lines.insert(2, "varies (declared): " + ", ".join(c.varies))
     lines.append(
         f"tokens: {b.total_tokens} -> {k.total_tokens} ({c.cost.token_delta:+d}); "
         f"latency: {_plain(b.mean_latency_ms)} -> {_plain(k.mean_latency_ms)} ms "
@@ -104,11 +126,9 @@ def comparison_text(c: Comparison) -> str:
     if c.groups:
         lines.append("groups:")
         for g in c.groups:
-            s = g.success
             lines.append(
-                f"  {g.key}: n={s.pairs} {_pct(s.baseline_rate)} -> {_pct(s.candidate_rate)} "
-                f"p={_p(s.p_value)} (Holm {_p(s.p_holm)}), tokens {g.baseline_tokens} -> "
-                f"{g.candidate_tokens}"
+                _group_line(g.key, g.headline)
+                + f", tokens {g.baseline_tokens} -> {g.candidate_tokens}"
             )
     if c.forced:
         lines.append("FORCED: " + "; ".join(c.mismatches))
@@ -120,7 +140,7 @@ def comparison_text(c: Comparison) -> str:
 def comparison_markdown(c: Comparison) -> str:
     """For documents."""
     b, k = c.baseline, c.candidate
-    s = c.success
+    h = c.headline
     out = [
         f"# {c.suite}: {', '.join(k.conditions)} vs {', '.join(b.conditions)}",
         "",
@@ -129,33 +149,38 @@ def comparison_markdown(c: Comparison) -> str:
         f"runs; {c.resamples} bootstrap resamples (seed {c.seed})"
         + (f"; {c.clusters} clusters by {c.cluster_by}." if c.cluster_by else "."),
         "",
+        "Differs: "
+        + ("; ".join(c.differs) if c.differs else "nothing (the same configuration)")
+        + (f". Varies (declared): {', '.join(c.varies)}." if c.varies else "."),
+        "",
         "## Summary",
         "",
         "| | baseline | candidate | delta | 95% CI | p | Holm p |",
         "|---|---|---|---|---|---|---|",
-        f"| success rate | {_pct(s.baseline_rate)} | {_pct(s.candidate_rate)} | "
-        + (f"{100 * s.delta:+.1f} pp" if s.delta is not None else "n/a")
-        + f" | {_best_ci(s.intervals, 100, 1)} | {_p(s.p_value)} (McNemar) | {_p(s.p_holm)} |",
+        f"| {c.headline_spec.label} (headline) | {_pct(h.baseline)} | {_pct(h.candidate)} | "
+        + (f"{100 * h.delta:+.1f} pp" if h.delta is not None else "n/a")
+        + f" | {_best_ci(h, 100, 1)} | {_p(h.p_value)} ({h.test or 'no test'}) | "
+        + f"{_p(h.p_holm)} |",
         f"| total tokens | {b.total_tokens} | {k.total_tokens} | {c.cost.token_delta:+d} | | | |",
         f"| mean latency (ms) | {_plain(b.mean_latency_ms)} | {_plain(k.mean_latency_ms)} | "
         f"{_num(c.cost.latency_delta_ms, 2)} | | | |",
         "",
     ]
-    if s.mde is not None:
-        out += [f"Minimum detectable success effect at this size: {100 * s.mde:.1f} pp.", ""]
+    if h.no_claim:
+        out += [f"**No claim**: {h.no_claim}.", ""]
+    if h.mde is not None:
+        out += [f"Minimum detectable headline effect at this size: {100 * h.mde:.1f} pp.", ""]
     if c.metrics:
         out += [
             "## Metrics",
             "",
-            "| metric | baseline | candidate | delta | 95% CI (BCa) | 95% CI (percentile) "
-            "| p | Holm p | n |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "| metric | baseline | candidate | delta | 95% CI | p | Holm p | n |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for m in c.metrics:
             out.append(
                 f"| {m.key} | {_plain(m.baseline_mean)} | {_plain(m.candidate_mean)} | "
-                f"{_num(m.mean_delta)} | {_ci(m.intervals, 'bca')} | "
-                f"{_ci(m.intervals, 'percentile')} | {_p(m.p_value)} | {_p(m.p_holm)} | "
+                f"{_num(m.mean_delta)} | {_best_ci(m)} | {_p(m.p_value)} | {_p(m.p_holm)} | "
                 f"{m.pairs} |"
             )
         out.append("")
@@ -163,16 +188,16 @@ def comparison_markdown(c: Comparison) -> str:
         out += [
             "## Groups",
             "",
-            "| group | n | baseline | candidate | delta | p | Holm p |",
+            f"| group | n | baseline {c.headline_spec.label} | candidate | delta | p | Holm p |",
             "|---|---|---|---|---|---|---|",
         ]
         for g in c.groups:
-            gs = g.success
-            delta = f"{100 * gs.delta:+.1f} pp" if gs.delta is not None else "n/a"
+            gh = g.headline
+            delta = f"{100 * gh.delta:+.1f} pp" if gh.delta is not None else "n/a"
             out.append(
-                f"| {g.key} | {gs.pairs} | {_pct(gs.baseline_rate)} | "
-                f"{_pct(gs.candidate_rate)} | {delta} | {_p(gs.p_value)} | "
-                f"{_p(gs.p_holm)} |"
+                f"| {g.key} | {gh.pairs} | {_pct(gh.baseline)} | "
+                f"{_pct(gh.candidate)} | {delta} | {_p(gh.p_value)} | "
+                f"{_p(gh.p_holm)} |"
             )
         out.append("")
     if c.forced or c.notes:
@@ -181,5 +206,5 @@ def comparison_markdown(c: Comparison) -> str:
             out += [f"- **forced**: {m}" for m in c.mismatches]
         out += [f"- {n}" for n in c.notes]
         out.append("")
-    out.append(f"Success: {c.success_definition}.")
+    out.append(f"Headline: {c.headline_spec.label} over {c.headline_spec.scope}.")
     return "\n".join(out)

@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer.comparison._gate import GatePolicy, GateResult, gate
-from mnemometer.comparison._model import Comparison, IntervalOut, MetricDelta, SuccessStats
+from mnemometer.comparison._model import (
+    PREFERRED,
+    Comparison,
+    HeadlineStats,
+    IntervalOut,
+    MetricDelta,
+    PairedDelta,
+)
 from mnemometer.log._schema import ItemResult
 from mnemometer.report import _charts as charts
 from mnemometer.report._html import (
@@ -24,15 +31,15 @@ from mnemometer.report._html import (
     when,
 )
 from mnemometer.report._registry import renderer
+from mnemometer.scoring.headline import item_value
 
 MAX_DISCORDANT = 300
 """Discordant pairs listed per direction (the rest are counted)."""
-_BEST = ("cluster-bca", "bca", "cluster-percentile", "percentile", "cluster-robust")
 
 
 def best_interval(ivs: list[IntervalOut]) -> IntervalOut | None:
-    """The interval that respects clustering when there is one, else BCa, else percentile."""
-    for method in _BEST:
+    """The design's interval (CR2 when items cluster, the jackknife's), else BCa."""
+    for method in PREFERRED:
         iv = next((i for i in ivs if i.method == method), None)
         if iv is not None and iv.low is not None and iv.high is not None:
             return iv
@@ -64,10 +71,12 @@ class Discordant:
     """The baseline's result."""
     cand: ItemResult
     """The candidate's result."""
+    fixed: bool
+    """The candidate scores higher on the headline than the baseline (else lower)."""
 
 
 def discordant_pairs(c: Comparison) -> tuple[list[Discordant], str]:
-    """The pairs whose success differs, from the compared runs; and why none, if so."""
+    """The pairs whose headline value differs, from the compared runs; and why none, if so."""
     from mnemometer.comparison._pairs import match_runs
     from mnemometer.log._reader import read_log
 
@@ -88,10 +97,10 @@ def discordant_pairs(c: Comparison) -> tuple[list[Discordant], str]:
             k = c_items.get((b.item_id, b.step or ""))
             if k is None:
                 continue
-            b_ok = False if b.status != "ok" else b.success
-            k_ok = False if k.status != "ok" else k.success
-            if b_ok is not None and k_ok is not None and b_ok != k_ok:
-                out.append(Discordant(b_run.header.repeat, b, k))
+            b_v = item_value(b, c.headline_spec)
+            k_v = item_value(k, c.candidate_headline_spec or c.headline_spec)
+            if b_v is not None and k_v is not None and b_v != k_v:
+                out.append(Discordant(b_run.header.repeat, b, k, k_v > b_v))
     return out, ""
 
 
@@ -104,12 +113,12 @@ def comparison_html(
     Args:
         c: the comparison.
         gate_result: a verdict to show; by default the default policy's (a regression in
-            success fails).
+            the headline fails).
         policy: where the policy came from, for the page.
     """
     charts.require()
     if gate_result is None:
-        gate_result, policy = gate(c, GatePolicy()), "the default policy (no success regression)"
+        gate_result, policy = gate(c, GatePolicy()), "the default policy (no headline regression)"
     b, k = c.baseline, c.candidate
     title = f"{c.suite}: {', '.join(k.conditions)} vs {', '.join(b.conditions)}"
     pairs, why = discordant_pairs(c)
@@ -122,6 +131,9 @@ def comparison_html(
         f"{c.resamples} bootstrap resamples (seed {c.seed})"
         + (f" · {c.clusters} clusters by {esc(c.cluster_by)}" if c.cluster_by else "")
         + f" · {esc(when(c.created_at))}</p>",
+        f'<p class="sub">differs: {esc("; ".join(c.differs) or "nothing")}'
+        + (f" · varies (declared): {esc(', '.join(c.varies))}" if c.varies else "")
+        + "</p>",
         '<nav class="toc"><a href="#forest">Forest plots</a><a href="#tests">Tests</a>'
         '<a href="#gate">Gate</a><a href="#discordant">Discordant items</a>'
         '<a href="#header">Full comparison</a></nav>',
@@ -141,13 +153,18 @@ def comparison_html(
 
 
 def _glance(c: Comparison, g: GateResult) -> str:
-    s = c.success
-    iv = best_interval(s.intervals)
-    delta = "n/a" if s.delta is None else f"{100 * s.delta:+.1f} pp"
+    h = c.headline
+    label = c.headline_spec.label
+    iv = best_interval(h.intervals)
+    delta = "n/a" if h.delta is None else f"{100 * h.delta:+.1f} pp"
     ci = (
         "" if iv is None else f"95% CI {100 * iv.low:+.1f} to {100 * iv.high:+.1f} pp ({iv.method})"
     )
+    if h.no_claim:
+        ci = f"no claim: {h.no_claim}"
     verdict = "pass" if g.passed else "fail"
+    test = f"p = {_p(h.p_value)}" if h.p_value is not None else "no test"
+    changed = f"; {h.mcnemar_b} fixed, {h.mcnemar_c} broken" if h.mcnemar_b is not None else ""
     cards = [
         card(
             "gate",
@@ -157,19 +174,15 @@ def _glance(c: Comparison, g: GateResult) -> str:
             raw=True,
         ),
         card(
-            "success",
-            f"{_pct(s.baseline_rate)} → {_pct(s.candidate_rate)}",
+            f"{label} (headline)",
+            f"{_pct(h.baseline)} → {_pct(h.candidate)}",
             f"{delta}; {ci}",
             big=True,
         ),
-        card(
-            "McNemar (exact)",
-            f"p = {_p(s.p_value)}",
-            f"Holm p = {_p(s.p_holm)}; {s.mcnemar_b} fixed, {s.mcnemar_c} broken",
-        ),
+        card(h.test or "test", test, f"Holm p = {_p(h.p_holm)}{changed}"),
         card(
             "minimum detectable effect",
-            "n/a" if s.mde is None else f"{100 * s.mde:.1f} pp",
+            "n/a" if h.mde is None else f"{100 * h.mde:.1f} pp",
             "two-sided α 0.05, power 0.8, at this many pairs",
         ),
         card(
@@ -183,19 +196,19 @@ def _glance(c: Comparison, g: GateResult) -> str:
             "" if c.cost.latency_delta_ms is None else f"{c.cost.latency_delta_ms:+.2f} ms",
         ),
     ]
-    if s.mde is not None and s.delta is not None and abs(s.delta) < s.mde:
+    if h.mde is not None and h.delta is not None and abs(h.delta) < h.mde:
         cards.append(
             card(
                 "caution",
                 "below the MDE",
-                "the success delta is smaller than this comparison can detect",
+                f"the {label} delta is smaller than this comparison can detect",
             )
         )
     return f'<div class="cards">{"".join(cards)}</div>'
 
 
-def _success_row(label: str, s: SuccessStats) -> dict[str, Any] | None:
-    return _row(label, s.pairs, s.delta, s.intervals, True, scale=100)  # in points
+def _headline_row(label: str, h: HeadlineStats) -> dict[str, Any] | None:
+    return _row(label, h.pairs, h.delta, h.intervals, True, scale=100)  # in points
 
 
 def _metric_row(label: str, m: MetricDelta) -> dict[str, Any] | None:
@@ -225,11 +238,12 @@ def _row(
 
 def _forests(c: Comparison) -> str:
     out = []
-    rows = [_success_row("overall", c.success)]
-    rows += [_success_row(g.key, g.success) for g in c.groups]
+    rows = [_headline_row("overall", c.headline)]
+    rows += [_headline_row(g.key, g.headline) for g in c.groups]
     rows = [r for r in rows if r is not None]
+    label = c.headline_spec.label
     if rows:
-        out.append(charts.forest(rows, title="success rate by group", x_title="delta (pp)"))
+        out.append(charts.forest(rows, title=f"{label} by group", x_title="delta (pp)"))
     ordered = sorted(c.metrics, key=lambda m: (m.name, m.k or 0))
     overall = [r for m in ordered if (r := _metric_row(m.key, m)) is not None]
     if overall:
@@ -262,8 +276,10 @@ def _forests(c: Comparison) -> str:
     return "".join(out) or "<p>No paired deltas with an interval.</p>"
 
 
-def _ci_text(ivs: list[IntervalOut], scale: float = 1.0, digits: int = 3) -> tuple[str, float]:
-    iv = best_interval(ivs)
+def _ci_text(t: PairedDelta, scale: float = 1.0, digits: int = 3) -> tuple[str, float]:
+    if t.no_claim:
+        return "none: too few clusters", float("nan")
+    iv = best_interval(t.intervals)
     if iv is None:
         return "", float("nan")
     return f"[{scale * iv.low:+.{digits}f}, {scale * iv.high:+.{digits}f}] {iv.method}", iv.low
@@ -272,20 +288,20 @@ def _ci_text(ivs: list[IntervalOut], scale: float = 1.0, digits: int = 3) -> tup
 def _tests(c: Comparison) -> str:
     rows: list[list[Any]] = []
 
-    def success(scope: str, s: SuccessStats) -> None:
-        d = None if s.delta is None else 100 * s.delta
+    def headline(scope: str, h: HeadlineStats) -> None:
+        d = None if h.delta is None else 100 * h.delta
         rows.append(
             [
                 scope,
-                "success (pp)",
-                _pct(s.baseline_rate),
-                _pct(s.candidate_rate),
+                f"{c.headline_spec.label} (pp)",
+                _pct(h.baseline),
+                _pct(h.candidate),
                 (f"{d:+.1f}" if d is not None else "n/a", d),
-                _ci_text(s.intervals, 100, 1),
-                (f"{_p(s.p_value)} McNemar", s.p_value),
-                (_p(s.p_holm), s.p_holm),
-                (num(None if s.mde is None else 100 * s.mde, 1), s.mde),
-                (str(s.pairs), s.pairs),
+                _ci_text(h, 100, 1),
+                (f"{_p(h.p_value)} {h.test or ''}", h.p_value),
+                (_p(h.p_holm), h.p_holm),
+                (num(None if h.mde is None else 100 * h.mde, 1), h.mde),
+                (str(h.pairs), h.pairs),
             ]
         )
 
@@ -301,7 +317,7 @@ def _tests(c: Comparison) -> str:
                     num(m.mean_delta) if m.mean_delta is None else f"{m.mean_delta:+.3f}",
                     m.mean_delta,
                 ),
-                _ci_text(m.intervals),
+                _ci_text(m),
                 (f"{_p(m.p_value)} {m.test or ''}", m.p_value) if m.pairs else ("n/a", None),
                 (_p(m.p_holm), m.p_holm),
                 (num(m.mde), m.mde),
@@ -309,13 +325,13 @@ def _tests(c: Comparison) -> str:
             ]
         )
 
-    success("overall", c.success)
+    headline("overall", c.headline)
     for m in c.metrics:
         metric("overall", m)
     overall = rows
     rows = []
     for g in c.groups:
-        success(g.key, g.success)
+        headline(g.key, g.headline)
         for m in g.metrics:
             metric(g.key, m)
     cols = [
@@ -341,9 +357,10 @@ def _tests(c: Comparison) -> str:
             + "</details>"
         )
     return out + (
-        '<p class="sub">p: exact McNemar for success, the paired sign-flip permutation test for '
-        "metrics (each test over items, repeats aggregated); Holm adjusts "
-        f"over all {len(overall) + len(rows)} tests. Success: {esc(c.success_definition)}.</p>"
+        '<p class="sub">p: each test over items, repeats aggregated: the cluster-robust CR2 t '
+        "test where items cluster, else McNemar's exact test for a 0/1 headline and the paired "
+        f"sign-flip permutation test for the rest; Holm adjusts over all {len(overall) + len(rows)} "
+        f"tests. Headline: {esc(c.headline_spec.label)} over {esc(c.headline_spec.scope)}.</p>"
     )
 
 
@@ -406,23 +423,34 @@ def _answer(r: ItemResult) -> str:
 
 
 def _discordant(c: Comparison, pairs: list[Discordant], why: str) -> str:
-    s = c.success
+    h = c.headline
     if why:
         return notes([why])
     if not pairs:
-        return "<p>No pair changed outcome.</p>"
+        return "<p>No pair changed its headline value.</p>"
     out = [
         '<div class="controls"><input type="search" data-filter="mm-discordant" '
         'placeholder="Filter discordant items…" aria-label="filter discordant items"></div>'
     ]
+    binary = c.headline_spec.binary
     for title, fixed in (
-        ("Fixed by the candidate (baseline failed, candidate passed)", True),
-        ("Broken by the candidate (baseline passed, candidate failed)", False),
+        (
+            "Fixed by the candidate (baseline failed, candidate passed)"
+            if binary
+            else "Better with the candidate (a higher headline value)",
+            True,
+        ),
+        (
+            "Broken by the candidate (baseline passed, candidate failed)"
+            if binary
+            else "Worse with the candidate (a lower headline value)",
+            False,
+        ),
     ):
-        chosen = [p for p in pairs if (p.cand.status == "ok" and bool(p.cand.success)) == fixed]
-        count = s.mcnemar_b if fixed else s.mcnemar_c
+        chosen = [p for p in pairs if p.fixed == fixed]
+        count = h.mcnemar_b if fixed else h.mcnemar_c
         out.append(f"<h3>{esc(title)}: {len(chosen)}</h3>")
-        if len(chosen) != count:
+        if count is not None and len(chosen) != count:
             out.append(
                 f'<p class="sub">McNemar counts {count} over items, repeats aggregated; this '
                 "list has every discordant pair of runs.</p>"

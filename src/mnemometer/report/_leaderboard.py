@@ -1,9 +1,11 @@
 """A leaderboard across runs: systems × suites/datasets, with 95% intervals.
 
-Built from run directories alone. Runs over different data never share a column: a column
-is one suite (and version and options) on one dataset content hash. Repeats of one system
-in one column share one cell: each item is averaged over its repeats, so the interval's
-unit is the item.
+Built from run directories alone. A column is everything a number depends on but the
+system: one suite (version, options) on one dataset content hash, one reader, the same
+judges and the same scoring; runs that differ in any of it never share a column (nor a
+cell). By default a cell is the run's declared headline: each item's headline value
+averaged over its repeats, its interval by the one interval policy (cluster-robust where
+items cluster), so a cell equals the run's own summary.
 """
 
 from __future__ import annotations
@@ -19,16 +21,19 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from mnemometer.comparison._pairs import components
 from mnemometer.config import StrictModel
 from mnemometer.errors import MnemometerError
 from mnemometer.log._reader import RunLog, read_log
 from mnemometer.log._schema import HEADER_FILE, RunHeader
 from mnemometer.report import _figures as fig
 from mnemometer.report._registry import register_kind, renderer
+from mnemometer.scoring.headline import spec_of, values
+from mnemometer.scoring.intervals import interval
 
 LEADERBOARD_SCHEMA_VERSION = 1
-AUTO_METRICS = ("overall", "accuracy")
-"""With ``metric="auto"`` a column shows the first of these its runs report, else success."""
+HEADLINE = "headline"
+"""The metric name that asks for each run's declared headline (what ``auto`` means)."""
 
 
 class BoardRun(StrictModel):
@@ -79,9 +84,13 @@ class BoardColumn(StrictModel):
     dataset_hash: str
     """Dataset content hash."""
     metric: str
-    """The metric its cells show (``success``, ``accuracy``, ``hit@10``, ...)."""
+    """The metric its cells show: the runs' headline label (``hit@20``, ``accuracy
+    (lenient judge)``), or the metric asked for."""
     label: str
     """Heading for people."""
+    setup: dict[str, Any] = Field(default_factory=dict)
+    """Reader, judges and scoring of its runs (columns that differ only here are told
+    apart by them)."""
 
 
 class BoardRow(StrictModel):
@@ -145,11 +154,16 @@ def _systems(logs: list[RunLog]) -> list[str]:
 
 
 def _column_key(h: RunHeader) -> str:
-    opts = json.dumps(h.suite_options, sort_keys=True, default=str)
-    return f"{h.suite}/v{h.suite_version}/{h.dataset.content_hash[:16]}/{opts}"
+    # Everything but the system: runs judged, read or scored differently never share a cell.
+    parts = {k: v for k, v in components(h).items() if k != "system"}
+    return f"{h.suite}/v{h.suite_version}/{h.dataset.content_hash[:16]}/" + json.dumps(
+        parts, sort_keys=True, default=str
+    )
 
 
 def _cell(runs: list[RunLog], metric: str) -> BoardCell:
+    if metric == HEADLINE:
+        return _headline_cell(runs)
     name, _, k = metric.partition("@")
     key = (name, int(k) if k.isdigit() else None)
     # Repeats are not independent items: average each item over its repeats first, so the
@@ -164,30 +178,66 @@ def _cell(runs: list[RunLog], metric: str) -> BoardCell:
         e = fig.estimate(metric, [sum(v) / len(v) for v in per_item.values()])
         method = e.method + (f", items averaged over {len(runs)} runs" if len(runs) > 1 else "")
         return BoardCell(value=e.value, low=e.low, high=e.high, n=e.n, method=method)
+    return _summary_cell(
+        runs,
+        lambda s: next(
+            (m for m in s.overall if fig.label(m.name, m.k) == metric and m.unit is None), None
+        ),
+    )
+
+
+def _headline_cell(runs: list[RunLog]) -> BoardCell:
+    """The runs' declared headline: items averaged over repeats, the one interval policy."""
+    spec = spec_of(runs[0].header)
+    if spec.composite:
+        return _summary_cell(runs, lambda s: s.headline)
+    per_item: dict[tuple[str, str], list[float]] = defaultdict(list)
+    cluster: dict[tuple[str, str], str] = {}
+    for r in runs:
+        vals, clusters, keys = values(r.items, spec_of(r.header))
+        for v, c, k in zip(vals, clusters, keys, strict=True):
+            per_item[k].append(v)
+            cluster[k] = c
+    if not per_item:
+        return BoardCell(value=None)
+    means = [sum(v) / len(v) for v in per_item.values()]
+    labels = [cluster[k] for k in per_item]
+    iv = interval(means, labels, binary=spec.binary and len(runs) == 1)
+    method = iv.method if iv is not None else ""
+    if len(runs) > 1:
+        method += f", items averaged over {len(runs)} runs"
+    return BoardCell(
+        value=sum(means) / len(means),
+        low=iv.low if iv is not None else None,
+        high=iv.high if iv is not None else None,
+        n=len(means),
+        method=method,
+    )
+
+
+def _summary_cell(runs: list[RunLog], pick: Callable[[Any], Any]) -> BoardCell:
+    """A run-level number read from each run's summary; over repeats, a t interval."""
     from mnemometer.scoring.aggregate import run_summary
 
     found = []
     for r in runs:
-        s = run_summary(r.path)
-        m = next(
-            (m for m in s.overall if fig.label(m.name, m.k) == metric and m.unit is None), None
-        )
+        m = pick(run_summary(r.path))
         if m is not None and m.value is not None:
-            found.append(fig.from_metric(m, metric))
+            found.append(m)
     if len(found) == 1:
-        e = found[0]
-        return BoardCell(value=e.value, low=e.low, high=e.high, n=e.n, method=e.method)
-    if found:  # a run-level metric over repeats: mean and t interval across runs
-        e = fig.estimate(metric, [x.value for x in found if x.value is not None])
+        m = found[0]
+        iv = m.interval
+        return BoardCell(
+            value=m.value,
+            low=iv.low if iv else None,
+            high=iv.high if iv else None,
+            n=m.n or 0,
+            method=iv.method if iv else "",
+        )
+    if found:  # a run-level number over repeats: mean and t interval across runs
+        e = fig.estimate("", [m.value for m in found])
         return BoardCell(value=e.value, low=e.low, high=e.high, n=e.n, method="t over runs")
     return BoardCell(value=None)
-
-
-def _auto_metric(runs: list[RunLog]) -> str:
-    from mnemometer.scoring.aggregate import run_summary
-
-    names = {m.name for r in runs for m in run_summary(r.path).overall if m.unit is None}
-    return next((n for n in AUTO_METRICS if n in names), "success")
 
 
 def find_runs(paths: Sequence[str | Path]) -> list[Path]:
@@ -221,8 +271,8 @@ def leaderboard(
 
     Args:
         paths: run directories, or directories with run directories anywhere below.
-        metric: ``success``, a metric such as ``accuracy`` or ``hit@10``, or ``auto``
-            (per column: memtest's ``overall``, else ``accuracy``, else success).
+        metric: ``auto`` (each run's declared headline: what its summary leads with), or a
+            metric such as ``recall@10`` or ``success``.
         report_link: gives the link to a run's HTML report (or ``None``).
         progress: called with ``(runs read, runs)``.
 
@@ -250,7 +300,7 @@ def leaderboard(
     for key, systems in ((k, by_col[k]) for k in order):
         runs = [r for rs in systems.values() for r in rs]
         h = runs[0].header
-        m = _auto_metric(runs) if metric == "auto" else metric
+        m = HEADLINE if metric in ("auto", HEADLINE) else metric
         columns.append(
             BoardColumn(
                 key=key,
@@ -260,7 +310,8 @@ def leaderboard(
                 dataset=h.dataset.name,
                 dataset_version=h.dataset.version,
                 dataset_hash=h.dataset.content_hash,
-                metric=m,
+                metric=spec_of(h).label if m == HEADLINE else m,
+                setup={k: v for k, v in components(h).items() if k in _SETUP},
                 label=f"{h.suite} · {h.dataset.name} v{h.dataset.version}",
             )
         )
@@ -299,16 +350,40 @@ def _dataset_of(systems: dict[str, list[RunLog]]) -> tuple[str, str]:
     return h.dataset.name, h.dataset.content_hash
 
 
+_SETUP = ("reader", "judge", "scoring")
+
+
 def _disambiguate(columns: list[BoardColumn]) -> None:
-    """Columns sharing a label get the dataset hash, then the options that differ."""
+    """Columns sharing a label get the dataset hash, then what differs between them.
+
+    First the suite options, then the setup (reader, judges, scoring).
+    """
     for same in _shared_labels(columns):
         for c in same:
             c.label += f" ({c.dataset_hash[:8]})"
         for group in _shared_labels(same):
-            keys = sorted({k for c in group for k in c.options})
-            for c in group:
-                diff = [k for k in keys if len({json.dumps(g.options.get(k)) for g in group}) > 1]
-                c.label += " " + ", ".join(f"{k}={c.options.get(k)}" for k in diff)
+            for field in ("options", "setup"):
+                keys = sorted({k for c in group for k in getattr(c, field)})
+                for c in group:
+                    diff = [
+                        k
+                        for k in keys
+                        if len({json.dumps(getattr(g, field).get(k), default=str) for g in group})
+                        > 1
+                    ]
+                    if diff:
+                        c.label += " " + ", ".join(
+                            f"{k}={_brief(getattr(c, field).get(k))}" for k in diff
+                        )
+
+
+def _brief(v: Any) -> str:
+    if isinstance(v, list) and v and isinstance(v[0], dict) and "judge" in v[0]:
+        return "+".join(f"{j.get('judge')}@{j.get('model')}" for j in v)
+    if isinstance(v, dict) and "model" in v:
+        return str(v.get("model"))
+    text = json.dumps(v, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _shared_labels(columns: list[BoardColumn]) -> list[list[BoardColumn]]:
@@ -356,7 +431,12 @@ def leaderboard_markdown(b: Leaderboard) -> str:
             link = cell.runs[0].report if cell and cell.runs else None
             cells.append(f"[{text}]({link})" if text and link else text)
         out.append("| " + " | ".join([r.system, *cells]) + " |")
-    out += ["", "95% intervals: Wilson for rates, Student t for other means."]
+    out += [
+        "",
+        "Each cell is the run's declared headline (the metric beside the column name); 95% "
+        "intervals by the one policy: cluster-robust where items cluster, Wilson for rates, "
+        "Student t for other means.",
+    ]
     out += [f"- {n}" for n in b.notes]
     return "\n".join(out) + "\n"
 

@@ -77,6 +77,9 @@ def run_text(v: RunView) -> str:
     banner = failure_banner(v)
     if banner:
         return "\n".join(out + banner + [f"note: {n}" for n in s.notes])
+    lead = headline_text(s)
+    if lead:
+        out.append(f"headline: {lead}")
     cols, rows = _rank_table(s.overall)
     if rows:
         out.append(_grid(cols, rows))
@@ -104,6 +107,9 @@ def run_markdown(v: RunView) -> str:
             "\n".join([*out, f"**{banner[0]}**", "", *(f"- {b.strip()}" for b in banner[1:])])
             + "\n"
         )
+    lead = headline_text(s)
+    if lead:
+        out += [f"**Headline:** {lead}.", ""]
     cols, rows = _rank_table(s.overall)
     if rows:
         out += _md_table(cols, rows)
@@ -139,6 +145,23 @@ def run_markdown(v: RunView) -> str:
         out += [f"### {t.title}", ""] + _md_table(t.columns, t.rows)
     out += [f"- {n}" for n in s.notes]
     return "\n".join(out).rstrip() + "\n"
+
+
+def headline_text(s: Summary) -> str:
+    """``hit@20 0.846 [0.578, 0.957] wilson, n=13 (queries with ground truth)``, or empty."""
+    h = s.headline
+    if h is None:
+        return ""
+    if h.value is None:
+        return f"{h.label}: no value ({h.scope})"
+    iv = h.interval
+    ci = (
+        f" [{iv.low:.3f}, {iv.high:.3f}] {iv.method}"
+        if iv is not None and iv.low is not None and iv.high is not None
+        else ""
+    )
+    clusters = f" in {h.clusters} clusters" if h.clusters else ""
+    return f"{h.label} {h.value:.3f}{ci}, n={h.n}{clusters} ({h.scope})"
 
 
 def _md_table(cols: list[str], rows: list[list[str]]) -> list[str]:

@@ -91,8 +91,10 @@ def new_header(
     """
     info = dataset.info
     options = suite.options()
+    asks = settings.llm is not None and getattr(suite, "asks_llm", False)
     return RunHeader(
         scoring=scoring_of(suite, settings.llm),
+        llm=settings.llm.redacted() if asks else None,
         run_id=uuid.uuid4().hex[:12],
         run_group=run_group or uuid.uuid4().hex[:12],
         repeat=repeat,

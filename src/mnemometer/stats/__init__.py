@@ -13,7 +13,8 @@ clipped to the feasible range of what it estimates (see :func:`delta_bounds`).
 
 The package splits along what each part needs: closed-form intervals
 (:mod:`._intervals`), resampling intervals (:mod:`._bootstrap`), significance tests
-(:mod:`._significance`) and repeats aggregated per item (:mod:`._items`). Import
+(:mod:`._significance`), inference over clustered items (:mod:`._clustered`) and repeats
+aggregated per item (:mod:`._items`). Import
 everything from ``mnemometer.stats``.
 """
 
@@ -21,6 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mnemometer.stats._bootstrap import BootstrapResult, bootstrap_columns, paired_bootstrap
+    from mnemometer.stats._clustered import (
+        MIN_CLUSTERS,
+        ClusteredTest,
+        cluster_robust_test,
+        too_few_clusters,
+    )
     from mnemometer.stats._common import DEFAULT_RESAMPLES, DEFAULT_SEED
     from mnemometer.stats._intervals import (
         Bounds,
@@ -50,6 +57,10 @@ if TYPE_CHECKING:
 # and a report start fast.
 _WHERE = {
     "BootstrapResult": "mnemometer.stats._bootstrap",
+    "ClusteredTest": "mnemometer.stats._clustered",
+    "MIN_CLUSTERS": "mnemometer.stats._clustered",
+    "cluster_robust_test": "mnemometer.stats._clustered",
+    "too_few_clusters": "mnemometer.stats._clustered",
     "Bounds": "mnemometer.stats._intervals",
     "DEFAULT_RESAMPLES": "mnemometer.stats._common",
     "DEFAULT_SEED": "mnemometer.stats._common",
@@ -93,7 +104,9 @@ __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "EXACT_MAX_PAIRS",
+    "MIN_CLUSTERS",
     "BootstrapResult",
+    "ClusteredTest",
     "Bounds",
     "Interval",
     "McNemar",
@@ -103,6 +116,7 @@ __all__ = [
     "bootstrap_columns",
     "clip",
     "cluster_robust_interval",
+    "cluster_robust_test",
     "delta_bounds",
     "holm",
     "mcnemar_exact",
@@ -116,5 +130,6 @@ __all__ = [
     "paired_t_p",
     "per_item",
     "permutation_columns",
+    "too_few_clusters",
     "wilson",
 ]

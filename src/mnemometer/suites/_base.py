@@ -205,6 +205,9 @@ class BaseSuite:
 
     systems: ClassVar[frozenset[str]] = frozenset({"store"})
     flags: ClassVar[tuple[Flag, ...]] = ()
+    asks_llm: bool = False
+    """The suite itself asks the run's LLM endpoint (a reader, a judge); the run header
+    records the endpoint so a comparison knows when two runs asked different ones."""
     success_definition: ClassVar[str] = "an item succeeds when its 'success' metric is 1"
 
     def inputs(self) -> dict[str, Any]:

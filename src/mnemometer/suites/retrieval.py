@@ -296,7 +296,7 @@ def headline(top_k: int) -> HeadlineSpec:
         metric="hit",
         k=top_k,
         label=f"hit@{top_k}",
-        scope="queries with ground truth (negative queries are scored apart)",
+        scope="queries with ground truth; negative queries are scored apart",
         needs_expected=True,
         binary=True,
         cluster="conversation",

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mnemometer.comparison._model import preferred
 from mnemometer.report import leaderboard, render
 
 
@@ -27,16 +28,20 @@ def write_leaderboard(
             "",
             "## Paired comparisons",
             "",
-            "| dataset | baseline | candidate | pairs | Δ success | 95% interval | p (McNemar) |",
-            "|---|---|---|---:|---:|---|---:|",
+            "| dataset | baseline | candidate | pairs | headline | Δ | 95% interval | p (test) |",
+            "|---|---|---|---:|---|---:|---|---|",
         ]
         for _file, (ds, base, cand, c) in comparisons:
-            s = c.success
-            iv = s.intervals[0] if s.intervals else None
+            h = c.headline
+            iv = preferred(h.intervals)
             span = f"[{iv.low:+.3f}, {iv.high:+.3f}]" if iv and iv.low is not None else "n/a"
-            delta = f"{s.delta:+.3f}" if s.delta is not None else "n/a"
+            if h.no_claim:
+                span = "none: too few clusters"
+            delta = f"{h.delta:+.3f}" if h.delta is not None else "n/a"
+            p = "n/a" if h.p_value is None else f"{h.p_value:.3g} ({h.test})"
             lines.append(
-                f"| {ds} | {base} | {cand} | {s.pairs} | {delta} | {span} | {s.p_value:.3g} |"
+                f"| {ds} | {base} | {cand} | {h.pairs} | {c.headline_spec.label} | {delta} | "
+                f"{span} | {p} |"
             )
         files = [_relative(f, path.parent) for f, _ in comparisons]
         lines += ["", "Full statistics: " + ", ".join(f"`{f}`" for f in files)]

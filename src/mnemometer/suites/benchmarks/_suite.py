@@ -103,6 +103,8 @@ class BenchmarkSuite(Questions, BaseSuite):
 
     systems: ClassVar[frozenset[str]] = frozenset({"store", "agent"})
     flags: ClassVar[tuple[Flag, ...]] = FLAGS
+    asks_llm: ClassVar[bool] = True
+    """The reader and the judges ask the run's LLM endpoint (recorded in the header)."""
     reads_dataset: ClassVar[bool] = True
     """The CLI hands ``--dataset`` to the suite: it loads (and streams) the file itself."""
     reader_format: ClassVar[str] = ""

@@ -216,6 +216,7 @@ class ItemsSuite(BaseSuite):
                 )
         m = self.loaded.manifest
         self.profile = profile or m.default_profile
+        self.asks_llm = self.profile == "llm"  # the header records the endpoint it asks
         if self.profile not in ("offline", "llm"):
             raise MnemometerError(f"profile must be 'offline' or 'llm', got {self.profile!r}")
         if not 0.0 <= min_support <= 1.0:

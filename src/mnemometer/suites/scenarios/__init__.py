@@ -137,6 +137,7 @@ class ScenarioSuite(BaseSuite):
         self.only = list(scenarios) if scenarios else None
         self.scenarios = load_scenarios(path, self.only)
         self.similarity_backend = similarity
+        self.asks_llm = similarity == "endpoint"  # the header records the endpoint it asks
         llm = None
         if similarity == "endpoint":
             from mnemometer.llm import LLMClient, resolve_settings
