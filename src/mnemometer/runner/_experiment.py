@@ -36,12 +36,11 @@ from mnemometer.runner._executor import Done
 from mnemometer.runner._remote import (
     RunUnit,
     ShippedRun,
-    execute_run_unit,
     remote_checks,
     run_files,
     write_shipped,
 )
-from mnemometer.runner._run import RunResult, RunSettings, resume, run
+from mnemometer.runner._run import RunResult, RunSettings, execute_run_unit, resume, run
 from mnemometer.runner._setup import check_unlocked, default_out
 from mnemometer.scoring.aggregate import run_summary
 from mnemometer.suites import create_suite

@@ -12,8 +12,8 @@ Two units (``docs/design/executors.md`` says which is used when, and why):
   state shared between items (:func:`check_item_unit` refuses the others).
 - :class:`RunUnit`, the **run** unit: a whole run (or the rest of an interrupted one) runs
   in a scratch directory on a worker, and its run directory is shipped back as bytes
-  (:func:`execute_run_unit`) for the driver to write (:func:`write_shipped`). No shared
-  storage is needed for the logs.
+  (``_run.execute_run_unit``, which runs it like any run) for the driver to write
+  (:func:`write_shipped`). No shared storage is needed for the logs.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,6 @@ from mnemometer.errors import MnemometerError
 from mnemometer.log._reader import read_header
 from mnemometer.log._schema import HEADER_FILE, ITEMS_FILE, SUMMARY_FILE
 from mnemometer.log._writer import write_header
-from mnemometer.runner._executor import LocalExecutor
 from mnemometer.suites import create_suite
 from mnemometer.suites._base import Item, RunContext, Suite
 from mnemometer.suites._index_file import INDEX_DIR
@@ -173,41 +172,6 @@ class ShippedRun:
     files: dict[str, bytes]
 
 
-class _OnWorker(LocalExecutor):
-    """Local threads inside a Ray task: the run header says the run went through Ray."""
-
-    name = "ray"
-
-
-def execute_run_unit(unit: RunUnit) -> ShippedRun:
-    """On a worker: run (or continue) one run in a scratch directory; ship it back."""
-    from mnemometer.runner._run import resume, run
-
-    settings = replace(unit.settings, executor=_OnWorker(), progress=None)
-    scratch = Path(tempfile.mkdtemp(prefix="mnemometer-run-"))
-    try:
-        run_dir = scratch / unit.name
-        if unit.existing is not None:
-            _write_files(run_dir, unit.existing)
-            resume(run_dir, settings=settings)
-        else:
-            run(
-                unit.suite,
-                unit.spec,
-                dataset=unit.dataset,
-                suite_options=unit.suite_options,
-                out=run_dir,
-                settings=settings,
-                run_group=unit.run_group,
-                repeat=unit.repeat,
-                limit=unit.limit,
-                sample=unit.sample,
-            )
-        return ShippedRun(unit.name, _collect(run_dir))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
 def run_files(run_dir: Path) -> dict[str, bytes]:
     """The files of an interrupted run directory to continue elsewhere (no system files)."""
     return _collect(run_dir)
@@ -222,7 +186,8 @@ def _collect(run_dir: Path) -> dict[str, bytes]:
     return files
 
 
-def _write_files(run_dir: Path, files: dict[str, bytes]) -> None:
+def write_files(run_dir: Path, files: dict[str, bytes]) -> None:
+    """Write files shipped as bytes (``run_files``) under ``run_dir``."""
     for rel, data in files.items():
         path = run_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
