@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mnemometer._registry import SUITES
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import MnemometerError
 from mnemometer.log._reader import read_header
@@ -36,14 +37,6 @@ from mnemometer.suites._base import Item, RunContext, Suite
 from mnemometer.suites._index_file import INDEX_DIR
 from mnemometer.systems import SystemSpec, close
 
-ITEM_UNIT_SUITES: dict[str, str] = {
-    "retrieval": "setup stores the dataset; each item only searches",
-    "scenarios": "each item plays its scenario against a fresh agent of its own",
-}
-"""Built-in suites whose items are independent of each other once ``setup`` has run, so
-several workers that each ran ``setup`` measure what one process measures. A plug-in suite
-opts in with a class attribute ``independent_items = True``."""
-
 SYSTEM_DIRS = ("store", "agent", "isolated", INDEX_DIR, INDEX_DIR + ".tmp")
 """Where a run keeps the system's own files (an index, a database, a saved index): not part
 of the run log, not shipped back."""
@@ -52,13 +45,14 @@ of the run log, not shipped back."""
 def check_item_unit(suite: Suite) -> None:
     """Refuse a suite whose items cannot be spread over workers that each ran ``setup``.
 
+    A suite says so itself (``independent_items``); the runner names no suite.
+
     Raises:
-        MnemometerError: the suite's items share mutable state (memtest replays an access
-            schedule on one store; a suite directory seeds one agent and builds in shared
-            workspaces), naming the way to run it on Ray anyway.
+        MnemometerError: the suite does not declare independent items (they may share a
+            store an access schedule changes, one seeded agent or workspaces), naming the
+            way to run it on Ray anyway.
     """
-    declared = getattr(suite, "independent_items", None)
-    if declared is True or (declared is None and suite.name in ITEM_UNIT_SUITES):
+    if getattr(suite, "independent_items", False) is True:
         return
     raise MnemometerError(
         f"suite {suite.name!r} cannot spread its items over Ray workers: its items depend on "
@@ -66,8 +60,21 @@ def check_item_unit(suite: Suite) -> None:
         "workspaces), so each worker rebuilding it would not measure the same thing. Run "
         "it as whole runs instead: an experiment (--condition/--repeat) or `mnemometer "
         "sweep` sends each run to one worker. Suites that spread items: "
-        f"{', '.join(sorted(ITEM_UNIT_SUITES))}"
+        f"{', '.join(_independent_suites()) or 'none installed'}"
     )
+
+
+def _independent_suites() -> list[str]:
+    """Registered suites that declare ``independent_items = True`` (those that load)."""
+    names = []
+    for name in SUITES.names():
+        try:
+            factory = SUITES.load(name)
+        except MnemometerError:  # a broken plug-in or a missing extra spreads nothing
+            continue
+        if getattr(factory, "independent_items", False) is True:
+            names.append(name)
+    return names
 
 
 @dataclass

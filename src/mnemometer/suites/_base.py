@@ -199,6 +199,9 @@ class BaseSuite:
     systems: ClassVar[frozenset[str]] = frozenset({"store"})
     flags: ClassVar[tuple[Flag, ...]] = ()
     success_definition: ClassVar[str] = "an item succeeds when its 'success' metric is 1"
+    independent_items: ClassVar[bool] = False
+    """Whether items share no state once ``setup`` has run, so several workers that each ran
+    ``setup`` measure what one process measures (then a remote executor may spread items)."""
 
     def inputs(self) -> dict[str, Any]:
         """No inputs beyond the options."""
