@@ -17,10 +17,10 @@ from conftest import invoke_cli as cli
 from conftest import seed_file
 
 from mnemometer.log import read_log
-from mnemometer.runner import run_suite
 from mnemometer.suites.tasks import _sandbox
 from mnemometer.suites.tasks._sandbox import SandboxError, bwrap_problem, resolve_isolation
 from mnemometer.suites.tasks._wrappers import EventTail, _events, run_agent
+from mnemometer.workflows import run_suite
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE = REPO / "examples" / "suites" / "agent-cli" / "bin" / "fake_agent_cli.py"
