@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer.log._schema import Metric
-from mnemometer.suites.tasks import _evidence as ev
-from mnemometer.suites.tasks._shell import CommandResult
+from mnemometer.sandbox import CommandResult
+from mnemometer.sandbox import _evidence as ev
 
 
 def metric(name: str, value: float | None, higher: bool = True) -> Metric:
