@@ -36,6 +36,14 @@ from mnemometer.sandbox import (
     task_env,
 )
 from mnemometer.sandbox import _evidence as ev
+from mnemometer.scoring.tasks import (
+    Scores,
+    aggregate,
+    check_workspace,
+    metric,
+    status,
+    totals,
+)
 from mnemometer.suites.items._manifest import slugify
 from mnemometer.suites.items._types import ItemType
 from mnemometer.suites.tasks._checks import requires_shell, validate_item
@@ -44,14 +52,6 @@ from mnemometer.suites.tasks._models import (
     AgentBuildTask,
     BuildStep,
     CommandTask,
-)
-from mnemometer.suites.tasks._scores import (
-    Scores,
-    aggregate,
-    check_workspace,
-    metric,
-    status,
-    totals,
 )
 
 HELPER_TOP_K = 8
