@@ -16,8 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mnemometer.suites.tasks._sandbox import Sandbox, bwrap_problem
-from mnemometer.suites.tasks._shell import run_command
+from mnemometer.sandbox import Sandbox, bwrap_problem, run_command
 
 RUNS = 30
 TARGET_MS = 200.0

@@ -42,7 +42,7 @@ def test_a_missing_extra_names_every_extra_at_once():
 def test_conditions_fall_back_before_the_run_and_say_so(tmp_path: Path):
     p = _python(
         "import warnings; warnings.simplefilter('ignore')\n"
-        "from mnemometer.runner import run_suite\n"
+        "from mnemometer.workflows import run_suite\n"
         f"r = run_suite({str(EXAMPLES)!r}, conditions=['no-memory', 'semantic'], "
         f"out={str(tmp_path / 'r')!r})\n"
         "h = r.runs[1].header\n"

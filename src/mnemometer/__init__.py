@@ -28,10 +28,10 @@ if TYPE_CHECKING:
         resume,
         run,
         run_experiment,
-        run_suite,
     )
     from mnemometer.stores import Hit, Store, create_store
     from mnemometer.systems import SystemSpec
+    from mnemometer.workflows import run_suite
 
 _WHERE = {
     "compare": "mnemometer.comparison",
@@ -49,11 +49,11 @@ _WHERE = {
     "resume": "mnemometer.runner",
     "run": "mnemometer.runner",
     "run_experiment": "mnemometer.runner",
-    "run_suite": "mnemometer.runner",
     "Hit": "mnemometer.stores",
     "Store": "mnemometer.stores",
     "create_store": "mnemometer.stores",
     "SystemSpec": "mnemometer.systems",
+    "run_suite": "mnemometer.workflows",
 }
 
 __all__ = [

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from mnemometer.log import read_header, read_items
-from mnemometer.runner import resume_experiment, run_suite
+from mnemometer.runner import resume_experiment
+from mnemometer.workflows import run_suite
 
 SUITE = Path(__file__).resolve().parents[2] / "examples" / "suites" / "build-site"
 SHELL = {"allow_shell": True}

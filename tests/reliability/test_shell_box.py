@@ -20,11 +20,14 @@ from conftest import invoke_cli as cli
 from conftest import seed_file
 
 from mnemometer.log import read_log
-from mnemometer.suites.items._manifest import evals_root
-from mnemometer.suites.tasks._confine import task_env
-from mnemometer.suites.tasks._sandbox import HOME_FILES
-from mnemometer.suites.tasks._shell import run_command
-from mnemometer.suites.tasks._workspace import FixtureError, check_fixture
+from mnemometer.sandbox import (
+    HOME_FILES,
+    FixtureError,
+    check_fixture,
+    evals_root,
+    run_command,
+    task_env,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SITE = REPO / "examples" / "suites" / "build-site"

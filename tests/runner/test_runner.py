@@ -303,3 +303,28 @@ def test_python_api_is_importable_without_heavy_sdks() -> None:
     code = "import mnemometer, sys; print(any(m in sys.modules for m in ('torch', 'mem0')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_suites_that_spread_items_are_those_that_say_so() -> None:
+    """The item unit asks the suite, and its refusal lists what the registry declares."""
+    from mnemometer.runner._remote import check_item_unit
+    from mnemometer.suites import BaseSuite, create_suite, register_suite, unregister_suite
+
+    class Spreads(BaseSuite):
+        name = "spreads-items"
+        independent_items = True
+
+    class Shares(BaseSuite):
+        name = "shares-state"
+
+    register_suite("spreads-items", Spreads)
+    try:
+        check_item_unit(create_suite("retrieval"))
+        check_item_unit(Spreads())
+        with pytest.raises(MnemometerError, match="cannot spread") as refused:
+            check_item_unit(Shares())
+    finally:
+        unregister_suite("spreads-items")
+    listed = str(refused.value).rsplit("Suites that spread items: ", 1)[1].split(", ")
+    assert {"retrieval", "scenarios", "spreads-items"} <= set(listed)
+    assert not {"memtest", "items"} & set(listed)

@@ -16,13 +16,19 @@ from conftest import invoke_cli as cli
 from mnemometer.comparison import compare
 from mnemometer.errors import MnemometerError
 from mnemometer.log import read_log
-from mnemometer.runner import run_suite
+from mnemometer.sandbox import (
+    CommandError,
+    FixtureError,
+    bad_relative,
+    check_fixture,
+    render,
+    run_command,
+    task_env,
+)
+from mnemometer.sandbox._evidence import parse_token_usage
 from mnemometer.suites.items import load_suite
 from mnemometer.suites.tasks._checks import build_checks
-from mnemometer.suites.tasks._confine import task_env
-from mnemometer.suites.tasks._evidence import parse_token_usage
-from mnemometer.suites.tasks._shell import CommandError, render, run_command
-from mnemometer.suites.tasks._workspace import FixtureError, bad_relative, check_fixture
+from mnemometer.workflows import run_suite
 
 REPO = Path(__file__).resolve().parents[2]
 SITE = REPO / "examples" / "suites" / "build-site"

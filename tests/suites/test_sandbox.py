@@ -17,10 +17,9 @@ from conftest import invoke_cli as cli
 from conftest import seed_file
 
 from mnemometer.log import read_log
-from mnemometer.runner import run_suite
-from mnemometer.suites.tasks import _sandbox
-from mnemometer.suites.tasks._sandbox import SandboxError, bwrap_problem, resolve_isolation
-from mnemometer.suites.tasks._wrappers import EventTail, _events, run_agent
+from mnemometer.sandbox import SandboxError, _sandbox, bwrap_problem, resolve_isolation, run_agent
+from mnemometer.sandbox._agent_cli import EventTail, _events
+from mnemometer.workflows import run_suite
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE = REPO / "examples" / "suites" / "agent-cli" / "bin" / "fake_agent_cli.py"
@@ -329,7 +328,7 @@ def test_a_seed_codex_suite_runs_with_a_drop_in_run_codex_script(tmp_path, monke
 
 
 def test_a_read_only_fixture_becomes_a_writable_workspace(tmp_path):
-    from mnemometer.suites.tasks._workspace import copy_fixture
+    from mnemometer.sandbox import copy_fixture
 
     src = tmp_path / "fixture"
     (src / "sub").mkdir(parents=True)
@@ -374,8 +373,7 @@ def _alive(marker: str) -> list[int]:
 
 @needs_bwrap
 def test_nothing_a_sandboxed_command_starts_outlives_its_timeout(tmp_path):
-    from mnemometer.suites.tasks._sandbox import Sandbox
-    from mnemometer.suites.tasks._shell import run_command
+    from mnemometer.sandbox import Sandbox, run_command
 
     marker = f"{os.getpid() % 1000 + 7001}"  # an unusual sleep length to look for
     script = f"sleep {marker} & setsid sleep {marker} & sleep {marker}; wait"

@@ -13,9 +13,10 @@ from conftest import seed_file
 from mnemometer.comparison import compare, gate
 from mnemometer.errors import MnemometerError
 from mnemometer.log import read_log
-from mnemometer.runner import load_conditions, run_suite
+from mnemometer.runner import load_conditions
 from mnemometer.scoring.text import asserts, label_recall, support
 from mnemometer.suites.items import load_suite
+from mnemometer.workflows import run_suite
 
 REPO = Path(__file__).resolve().parents[2]
 TEAM = REPO / "examples" / "suites" / "team-memory"

@@ -37,7 +37,7 @@ def _command(kind: str, npm: str) -> click.Command:
         settle: float,
         deadline: float | None,
     ) -> None:
-        from mnemometer.suites.tasks._wrappers import run_agent
+        from mnemometer.sandbox import run_agent
 
         code = run_agent(
             kind,

@@ -44,7 +44,7 @@ def query_cmd(
 
     Example: mnemometer query --suite examples/suites/build-site --json "Which accent colour?"
     """
-    from mnemometer.suites.tasks._query import query_suite
+    from mnemometer.suites.items import query_suite
 
     out = query_suite(
         suite_dir,

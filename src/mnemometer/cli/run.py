@@ -1,7 +1,7 @@
 """``mnemometer run SUITE``: one run, or an experiment (conditions x repeats).
 
 Wraps :func:`mnemometer.run`, :func:`mnemometer.runner.run_experiment` and
-:func:`mnemometer.runner.run_suite`. Suite-specific flags (``--top-k``, ``--noise``,
+:func:`mnemometer.workflows.run_suite`. Suite-specific flags (``--top-k``, ``--noise``,
 ``--allow-shell``, ...) are declared by the suites themselves (:class:`mnemometer.suites.Flag`)
 and added to the command on demand (``cli/_suite_flags.py``).
 """
@@ -252,7 +252,7 @@ def _experiment(
 
 
 def _suite_dir(options: dict[str, Any], kw: dict[str, Any], settings: RunSettings) -> Any:
-    from mnemometer.runner import run_suite
+    from mnemometer.workflows._suite_dir import run_suite
 
     for flag, key in (("--store", "store"), ("--dataset", "dataset"), ("--agent", "agent")):
         if kw.get(key):

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         read_experiment,
         resume_experiment,
         run_experiment,
-        run_suite,
         start_experiment,
     )
     from mnemometer.runner._ray import RayExecutor
@@ -46,7 +45,6 @@ _WHERE = {
     "read_experiment": "mnemometer.runner._experiment",
     "resume_experiment": "mnemometer.runner._experiment",
     "run_experiment": "mnemometer.runner._experiment",
-    "run_suite": "mnemometer.runner._experiment",
     "start_experiment": "mnemometer.runner._experiment",
     "RayExecutor": "mnemometer.runner._ray",
     "RunResult": "mnemometer.runner._run",
@@ -78,7 +76,6 @@ __all__ = [
     "resummarize",
     "run",
     "run_experiment",
-    "run_suite",
     "start_experiment",
     "summarize",
     "WorkerFn",

@@ -12,8 +12,8 @@ Two units (``docs/design/executors.md`` says which is used when, and why):
   state shared between items (:func:`check_item_unit` refuses the others).
 - :class:`RunUnit`, the **run** unit: a whole run (or the rest of an interrupted one) runs
   in a scratch directory on a worker, and its run directory is shipped back as bytes
-  (:func:`execute_run_unit`) for the driver to write (:func:`write_shipped`). No shared
-  storage is needed for the logs.
+  (``_run.execute_run_unit``, which runs it like any run) for the driver to write
+  (:func:`write_shipped`). No shared storage is needed for the logs.
 """
 
 from __future__ import annotations
@@ -22,28 +22,20 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mnemometer._registry import SUITES
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import MnemometerError
 from mnemometer.log._reader import read_header
 from mnemometer.log._schema import HEADER_FILE, ITEMS_FILE, SUMMARY_FILE
 from mnemometer.log._writer import write_header
-from mnemometer.runner._executor import LocalExecutor
 from mnemometer.suites import create_suite
 from mnemometer.suites._base import Item, RunContext, Suite
 from mnemometer.suites._index_file import INDEX_DIR
 from mnemometer.systems import SystemSpec, close
-
-ITEM_UNIT_SUITES: dict[str, str] = {
-    "retrieval": "setup stores the dataset; each item only searches",
-    "scenarios": "each item plays its scenario against a fresh agent of its own",
-}
-"""Built-in suites whose items are independent of each other once ``setup`` has run, so
-several workers that each ran ``setup`` measure what one process measures. A plug-in suite
-opts in with a class attribute ``independent_items = True``."""
 
 SYSTEM_DIRS = ("store", "agent", "isolated", INDEX_DIR, INDEX_DIR + ".tmp")
 """Where a run keeps the system's own files (an index, a database, a saved index): not part
@@ -53,13 +45,14 @@ of the run log, not shipped back."""
 def check_item_unit(suite: Suite) -> None:
     """Refuse a suite whose items cannot be spread over workers that each ran ``setup``.
 
+    A suite says so itself (``independent_items``); the runner names no suite.
+
     Raises:
-        MnemometerError: the suite's items share mutable state (memtest replays an access
-            schedule on one store; a suite directory seeds one agent and builds in shared
-            workspaces), naming the way to run it on Ray anyway.
+        MnemometerError: the suite does not declare independent items (they may share a
+            store an access schedule changes, one seeded agent or workspaces), naming the
+            way to run it on Ray anyway.
     """
-    declared = getattr(suite, "independent_items", None)
-    if declared is True or (declared is None and suite.name in ITEM_UNIT_SUITES):
+    if getattr(suite, "independent_items", False) is True:
         return
     raise MnemometerError(
         f"suite {suite.name!r} cannot spread its items over Ray workers: its items depend on "
@@ -67,8 +60,21 @@ def check_item_unit(suite: Suite) -> None:
         "workspaces), so each worker rebuilding it would not measure the same thing. Run "
         "it as whole runs instead: an experiment (--condition/--repeat) or `mnemometer "
         "sweep` sends each run to one worker. Suites that spread items: "
-        f"{', '.join(sorted(ITEM_UNIT_SUITES))}"
+        f"{', '.join(_independent_suites()) or 'none installed'}"
     )
+
+
+def _independent_suites() -> list[str]:
+    """Registered suites that declare ``independent_items = True`` (those that load)."""
+    names = []
+    for name in SUITES.names():
+        try:
+            factory = SUITES.load(name)
+        except MnemometerError:  # a broken plug-in or a missing extra spreads nothing
+            continue
+        if getattr(factory, "independent_items", False) is True:
+            names.append(name)
+    return names
 
 
 @dataclass
@@ -173,41 +179,6 @@ class ShippedRun:
     files: dict[str, bytes]
 
 
-class _OnWorker(LocalExecutor):
-    """Local threads inside a Ray task: the run header says the run went through Ray."""
-
-    name = "ray"
-
-
-def execute_run_unit(unit: RunUnit) -> ShippedRun:
-    """On a worker: run (or continue) one run in a scratch directory; ship it back."""
-    from mnemometer.runner._run import resume, run
-
-    settings = replace(unit.settings, executor=_OnWorker(), progress=None)
-    scratch = Path(tempfile.mkdtemp(prefix="mnemometer-run-"))
-    try:
-        run_dir = scratch / unit.name
-        if unit.existing is not None:
-            _write_files(run_dir, unit.existing)
-            resume(run_dir, settings=settings)
-        else:
-            run(
-                unit.suite,
-                unit.spec,
-                dataset=unit.dataset,
-                suite_options=unit.suite_options,
-                out=run_dir,
-                settings=settings,
-                run_group=unit.run_group,
-                repeat=unit.repeat,
-                limit=unit.limit,
-                sample=unit.sample,
-            )
-        return ShippedRun(unit.name, _collect(run_dir))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
 def run_files(run_dir: Path) -> dict[str, bytes]:
     """The files of an interrupted run directory to continue elsewhere (no system files)."""
     return _collect(run_dir)
@@ -222,7 +193,8 @@ def _collect(run_dir: Path) -> dict[str, bytes]:
     return files
 
 
-def _write_files(run_dir: Path, files: dict[str, bytes]) -> None:
+def write_files(run_dir: Path, files: dict[str, bytes]) -> None:
+    """Write files shipped as bytes (``run_files``) under ``run_dir``."""
     for rel, data in files.items():
         path = run_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)

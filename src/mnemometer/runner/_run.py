@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,15 @@ from mnemometer.log._schema import (
 )
 from mnemometer.log._writer import ItemWriter, write_header, write_summary
 from mnemometer.runner._executor import Done, Executor, LocalExecutor
-from mnemometer.runner._remote import ItemWork, check_item_unit, remote_checks
+from mnemometer.runner._remote import (
+    ItemWork,
+    RunUnit,
+    ShippedRun,
+    check_item_unit,
+    remote_checks,
+    run_files,
+    write_files,
+)
 from mnemometer.runner._setup import (
     RunSettings,
     _aborted_start,
@@ -188,6 +198,39 @@ def resume(
     read_header(path)  # not a run directory: say so before anything is written
     with DirLock(path):
         return _resume_locked(path, settings, system, dataset)
+
+
+class _OnWorker(LocalExecutor):
+    """Local threads inside a Ray task: the run header says the run went through Ray."""
+
+    name = "ray"
+
+
+def execute_run_unit(unit: RunUnit) -> ShippedRun:
+    """On a worker: run (or continue) one run in a scratch directory; ship it back."""
+    settings = replace(unit.settings, executor=_OnWorker(), progress=None)
+    scratch = Path(tempfile.mkdtemp(prefix="mnemometer-run-"))
+    try:
+        run_dir = scratch / unit.name
+        if unit.existing is not None:
+            write_files(run_dir, unit.existing)
+            resume(run_dir, settings=settings)
+        else:
+            run(
+                unit.suite,
+                unit.spec,
+                dataset=unit.dataset,
+                suite_options=unit.suite_options,
+                out=run_dir,
+                settings=settings,
+                run_group=unit.run_group,
+                repeat=unit.repeat,
+                limit=unit.limit,
+                sample=unit.sample,
+            )
+        return ShippedRun(unit.name, run_files(run_dir))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _resume_locked(

@@ -209,6 +209,9 @@ class BaseSuite:
     """The suite itself asks the run's LLM endpoint (a reader, a judge); the run header
     records the endpoint so a comparison knows when two runs asked different ones."""
     success_definition: ClassVar[str] = "an item succeeds when its 'success' metric is 1"
+    independent_items: ClassVar[bool] = False
+    """Whether items share no state once ``setup`` has run, so several workers that each ran
+    ``setup`` measure what one process measures (then a remote executor may spread items)."""
 
     def inputs(self) -> dict[str, Any]:
         """No inputs beyond the options."""

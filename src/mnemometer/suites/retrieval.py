@@ -146,6 +146,8 @@ class RetrievalSuite(BaseSuite):
         "negative query when the store abstained (returned nothing), for stores that "
         "declare abstains; errored and timed-out queries fail"
     )
+    independent_items: ClassVar[bool] = True
+    """Setup stores the dataset; each item only searches it."""
 
     def __init__(
         self,

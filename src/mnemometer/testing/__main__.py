@@ -1,5 +1,70 @@
-"""``python -m mnemometer.testing --port 8090``: serve the deterministic fake LLM."""
+"""``python -m mnemometer.testing --port 8090``: serve the deterministic fake LLM.
 
-from mnemometer.testing.llm_server import main
+The command composes the server (:mod:`mnemometer.testing.llm_server`) with what is built on
+it, the benchmark reader and judge and the extracting model, so it lives above all three.
+"""
 
-main()
+from __future__ import annotations
+
+import argparse
+import threading
+from collections.abc import Sequence
+
+from mnemometer.testing._bench import benchmark_reply, is_judge_request
+from mnemometer.testing._extraction import extraction_llm
+from mnemometer.testing.llm_server import _MODES, FakeLLMServer
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve until interrupted: ``python -m mnemometer.testing --port 8090``."""
+    p = argparse.ArgumentParser(description="A deterministic OpenAI-compatible server.")
+    p.add_argument("--port", type=int, default=8090)
+    p.add_argument("--model", default="fake-llm")
+    p.add_argument(
+        "--reply",
+        default=None,
+        help="fixed reply (default: echo the memories; judge requests get a verdict)",
+    )
+    p.add_argument(
+        "--mode",
+        choices=(*_MODES, "extraction"),
+        default="minimal",
+        help="structured output: generated instances (minimal or content) or scripted; "
+        "extraction: extract like a literal model (Graphiti, cognee, LangMem)",
+    )
+    p.add_argument(
+        "--embeddings", choices=("hash", "minilm"), default="hash", help="embedding vectors"
+    )
+    p.add_argument("--embedding-dim", type=int, default=64, help="size of hashed vectors")
+    p.add_argument(
+        "--embedding-model",
+        action="append",
+        default=[],
+        help="a further model id /v1/embeddings accepts (repeatable)",
+    )
+    p.add_argument("--log", default=None, help="append every exchange to this JSONL file")
+    args = p.parse_args(argv)
+    common = {
+        "default": args.reply if args.reply is not None else benchmark_reply,
+        "models": [args.model],
+        "port": args.port,
+        "embeddings": args.embeddings,
+        "embedding_dim": args.embedding_dim,
+        "embedding_models": args.embedding_model,
+        "log_path": args.log,
+    }
+    if args.mode == "extraction":
+        srv = extraction_llm(**common).start()
+    else:
+        # Judge verdicts come from the deterministic rules, never from the structured-output mode.
+        rules = [(is_judge_request, benchmark_reply)] if args.reply is None else []
+        srv = FakeLLMServer(rules=rules, mode=args.mode, **common).start()
+    print(f"serving {args.model} at {srv.base_url}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        srv.stop()
+
+
+if __name__ == "__main__":
+    main()

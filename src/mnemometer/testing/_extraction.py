@@ -28,6 +28,7 @@ from typing import Any
 
 from mnemometer.testing._schema import entities, instance
 from mnemometer.testing._tools import ToolCall, ToolRule, offered_tools
+from mnemometer.testing.llm_server import FakeLLMServer
 
 _CURRENT = re.compile(r"<CURRENT[ _]MESSAGE>\s*(.*?)\s*</CURRENT[ _]MESSAGE>", re.S)
 _SESSION = re.compile(r"<session_[^>]*>\s*(.*?)\s*</session_[^>]*>", re.S)
@@ -197,8 +198,6 @@ def extraction_llm(mode: str = "content", **options: Any) -> Any:
             (every extraction empty, every other answer the minimal valid instance).
         options: further ``FakeLLMServer`` options (``log_path``, ``embeddings``, ...).
     """
-    from mnemometer.testing.llm_server import FakeLLMServer
-
     if mode not in ("content", "minimal"):
         raise ValueError(f"mode must be 'content' or 'minimal', got {mode!r}")
     rules = list(options.pop("rules", ()))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from mnemometer.services._letta_server import OPENAI_EMBEDDING_MODELS
+from mnemometer.testing._memory import recall, remember
+from mnemometer.testing.llm_server import FakeLLMServer
 
 
 def memory_llm(embeddings: str = "hash", **options: Any) -> Any:
@@ -15,8 +17,6 @@ def memory_llm(embeddings: str = "hash", **options: Any) -> Any:
     :func:`~mnemometer.testing.recall`). It serves the ``openai/text-embedding-*`` handles
     Letta offers, with hashed (1536-d) or MiniLM (384-d) vectors.
     """
-    from mnemometer.testing import FakeLLMServer, recall, remember
-
     options.setdefault("default", recall("human"))
     options.setdefault("tool_rules", [remember("human")])
     return FakeLLMServer(

@@ -64,7 +64,6 @@ __all__ = [
     "echo_memories",
     "hash_embedding",
     "last_user_message",
-    "main",
 ]
 
 Reply = str | Callable[[dict[str, Any]], "str | dict[str, Any]"]
@@ -377,64 +376,3 @@ def echo_memories(body: dict[str, Any]) -> str:
     """
     lines = [ln[2:] for ln in last_user_message(body).splitlines() if ln.startswith("- ")]
     return "; ".join(lines) if lines else "Noted."
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Serve until interrupted: ``python -m mnemometer.testing --port 8090``."""
-    import argparse
-
-    p = argparse.ArgumentParser(description="A deterministic OpenAI-compatible server.")
-    p.add_argument("--port", type=int, default=8090)
-    p.add_argument("--model", default="fake-llm")
-    p.add_argument(
-        "--reply",
-        default=None,
-        help="fixed reply (default: echo the memories; judge requests get a verdict)",
-    )
-    p.add_argument(
-        "--mode",
-        choices=(*_MODES, "extraction"),
-        default="minimal",
-        help="structured output: generated instances (minimal or content) or scripted; "
-        "extraction: extract like a literal model (Graphiti, cognee, LangMem)",
-    )
-    p.add_argument(
-        "--embeddings", choices=("hash", "minilm"), default="hash", help="embedding vectors"
-    )
-    p.add_argument("--embedding-dim", type=int, default=64, help="size of hashed vectors")
-    p.add_argument(
-        "--embedding-model",
-        action="append",
-        default=[],
-        help="a further model id /v1/embeddings accepts (repeatable)",
-    )
-    p.add_argument("--log", default=None, help="append every exchange to this JSONL file")
-    args = p.parse_args(argv)
-    from mnemometer.testing._bench import benchmark_reply, is_judge_request
-
-    common = {
-        "default": args.reply if args.reply is not None else benchmark_reply,
-        "models": [args.model],
-        "port": args.port,
-        "embeddings": args.embeddings,
-        "embedding_dim": args.embedding_dim,
-        "embedding_models": args.embedding_model,
-        "log_path": args.log,
-    }
-    if args.mode == "extraction":
-        from mnemometer.testing._extraction import extraction_llm
-
-        srv = extraction_llm(**common).start()
-    else:
-        # Judge verdicts come from the deterministic rules, never from the structured-output mode.
-        rules = [(is_judge_request, benchmark_reply)] if args.reply is None else []
-        srv = FakeLLMServer(rules=rules, mode=args.mode, **common).start()
-    print(f"serving {args.model} at {srv.base_url}", flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        srv.stop()
-
-
-if __name__ == "__main__":
-    main()

@@ -1,4 +1,4 @@
-"""Workflows over whole experiments: doctor, reproduce, archive, sweep.
+"""Workflows over whole experiments: run a suite directory, doctor, reproduce, archive, sweep.
 
 ``reproduce`` runs, compares and gates; ``sweep`` runs systems × datasets × conditions ×
 repeats and ends with a leaderboard.
@@ -13,6 +13,7 @@ from mnemometer.workflows._reproduce import (
     reproduce,
     verify_archive,
 )
+from mnemometer.workflows._suite_dir import run_suite
 from mnemometer.workflows._sweep import SweepFile, SweepResult, load_sweep, sweep
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "doctor",
     "load_sweep",
     "reproduce",
+    "run_suite",
     "sweep",
     "verify_archive",
     "write_leaderboard",

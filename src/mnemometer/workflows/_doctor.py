@@ -14,11 +14,11 @@ from mnemometer.comparison._claims import claim_warnings
 from mnemometer.errors import MnemometerError
 from mnemometer.report import register_kind, renderer
 from mnemometer.runner._conditions import load_conditions, resolve, system_for
-from mnemometer.runner._experiment import DEFAULT_EXPERIMENT_CONDITIONS
+from mnemometer.sandbox import bwrap_problem
 from mnemometer.suites.items._manifest import LoadedSuite, find_manifest, inside, load_suite
 from mnemometer.suites.items._types import runs_shell
 from mnemometer.suites.tasks._checks import build_checks
-from mnemometer.suites.tasks._sandbox import bwrap_problem
+from mnemometer.workflows._suite_dir import DEFAULT_EXPERIMENT_CONDITIONS
 
 Status = Literal["ok", "warn", "fail"]
 

@@ -17,10 +17,11 @@ from mnemometer.comparison import Comparison, GateResult, compare, gate
 from mnemometer.config import StrictModel
 from mnemometer.errors import MnemometerError
 from mnemometer.report._leaderboard import find_runs
-from mnemometer.runner._experiment import ExperimentResult, run_suite
+from mnemometer.runner._experiment import ExperimentResult
 from mnemometer.runner._run import RunSettings
 from mnemometer.suites._index_file import INDEX_DIR
 from mnemometer.suites.items._manifest import load_suite
+from mnemometer.workflows._suite_dir import run_suite
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from mnemometer.suites.items._manifest import (
     is_suite_path,
     load_suite,
 )
+from mnemometer.suites.items._query import query_suite
 from mnemometer.suites.items._suite import ItemsSuite
 from mnemometer.suites.items._types import (
     ITEM_TYPES,
@@ -27,5 +28,6 @@ __all__ = [
     "is_suite_path",
     "item_type",
     "load_suite",
+    "query_suite",
     "register_item_type",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -14,6 +15,14 @@ from mnemometer._jsonl import decode, json_document, json_objects, read_file
 from mnemometer.config import StrictModel, explain, read_document, validate
 from mnemometer.datasets._models import Memory
 from mnemometer.errors import MnemometerError, did_you_mean
+from mnemometer.sandbox import (
+    AGENT_HOMES,
+    Sandbox,
+    SandboxError,
+    bwrap_problem,
+    evals_root,
+    resolve_isolation,
+)
 from mnemometer.suites.items._types import ITEM_TYPES, BaseItem, item_type
 
 MANIFEST = "suite.toml"
@@ -152,24 +161,6 @@ def inside(root: Path, rel: str, boundary: Path | None = None) -> bool:
     return (root / rel).resolve().is_relative_to((boundary or root).resolve())
 
 
-EVALS_DIR = "evals"
-"""Name of the directory that holds suites and the fixtures they share (Memory Layer's)."""
-
-
-def evals_root(suite_root: Path) -> Path:
-    """The directory a suite's fixtures must resolve inside.
-
-    The nearest enclosing directory named ``evals`` (Memory Layer's ``evals/suites/<name>``
-    beside ``evals/fixtures/``), else the suite directory itself. Resolved, so a symlinked
-    suite directory does not widen it.
-    """
-    root = suite_root.resolve()
-    for d in (root, *root.parents):
-        if d.name == EVALS_DIR:
-            return d
-    return root
-
-
 def load_manifest(path: str | Path) -> tuple[Path, SuiteManifest, bytes]:
     """Read and validate a manifest; returns ``(suite root, manifest, raw bytes)``."""
     mpath = find_manifest(path)
@@ -305,7 +296,8 @@ def fixture_checksum(root: Path, manifest: SuiteManifest, items: list[BaseItem])
     """SHA-256 over every existing fixture tree; ``None`` when no fixture path exists.
 
     Memory Layer's manifests use ``fixture`` as a label; a label that names no path inside
-    the suite's evals root (:func:`evals_root`) contributes nothing (``doctor`` says so).
+    the suite's evals root (:func:`~mnemometer.sandbox.evals_root`) contributes nothing
+    (``doctor`` says so).
     """
     h = hashlib.sha256()
     found = False
@@ -346,4 +338,40 @@ def load_suite(path: str | Path, memories: str | Path | None = None) -> LoadedSu
     mem_sum = hashlib.sha256(mem_path.read_bytes()).hexdigest() if mem_path else None
     return LoadedSuite(
         root, manifest, items, lines, checksum, fixture_sum, seeds, mem_path, mem_sum
+    )
+
+
+def suite_sandbox(
+    loaded: LoadedSuite,
+    shell: bool,
+    isolation: str,
+    agent_home: str | None,
+    ro: list[str],
+    network: bool = False,
+) -> Sandbox:
+    """A suite's sandbox: its ``[sandbox]`` table, overridden by the run's flags.
+
+    Args:
+        loaded: the suite (its directory and memories are shown read-only).
+        shell: whether commands will run (only then is bubblewrap probed).
+        isolation: ``auto``, ``bwrap`` or ``none``.
+        agent_home: overrides the manifest's ``agent_home``.
+        ro: more read-only paths.
+        network: keep the network whatever the manifest says.
+    """
+    spec = loaded.manifest.sandbox
+    home = agent_home or spec.agent_home
+    if home not in AGENT_HOMES:
+        raise SandboxError(f"agent_home must be one of {', '.join(AGENT_HOMES)}, got {home!r}")
+    extra = [loaded.root, *([loaded.memories_path] if loaded.memories_path else []), *ro]
+    resolved = resolve_isolation(isolation) if shell else "none"
+    if shell and isolation == "auto" and resolved == "none":
+        logging.getLogger("mnemometer").warning(
+            "%s: shell items run without isolation (recorded as isolation=none)", bwrap_problem()
+        )
+    return Sandbox(
+        resolved,
+        spec.network or network,
+        home,
+        [Path(p) for p in extra],
     )

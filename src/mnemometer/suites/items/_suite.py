@@ -20,7 +20,7 @@ from mnemometer.scoring import text as sc
 from mnemometer.scoring.summaries import ItemsSummary
 from mnemometer.stores._protocol import Hit
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
-from mnemometer.suites.items._manifest import LoadedSuite, load_suite
+from mnemometer.suites.items._manifest import LoadedSuite, load_suite, suite_sandbox
 from mnemometer.suites.items._types import (
     METADATA_FIELDS,
     BaseItem,
@@ -233,8 +233,6 @@ class ItemsSuite(BaseSuite):
         self.pass_env = [*m.pass_env, *pass_env]
         self.skip_unsupported = skip_unsupported
         self._sandbox_ro = list(sandbox_ro or [])
-        from mnemometer.suites.tasks._sandbox import suite_sandbox
-
         self._shell = any(runs_shell(it) for it in self.items) and not dry_run
         self.sandbox = suite_sandbox(
             self.loaded, self._shell, isolation, agent_home, self._sandbox_ro, sandbox_network

@@ -108,6 +108,8 @@ class ScenarioSuite(BaseSuite):
         "a scenario succeeds when every graded turn scores 1.0; errored and timed-out "
         "scenarios fail"
     )
+    independent_items: ClassVar[bool] = True
+    """Each item plays its scenario against a fresh agent of its own."""
 
     def __init__(
         self,

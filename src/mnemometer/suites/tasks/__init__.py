@@ -1,6 +1,8 @@
-"""Shell and agent build item types for the ``items`` suite, with their sandboxed executor.
+"""The build item types of the ``items`` suite: shell commands and agent builds.
 
-``command_task``, ``agent_build_task`` and ``agent_build_sequence`` register through the ``mnemometer.item_types`` entry-point group like any plug-in.
+``command_task``, ``agent_build_task`` and ``agent_build_sequence`` register through the
+``mnemometer.item_types`` entry-point group like any plug-in's. Their commands run in
+:mod:`mnemometer.sandbox`; each run is scored by :mod:`mnemometer.scoring.tasks`.
 """
 
 from mnemometer.suites.tasks._build import (
@@ -15,7 +17,6 @@ from mnemometer.suites.tasks._models import (
     CommandTask,
     RequiredContent,
 )
-from mnemometer.suites.tasks._query import query_suite
 
 __all__ = [
     "AGENT_BUILD_SEQUENCE",
@@ -26,5 +27,4 @@ __all__ = [
     "BuildStep",
     "CommandTask",
     "RequiredContent",
-    "query_suite",
 ]

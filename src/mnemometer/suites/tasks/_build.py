@@ -11,7 +11,7 @@ Layout of one agent build (``BUILD = RUN_ROOT/build-runs/<suite>-<item>-<conditi
     BUILD/steps/<NN>-<step>/    a sequence's step: prompt.md, agent.*, score-*, memory-eval/
 
 Nothing is written outside ``BUILD``; the commands run in the workspace with a scrubbed
-environment (see :mod:`._shell`).
+environment (see :mod:`mnemometer.sandbox`).
 """
 
 from __future__ import annotations
@@ -24,17 +24,19 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer.log._schema import ItemResult
-from mnemometer.suites.items._manifest import slugify
-from mnemometer.suites.items._types import ItemType
-from mnemometer.suites.tasks import _evidence as ev
-from mnemometer.suites.tasks._confine import task_env
-from mnemometer.suites.tasks._models import (
-    AgentBuildSequence,
-    AgentBuildTask,
-    BuildStep,
-    CommandTask,
+from mnemometer.sandbox import (
+    CommandError,
+    CommandResult,
+    FixtureError,
+    check_fixture,
+    copy_fixture,
+    fresh_dir,
+    render,
+    run_command,
+    task_env,
 )
-from mnemometer.suites.tasks._scores import (
+from mnemometer.sandbox import _evidence as ev
+from mnemometer.scoring.tasks import (
     Scores,
     aggregate,
     check_workspace,
@@ -42,19 +44,14 @@ from mnemometer.suites.tasks._scores import (
     status,
     totals,
 )
-from mnemometer.suites.tasks._shell import (
-    CommandError,
-    CommandResult,
-    render,
-    run_command,
-)
-from mnemometer.suites.tasks._workspace import (
-    FixtureError,
-    check_fixture,
-    copy_fixture,
-    fresh_dir,
-    requires_shell,
-    validate_item,
+from mnemometer.suites.items._manifest import slugify
+from mnemometer.suites.items._types import ItemType
+from mnemometer.suites.tasks._checks import requires_shell, validate_item
+from mnemometer.suites.tasks._models import (
+    AgentBuildSequence,
+    AgentBuildTask,
+    BuildStep,
+    CommandTask,
 )
 
 HELPER_TOP_K = 8

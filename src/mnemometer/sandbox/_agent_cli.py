@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer.errors import MnemometerError
-from mnemometer.suites.tasks._evidence import parse_token_usage
-from mnemometer.suites.tasks._shell import _kill_group
+from mnemometer.sandbox._evidence import parse_token_usage
+from mnemometer.sandbox._shell import _kill_group
 
 ISOLATION_NOTE = (
     "\n\n## Workspace\n\nWork only inside the current directory ({workspace}). Do not read "

@@ -22,7 +22,6 @@ argv`` without bubblewrap), so it composes with whatever executes the argv.
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import shutil
 import subprocess
@@ -32,12 +31,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mnemometer.errors import MnemometerError
-
-if TYPE_CHECKING:
-    from mnemometer.suites.items._manifest import LoadedSuite
 
 ISOLATIONS = ("auto", "bwrap", "none")
 """``--sandbox`` values: ``auto`` is bubblewrap where it works, else none (recorded)."""
@@ -96,9 +92,8 @@ def agent_home_source(kind: str) -> Path:
 
 def _python_paths() -> list[Path]:
     """What running mnemometer's Python needs: its prefixes and its import path."""
-    import mnemometer
-
-    paths = [Path(sys.prefix), Path(sys.base_prefix), Path(mnemometer.__file__).parents[1]]
+    here = Path(__file__).parents[2]  # the directory mnemometer is imported from
+    paths = [Path(sys.prefix), Path(sys.base_prefix), here]
     paths += [Path(p) for p in sys.path if p and os.path.isabs(p)]
     out: list[Path] = []
     for p in paths:
@@ -228,39 +223,3 @@ class Sandbox:
         for k, v in env.items():
             out += ["--setenv", k, v]
         return [*out, "--chdir", str(cwd), "--", *argv]
-
-
-def suite_sandbox(
-    loaded: LoadedSuite,
-    shell: bool,
-    isolation: str,
-    agent_home: str | None,
-    ro: list[str],
-    network: bool = False,
-) -> Sandbox:
-    """A suite's sandbox: its ``[sandbox]`` table, overridden by the run's flags.
-
-    Args:
-        loaded: the suite (its directory and memories are shown read-only).
-        shell: whether commands will run (only then is bubblewrap probed).
-        isolation: ``auto``, ``bwrap`` or ``none``.
-        agent_home: overrides the manifest's ``agent_home``.
-        ro: more read-only paths.
-        network: keep the network whatever the manifest says.
-    """
-    spec = loaded.manifest.sandbox
-    home = agent_home or spec.agent_home
-    if home not in AGENT_HOMES:
-        raise SandboxError(f"agent_home must be one of {', '.join(AGENT_HOMES)}, got {home!r}")
-    extra = [loaded.root, *([loaded.memories_path] if loaded.memories_path else []), *ro]
-    resolved = resolve_isolation(isolation) if shell else "none"
-    if shell and isolation == "auto" and resolved == "none":
-        logging.getLogger("mnemometer").warning(
-            "%s: shell items run without isolation (recorded as isolation=none)", bwrap_problem()
-        )
-    return Sandbox(
-        resolved,
-        spec.network or network,
-        home,
-        [Path(p) for p in extra],
-    )

@@ -14,18 +14,29 @@ import os
 import shutil
 import stat
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from mnemometer.errors import MnemometerError
-from mnemometer.suites.items._manifest import EVALS_DIR, evals_root
-from mnemometer.suites.tasks._shell import CommandError, split_template
 
-SHELL_TYPES = ("command_task", "agent_build_task", "agent_build_sequence")
-"""Item types that execute suite-provided commands."""
+EVALS_DIR = "evals"
+"""Name of the directory that holds suites and the fixtures they share (Memory Layer's)."""
 
 
 class FixtureError(MnemometerError):
     """A fixture is missing, has a symlink or a special file, or leaves the suite."""
+
+
+def evals_root(suite_root: Path) -> Path:
+    """The directory a suite's fixtures must resolve inside.
+
+    The nearest enclosing directory named ``evals`` (Memory Layer's ``evals/suites/<name>``
+    beside ``evals/fixtures/``), else the suite directory itself. Resolved, so a symlinked
+    suite directory does not widen it.
+    """
+    root = suite_root.resolve()
+    for d in (root, *root.parents):
+        if d.name == EVALS_DIR:
+            return d
+    return root
 
 
 def bad_relative(rel: str) -> str | None:
@@ -108,65 +119,3 @@ def fresh_dir(path: Path, within: Path) -> Path:
         shutil.rmtree(path)
     path.mkdir(parents=True)
     return path
-
-
-def commands_of(item: Any) -> list[str]:
-    """Every command template an item would run."""
-    out: list[str] = []
-    for key in ("command", "agent_command"):
-        if v := getattr(item, key, None):
-            out.append(v)
-    out += list(getattr(item, "setup_commands", []) or [])
-    out += list(getattr(item, "score_commands", []) or [])
-    for step in getattr(item, "steps", []) or []:
-        out += list(step.score_commands)
-    return out
-
-
-def requires_shell(item: Any) -> bool:
-    """True when running ``item`` executes a suite-provided command."""
-    return item.eval_type in SHELL_TYPES and bool(commands_of(item))
-
-
-def validate_item(root: Path, item: Any) -> list[str]:
-    """Problems that stop a shell item from running (empty: it may run).
-
-    Checks the fixture (exists, inside the suite, no symlinks), every command template
-    (splits, known placeholders), every workspace path (relative, no ``..``), the steps.
-    """
-    problems: list[str] = []
-    if item.eval_type not in SHELL_TYPES:
-        return problems
-    if item.eval_type == "command_task" and not item.command.strip():
-        problems.append("command is empty")
-    if item.eval_type != "command_task":
-        if not item.agent_command.strip():
-            problems.append("agent_command is empty")
-        try:
-            check_fixture(root, item.fixture)
-        except FixtureError as e:
-            problems.append(str(e))
-    elif getattr(item, "fixture", None):
-        try:
-            check_fixture(root, item.fixture)
-        except FixtureError as e:
-            problems.append(str(e))
-    for cmd in commands_of(item):
-        try:
-            split_template(cmd)
-        except CommandError as e:
-            problems.append(str(e))
-    checks = [item] if item.eval_type == "agent_build_task" else list(getattr(item, "steps", []))
-    ids = [s.id for s in getattr(item, "steps", [])]
-    if len(set(ids)) != len(ids):
-        problems.append(f"duplicate step id in {ids}")
-    for where in checks:
-        label = f"step {where.id!r}: " if where is not item else ""
-        for field in ("required_files", "forbidden_files"):
-            for rel in getattr(where, field):
-                if why := bad_relative(rel):
-                    problems.append(f"{label}{field} path {rel!r} {why}")
-        for rc in where.required_content:
-            if why := bad_relative(rc.file):
-                problems.append(f"{label}required_content file {rc.file!r} {why}")
-    return problems

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO
 
 from mnemometer.errors import MnemometerError
-from mnemometer.suites.tasks._confine import TASK_ID_VAR, kill_stragglers, new_task_id
+from mnemometer.sandbox._confine import TASK_ID_VAR, kill_stragglers, new_task_id
 
 OUTPUT_CAP = 1 << 20
 """Bytes of stdout (and of stderr) kept per command; the rest is counted and dropped."""

@@ -1,6 +1,8 @@
 """How one agent build is scored: commands, files, content, memory evidence, tokens.
 
-The counts keep Memory Layer's names (``score_commands_passed``, ``required_files_*``, ...)
+Build tasks (``command_task``, ``agent_build_task``, one step of ``agent_build_sequence``)
+are scored from plain data: the commands' results and the evidence the sandbox collected
+(:mod:`mnemometer.sandbox`), never a live workspace beyond the file checks. The counts keep Memory Layer's names (``score_commands_passed``, ``required_files_*``, ...)
 so its gate files and reports read them as they are.
 """
 
@@ -11,15 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer.log._schema import Metric
-from mnemometer.suites.tasks import _evidence as ev
-from mnemometer.suites.tasks._shell import CommandResult
+from mnemometer.sandbox import CommandResult, Evidence
 
 
 def metric(name: str, value: float | None, higher: bool = True) -> Metric:
+    """A metric named ``name`` (higher is better unless ``higher`` is false)."""
     return Metric(name=name, value=value, higher_is_better=higher)
 
 
 def status(res: CommandResult | None) -> dict[str, Any] | None:
+    """What ``summary.json`` records of one command (``None`` when it never ran)."""
     if res is None:
         return None
     return {
@@ -41,13 +44,14 @@ class Scores:
     files: list[tuple[str, bool]] = field(default_factory=list)
     forbidden: list[tuple[str, bool]] = field(default_factory=list)
     content: list[tuple[str, bool]] = field(default_factory=list)
-    evidence: ev.Evidence | None = None
+    evidence: Evidence | None = None
     tokens: dict[str, int] | None = None
     tokens_required: bool = False
     workspace_present: bool = True
     notes: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
+        """Every count under Memory Layer's name (``score_commands_passed``, ...)."""
         e = self.evidence
         return {
             "agent_exit_code": -1
@@ -72,6 +76,7 @@ class Scores:
         }
 
     def success(self) -> bool:
+        """Whether every check passed: the agent, the commands, files, content, evidence, tokens."""
         c = self.counts()
         return (
             c["agent_exit_code"] == 0
@@ -87,6 +92,7 @@ class Scores:
         )
 
     def metrics(self, success: bool | None = None) -> list[Metric]:
+        """The logged metrics; ``success`` overrides :meth:`success` (a sequence's setup)."""
         c = self.counts()
         checks = [ok for _, ok in self.score + self.files + self.forbidden + self.content]
         return [
@@ -104,6 +110,7 @@ class Scores:
         ]
 
     def detail(self) -> dict[str, Any]:
+        """Everything ``summary.json`` records of the run: counts, each check, the evidence."""
         e = self.evidence
         return {
             "counts": self.counts(),
@@ -130,6 +137,7 @@ class Scores:
 
 
 def check_workspace(ws: Path, step: Any, sc: Scores) -> None:
+    """Add ``step``'s file checks (required, forbidden, required content) in ``ws`` to ``sc``."""
     for rel in step.required_files:
         sc.files.append((rel, (ws / rel).is_file()))
     for rel in step.forbidden_files:
@@ -145,6 +153,10 @@ def check_workspace(ws: Path, step: Any, sc: Scores) -> None:
 
 
 def aggregate(scores: list[Scores], setup: list[CommandResult]) -> dict[str, int]:
+    """A sequence's counts: summed over its steps, its flags true only when every step's is.
+
+    The setup commands ran once, before the first step, and count once.
+    """
     out: dict[str, int] = {}
     for sc in scores:
         for k, v in sc.counts().items():
