@@ -48,6 +48,17 @@ class Registry:
         """Every registered name, sorted."""
         return sorted(set(self._entry_points()) | set(self._extra))
 
+    def target(self, name: str) -> str | None:
+        """What ``name`` stands for, ``module:attr``, read without importing it.
+
+        An in-process registration gives its object's own module and qualified name;
+        ``None``: nothing is registered under ``name``.
+        """
+        if name in self._extra:
+            return reference(self._extra[name])
+        ep = self._entry_points().get(name)
+        return None if ep is None else ep.value
+
     def load(self, name: str, options: dict[str, Any] | None = None) -> Callable[..., Any]:
         """Return the factory for ``name``, its optional modules checked for ``options``.
 
@@ -182,6 +193,11 @@ def check_requirements(factory: Any, what: str, options: dict[str, Any] | None =
     if missing:
         extras = ",".join(dict.fromkeys(e for _, e in missing))
         raise MissingExtraError(what, extras, ",".join(m for m, _ in missing))
+
+
+def reference(obj: Any) -> str:
+    """``module:qualname`` of a class or function: how an entry point names it."""
+    return f"{obj.__module__}:{getattr(obj, '__qualname__', type(obj).__qualname__)}"
 
 
 def require(module: str, extra: str, what: str) -> Any:
