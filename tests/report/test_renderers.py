@@ -87,3 +87,19 @@ def test_an_unknown_format_names_the_formats_of_the_kind(session: None) -> None:
     renderer("note", "text")(lambda n: n.text)
     with pytest.raises(MnemometerError, match=r"did you mean 'text'\?\); formats: text"):
         render(Note("hi"), "txt")
+
+
+def test_plain_renderer_modules_never_import_an_html_one() -> None:
+    # The HTML module imports the model it draws, never the reverse: no import circle, and
+    # a text report loads no HTML.
+    import ast
+
+    for name in ("_run", "_comparison", "_leaderboard"):
+        tree = ast.parse((REPO / "src/mnemometer/report" / f"{name}.py").read_text("utf-8"))
+        imported = {
+            f"{n.module}.{a.name}"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.ImportFrom)
+            for a in n.names
+        } | {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert not {m for m in imported if "._html" in m}, name

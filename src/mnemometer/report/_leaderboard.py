@@ -405,10 +405,3 @@ def leaderboard_csv(b: Leaderboard) -> str:
 def leaderboard_json(b: Leaderboard) -> str:
     """The whole leaderboard."""
     return b.model_dump_json(indent=1)
-
-
-def leaderboard_html(b: Leaderboard) -> str:
-    """A sortable table with a chart per column; each cell links to its run's report."""
-    from mnemometer.report._html_leaderboard import page_html
-
-    return page_html(b)
