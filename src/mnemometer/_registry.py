@@ -11,7 +11,7 @@ import importlib
 import importlib.util
 import inspect
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -85,6 +85,17 @@ class Registry:
             ) from None
         check_requirements(factory, f"{self.kind} {name!r}", options)
         return factory
+
+    def loadable(self, names: Iterable[str] | None = None) -> Iterator[tuple[str, Any]]:
+        """``(name, factory)`` of each of ``names`` (default: every name) that loads.
+
+        A broken plug-in is a warning naming it, and is skipped: it must not stop the others.
+        """
+        for name in self.names() if names is None else names:
+            try:
+                yield name, self.load(name)
+            except MnemometerError as e:
+                warnings.warn(str(e), stacklevel=2)
 
     def make(
         self, name: str, options: dict[str, Any] | None, methods: tuple[str, ...], **context: Any

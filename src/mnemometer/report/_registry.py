@@ -18,7 +18,6 @@ suffix, so a new format appears everywhere at once. A renderer may take keyword 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
@@ -92,12 +91,7 @@ def kind_of(obj: Any) -> str:
         if kind is not None:
             return kind
     # A kind whose entry point names its class where it is re-exported: import the kinds.
-    for kind in kinds.values():
-        try:
-            cls = RENDERERS.load(kind)
-        except MnemometerError as e:  # a broken plug-in must not stop the others
-            warnings.warn(str(e), stacklevel=2)
-            continue
+    for kind, cls in RENDERERS.loadable(kinds.values()):
         if isinstance(cls, type) and isinstance(obj, cls):
             return kind
     raise MnemometerError(f"nothing renders a {type(obj).__name__}")
