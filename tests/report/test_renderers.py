@@ -103,3 +103,13 @@ def test_plain_renderer_modules_never_import_an_html_one() -> None:
             for a in n.names
         } | {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         assert not {m for m in imported if "._html" in m}, name
+
+
+def test_an_install_without_the_renderer_entry_points_says_how_to_mend_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(RENDERERS, "_entry_points", dict)  # an install from before them
+    with pytest.raises(MnemometerError, match=r"nothing renders a Note \(no renderer .*-e \.\)"):
+        kind_of(Note("hi"))
+    with pytest.raises(MnemometerError, match=r"formats: none \(no renderer is registered"):
+        render(Note("hi"), "text", kind="run")

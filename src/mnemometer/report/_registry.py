@@ -94,7 +94,7 @@ def kind_of(obj: Any) -> str:
     for kind, cls in RENDERERS.loadable(kinds.values()):
         if isinstance(cls, type) and isinstance(obj, cls):
             return kind
-    raise MnemometerError(f"nothing renders a {type(obj).__name__}")
+    raise MnemometerError(f"nothing renders a {type(obj).__name__}{_unregistered()}")
 
 
 def render(obj: Any, fmt: str = "text", *, kind: str | None = None, **context: Any) -> str:
@@ -114,7 +114,14 @@ def render(obj: Any, fmt: str = "text", *, kind: str | None = None, **context: A
     if fmt not in known:
         raise MnemometerError(
             f"no {fmt!r} format for a {kind}{did_you_mean(fmt, known)}; "
-            f"formats: {', '.join(known) or 'none'}"
+            f"formats: {', '.join(known) or 'none'}{_unregistered()}"
         )
     fn = RENDERERS.load(f"{kind}.{fmt}")
     return fn(obj, **context) if context else fn(obj)
+
+
+def _unregistered() -> str:
+    # An install made before renderers were entry points has none: say how to mend it.
+    if RENDERERS.names():
+        return ""
+    return " (no renderer is registered: reinstall mnemometer, e.g. pip install -e .)"
