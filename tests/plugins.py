@@ -2,13 +2,15 @@
 
 ``install(tmp)`` writes a ``*.dist-info`` with an ``entry_points.txt`` next to the modules
 below, exactly as pip would; putting ``tmp`` on ``PYTHONPATH`` (or ``sys.path``) makes
-``importlib.metadata`` find them.
+``importlib.metadata`` find them. ``install_project(tmp, project)`` does the same for a
+plug-in project as a user writes it (``pyproject.toml`` beside its modules).
 """
 
 from __future__ import annotations
 
 import shutil
 import textwrap
+import tomllib
 from pathlib import Path
 
 MODULE = '''
@@ -121,19 +123,55 @@ not-a-reader = mnemo_test_reader:NOT_A_READER
 """
 
 
-def install(root: Path, *, readers: bool = False) -> Path:
+# A broken renderer and a broken kind: every other format must still render.
+RENDERER_ENTRY_POINTS = """
+[mnemometer.renderers]
+run.broken = mnemo_test_broken:run_broken
+broken = mnemo_test_broken:Broken
+"""
+
+
+def install(root: Path, *, readers: bool = False, renderers: bool = False) -> Path:
     """Write the plug-in package and its dist-info under ``root``; return ``root``.
 
-    ``readers=True`` also registers a dataset reader, a broken one and a non-reader.
+    ``readers=True`` also registers a dataset reader, a broken one and a non-reader;
+    ``renderers=True`` a broken report format and a broken kind.
     """
+    modules = {
+        "mnemo_test_plugin.py": textwrap.dedent(MODULE),
+        "mnemo_test_reader.py": textwrap.dedent(READER_MODULE),
+        "mnemo_test_broken.py": "raise RuntimeError('this plug-in is broken')\n",
+    }
+    eps = ENTRY_POINTS + (READER_ENTRY_POINTS if readers else "")
+    eps += RENDERER_ENTRY_POINTS if renderers else ""
+    return _distribution(root, "mnemo-test-plugin", "0.1", modules, eps)
+
+
+def install_project(root: Path, project: Path) -> Path:
+    """Install a flat plug-in project (``pyproject.toml`` beside its modules) under ``root``.
+
+    What pip would leave: the modules, and a dist-info with the ``[project]`` table's name,
+    version and entry points. Returns ``root``.
+    """
+    meta = tomllib.loads((project / "pyproject.toml").read_text("utf-8"))["project"]
+    modules = {p.name: p.read_text("utf-8") for p in project.glob("*.py")}
+    eps = "".join(
+        f"[{group}]\n" + "".join(f"{name} = {value}\n" for name, value in table.items())
+        for group, table in meta.get("entry-points", {}).items()
+    )
+    return _distribution(root, meta["name"], meta["version"], modules, eps)
+
+
+def _distribution(
+    root: Path, name: str, version: str, modules: dict[str, str], entry_points: str
+) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     # A test that sets PYTHONPATH to ``root`` alone keeps its children under the guard.
     shutil.copy(Path(__file__).with_name("netguard_site") / "sitecustomize.py", root)
-    (root / "mnemo_test_plugin.py").write_text(textwrap.dedent(MODULE))
-    (root / "mnemo_test_reader.py").write_text(textwrap.dedent(READER_MODULE))
-    (root / "mnemo_test_broken.py").write_text("raise RuntimeError('this plug-in is broken')\n")
-    info = root / "mnemo_test_plugin-0.1.dist-info"
+    for file, text in modules.items():
+        (root / file).write_text(text)
+    info = root / f"{name.replace('-', '_')}-{version}.dist-info"
     info.mkdir(exist_ok=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mnemo-test-plugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS + (READER_ENTRY_POINTS if readers else ""))
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(entry_points)
     return root

@@ -11,7 +11,7 @@ import importlib
 import importlib.util
 import inspect
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -48,6 +48,17 @@ class Registry:
         """Every registered name, sorted."""
         return sorted(set(self._entry_points()) | set(self._extra))
 
+    def target(self, name: str) -> str | None:
+        """What ``name`` stands for, ``module:attr``, read without importing it.
+
+        An in-process registration gives its object's own module and qualified name;
+        ``None``: nothing is registered under ``name``.
+        """
+        if name in self._extra:
+            return reference(self._extra[name])
+        ep = self._entry_points().get(name)
+        return None if ep is None else ep.value
+
     def load(self, name: str, options: dict[str, Any] | None = None) -> Callable[..., Any]:
         """Return the factory for ``name``, its optional modules checked for ``options``.
 
@@ -74,6 +85,17 @@ class Registry:
             ) from None
         check_requirements(factory, f"{self.kind} {name!r}", options)
         return factory
+
+    def loadable(self, names: Iterable[str] | None = None) -> Iterator[tuple[str, Any]]:
+        """``(name, factory)`` of each of ``names`` (default: every name) that loads.
+
+        A broken plug-in is a warning naming it, and is skipped: it must not stop the others.
+        """
+        for name in self.names() if names is None else names:
+            try:
+                yield name, self.load(name)
+            except MnemometerError as e:
+                warnings.warn(str(e), stacklevel=2)
 
     def make(
         self, name: str, options: dict[str, Any] | None, methods: tuple[str, ...], **context: Any
@@ -182,6 +204,11 @@ def check_requirements(factory: Any, what: str, options: dict[str, Any] | None =
     if missing:
         extras = ",".join(dict.fromkeys(e for _, e in missing))
         raise MissingExtraError(what, extras, ",".join(m for m, _ in missing))
+
+
+def reference(obj: Any) -> str:
+    """``module:qualname`` of a class or function: how an entry point names it."""
+    return f"{obj.__module__}:{getattr(obj, '__qualname__', type(obj).__qualname__)}"
 
 
 def require(module: str, extra: str, what: str) -> Any:

@@ -86,9 +86,14 @@ def test_a_text_report_loads_no_html_and_every_format_is_still_listed(tmp_path: 
     mods = _modules_after(render + f"assert report({str(run)!r}, 'html').lstrip().startswith('<!')")
     assert "mnemometer.report._html_run" in mods
     listed = _modules_after(
-        "from mnemometer.report import formats\nassert formats('run') == ['json', 'text', 'md', 'html']"
+        "from mnemometer.report import formats, kind_of\n"
+        "assert formats('run') == ['html', 'json', 'md', 'text']\n"
+        "assert formats('leaderboard') == ['csv', 'html', 'json', 'md', 'text']\n"
+        "from mnemometer.comparison import Comparison\n"
+        "assert kind_of(Comparison.model_construct()) == 'comparison'"
     )
-    assert "mnemometer.report._html_run" in listed
+    assert not {m for m in listed if m.startswith("mnemometer.report._html")}
+    assert not {"mnemometer.report._comparison", "mnemometer.report._leaderboard"} & listed
 
 
 def test_a_format_loads_only_its_module_even_for_a_kind_not_loaded_yet() -> None:

@@ -88,18 +88,14 @@ def format_option(kind: str, help: str, default: str | None = "text") -> Any:
     )
 
 
-_SUFFIXES = {".html": "html", ".htm": "html", ".md": "md", ".json": "json", ".csv": "csv"}
-_SUFFIXES[".txt"] = "text"
-
-
 def format_of(path: Path | None, kind: str) -> str | None:
-    """The format a file's suffix names (``report.html`` → ``html``), if ``kind`` has it."""
-    if path is None:
-        return None
-    from mnemometer.report import formats
+    """The format a file's suffix names (``r.html``, ``r.htm`` → ``html``), if ``kind`` has it.
 
-    fmt = _SUFFIXES.get(path.suffix.lower())
-    return fmt if fmt in formats(kind) else None
+    ``.FORMAT`` names each format; other suffixes are declared where renderers register.
+    """
+    from mnemometer.report._registry import format_of
+
+    return None if path is None else format_of(path, kind)
 
 
 def write_output(path: Path, text: str, what: str) -> None:

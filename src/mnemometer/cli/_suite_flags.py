@@ -8,14 +8,11 @@ imports no suite it does not use.
 from __future__ import annotations
 
 import os
-import warnings
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import click
-
-from mnemometer.errors import MnemometerError
 
 
 @cache
@@ -24,12 +21,7 @@ def suite_flags() -> dict[str, tuple[Any, list[str]]]:
     from mnemometer._registry import SUITES
 
     out: dict[str, tuple[Any, list[str]]] = {}
-    for name in SUITES.names():
-        try:
-            cls = SUITES.load(name)
-        except MnemometerError as e:  # a broken plug-in must not kill the CLI
-            warnings.warn(str(e), stacklevel=2)
-            continue
+    for name, cls in SUITES.loadable():  # a broken plug-in is a warning, not a dead CLI
         for f in getattr(cls, "flags", ()):
             key = f.flag.lstrip("-").replace("-", "_")
             flag, users = out.setdefault(key, (f, []))

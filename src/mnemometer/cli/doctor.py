@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mnemometer.cli._common import conditions_options, path_option
+from mnemometer.cli._common import conditions_options, format_option, path_option
 
 
 @click.command("doctor")
@@ -17,14 +17,7 @@ from mnemometer.cli._common import conditions_options, path_option
     "Condition to check (repeatable; default: the manifest's).",
     "TOML file mapping condition names to stores.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
+@format_option("doctor", "Output format.")
 def doctor_cmd(
     suite: Path | None,
     memories: Path | None,

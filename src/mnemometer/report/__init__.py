@@ -1,7 +1,8 @@
 """Reports built from run directories alone, through one renderer registry.
 
 Formats: ``text``, ``md``, ``json`` and ``html`` for runs and comparisons; ``csv`` too for
-leaderboards. The HTML pages need the ``[report]`` extra (charts), imported only for them.
+leaderboards; plug-ins add theirs through the ``mnemometer.renderers`` entry points. The
+HTML pages need the ``[report]`` extra (charts), imported only for them.
 """
 
 from __future__ import annotations

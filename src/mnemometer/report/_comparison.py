@@ -10,19 +10,13 @@ from mnemometer.comparison._model import (
     PairedDelta,
     preferred,
 )
-from mnemometer.report._registry import register_kind, renderer
-
-register_kind(Comparison, "comparison")
-register_kind(GateResult, "gate")
 
 
-@renderer("comparison", "json")
 def comparison_json(c: Comparison) -> str:
     """The comparison file (what ``mnemometer gate`` reads)."""
     return c.model_dump_json(indent=1)
 
 
-@renderer("gate", "text")
 def gate_text(result: GateResult) -> str:
     """The verdict and every check."""
     lines = [f"gate: {'pass' if result.passed else 'fail'}"]
@@ -31,7 +25,6 @@ def gate_text(result: GateResult) -> str:
     return "\n".join(lines)
 
 
-@renderer("gate", "json")
 def gate_json(result: GateResult) -> str:
     """The verdict as JSON."""
     return result.model_dump_json(indent=1)
@@ -102,7 +95,6 @@ def _plain(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
-@renderer("comparison", "text")
 def comparison_text(c: Comparison) -> str:
     """For people at a terminal."""
     b, k = c.baseline, c.candidate
@@ -136,7 +128,6 @@ def comparison_text(c: Comparison) -> str:
     return "\n".join(lines)
 
 
-@renderer("comparison", "md")
 def comparison_markdown(c: Comparison) -> str:
     """For documents."""
     b, k = c.baseline, c.candidate

@@ -30,7 +30,6 @@ from mnemometer.report._html import (
     table,
     when,
 )
-from mnemometer.report._registry import renderer
 from mnemometer.scoring.headline import item_value
 
 MAX_DISCORDANT = 300
@@ -104,7 +103,6 @@ def discordant_pairs(c: Comparison) -> tuple[list[Discordant], str]:
     return out, ""
 
 
-@renderer("comparison", "html")
 def comparison_html(
     c: Comparison, *, gate_result: GateResult | None = None, policy: str | None = None
 ) -> str:
@@ -481,7 +479,6 @@ def _discordant(c: Comparison, pairs: list[Discordant], why: str) -> str:
     return "".join(out)
 
 
-@renderer("gate", "html")
 def gate_html(result: GateResult) -> str:
     """The verdict and every check, as a page."""
     return page(

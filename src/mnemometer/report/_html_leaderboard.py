@@ -27,8 +27,8 @@ def _cell(cell: BoardCell | None) -> tuple[str, float | None, bool]:
     return text, cell.value, True
 
 
-def page_html(b: Leaderboard) -> str:
-    """The leaderboard page."""
+def leaderboard_html(b: Leaderboard) -> str:
+    """A sortable table with a chart per column; each cell links to its run's report."""
     charts.require()
     head = ["system", "kind"]
     for c in b.columns:

@@ -25,7 +25,6 @@ from mnemometer.report._html import (
     table,
     when,
 )
-from mnemometer.report._registry import renderer
 from mnemometer.report._run import RunView, failure_banner
 
 MAX_FILTER_VALUES = 200
@@ -37,7 +36,6 @@ def _generator(h: RunHeader) -> str:
     return f"mnemometer {h.package_version}"
 
 
-@renderer("run", "html")
 def run_html(v: RunView) -> str:
     """The run at a glance, metrics by group with 95% CIs, latency, tokens, every item."""
     charts.require()

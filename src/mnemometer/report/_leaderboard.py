@@ -27,7 +27,6 @@ from mnemometer.errors import MnemometerError
 from mnemometer.log._reader import RunLog, read_log
 from mnemometer.log._schema import HEADER_FILE, RunHeader
 from mnemometer.report import _figures as fig
-from mnemometer.report._registry import register_kind, renderer
 from mnemometer.scoring.headline import spec_of, values
 from mnemometer.scoring.intervals import interval
 
@@ -121,9 +120,6 @@ class Leaderboard(StrictModel):
     """Rows, best first on the first column."""
     notes: list[str] = Field(default_factory=list)
     """Caveats."""
-
-
-register_kind(Leaderboard, "leaderboard")
 
 
 def _systems(logs: list[RunLog]) -> list[str]:
@@ -406,7 +402,6 @@ def cell_text(cell: BoardCell | None, digits: int = 3) -> str:
     return f"{cell.value:.{digits}f}{ci} n={cell.n}"
 
 
-@renderer("leaderboard", "text")
 def leaderboard_text(b: Leaderboard) -> str:
     """For people at a terminal."""
     cols = ["system", *(f"{c.label} · {c.metric}" for c in b.columns)]
@@ -418,7 +413,6 @@ def leaderboard_text(b: Leaderboard) -> str:
     return "\n".join([*lines, *(f"note: {n}" for n in b.notes)])
 
 
-@renderer("leaderboard", "md")
 def leaderboard_markdown(b: Leaderboard) -> str:
     """For documents: one table, cells link to run reports when they were written."""
     head = ["system", *(f"{c.label} · {c.metric} (sha256 {c.dataset_hash[:8]})" for c in b.columns)]
@@ -441,7 +435,6 @@ def leaderboard_markdown(b: Leaderboard) -> str:
     return "\n".join(out) + "\n"
 
 
-@renderer("leaderboard", "csv")
 def leaderboard_csv(b: Leaderboard) -> str:
     """One line per cell, for spreadsheets."""
     buf = io.StringIO()
@@ -489,15 +482,6 @@ def leaderboard_csv(b: Leaderboard) -> str:
     return buf.getvalue()
 
 
-@renderer("leaderboard", "json")
 def leaderboard_json(b: Leaderboard) -> str:
     """The whole leaderboard."""
     return b.model_dump_json(indent=1)
-
-
-@renderer("leaderboard", "html")
-def leaderboard_html(b: Leaderboard) -> str:
-    """A sortable table with a chart per column; each cell links to its run's report."""
-    from mnemometer.report._html_leaderboard import page_html
-
-    return page_html(b)

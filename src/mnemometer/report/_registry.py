@@ -1,42 +1,82 @@
 """One renderer registry for everything mnemometer prints: runs, comparisons, gates, doctor.
 
-A renderer turns one kind of object into text in one format. Kinds and formats register
-here (``text``, ``md``, ``json``, ``html``, ``csv``), and every command's ``--format`` lists
-what is registered for its kind, so a new format appears everywhere at once. A renderer may
-take keyword context (the HTML comparison takes a gate verdict); ``render`` passes it on.
+A renderer turns one kind of object into text in one format. Built-ins and plug-ins
+register the same way, as entry points of the group ``mnemometer.renderers``, whose names
+say what each entry is, so listing and choosing import nothing:
+
+- ``KIND.FORMAT = module:function``: the function rendering a ``KIND`` as ``FORMAT``
+  (``run.html``); it is imported only when that format is asked for;
+- ``KIND = module:Class``: objects of ``Class`` (or a subclass) render as ``KIND``; the
+  class is recognised by its module and qualified name, without importing it;
+- ``.SUFFIX = FORMAT``: a file suffix that names ``FORMAT`` beyond ``.FORMAT`` itself
+  (``.htm = html``); the value is a format's name, never imported.
+
+Every command's ``--format`` lists the formats of its kind and ``-o FILE`` picks one by
+suffix, so a new format appears everywhere at once. A renderer may take keyword context
+(the HTML comparison takes a gate verdict); ``render`` passes it on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import PurePath
 from typing import Any
 
+from mnemometer._registry import Registry, reference
 from mnemometer.errors import MnemometerError, did_you_mean
 
 Renderer = Callable[..., str]
-_RENDERERS: dict[str, dict[str, Renderer]] = {}
-_KINDS: list[tuple[type, str]] = []
+RENDERERS = Registry("mnemometer.renderers", "renderer")
 
 
 def renderer(kind: str, fmt: str) -> Callable[[Renderer], Renderer]:
-    """Register the decorated function as the ``fmt`` renderer of ``kind``."""
+    """Register the decorated function in-process as the ``fmt`` renderer of ``kind``.
+
+    For notebooks and tests; a package registers ``KIND.FORMAT`` as an entry point.
+    Decorating again replaces an in-process renderer (a cell run twice); the function an
+    entry point already names is left to it.
+
+    Raises:
+        MnemometerError: an entry point registers another function under that name.
+    """
 
     def register(fn: Renderer) -> Renderer:
-        _RENDERERS.setdefault(kind, {})[fmt] = fn
+        _register(f"{kind}.{fmt}", fn)
         return fn
 
     return register
 
 
 def register_kind(cls: type, kind: str) -> None:
-    """Objects of ``cls`` render as ``kind``."""
-    _KINDS.append((cls, kind))
+    """Objects of ``cls`` render as ``kind`` (in-process, as :func:`renderer`).
+
+    Raises:
+        MnemometerError: an entry point declares another class as ``kind``.
+    """
+    _register(kind, cls)
+
+
+def _register(name: str, obj: Any) -> None:
+    RENDERERS.unregister(name)  # a cell run again replaces what it registered
+    if RENDERERS.target(name) != reference(obj):  # else the entry point names it already
+        RENDERERS.register(name, obj)
 
 
 def formats(kind: str) -> list[str]:
-    """The formats registered for ``kind``, in registration order."""
-    _load_builtins(kind)
-    return list(_RENDERERS.get(kind, {}))
+    """The formats registered for ``kind``, sorted; nothing is imported to list them."""
+    prefix = f"{kind}."
+    return [n.removeprefix(prefix) for n in RENDERERS.names() if n.startswith(prefix)]
+
+
+def format_of(path: str | PurePath, kind: str) -> str | None:
+    """The format of ``kind`` that a file's suffix names (``.html``, or ``.htm`` declared).
+
+    ``None`` when the suffix names no format of the kind.
+    """
+    suffix = PurePath(path).suffix.lower()
+    known = formats(kind)
+    fmt = suffix[1:] if suffix[1:] in known else RENDERERS.target(suffix) if suffix else None
+    return fmt if fmt in known else None
 
 
 def kind_of(obj: Any) -> str:
@@ -45,15 +85,16 @@ def kind_of(obj: Any) -> str:
     Raises:
         MnemometerError: nothing renders objects of its type.
     """
+    kinds = {RENDERERS.target(n): n for n in RENDERERS.names() if "." not in n}
     for cls in type(obj).__mro__:
-        kind = _BUILTIN_KINDS.get(f"{cls.__module__}.{cls.__qualname__}")
+        kind = kinds.get(reference(cls))
         if kind is not None:
             return kind
-    _load_builtins(None)
-    for cls, kind in _KINDS:
-        if isinstance(obj, cls):
+    # A kind whose entry point names its class where it is re-exported: import the kinds.
+    for kind, cls in RENDERERS.loadable(kinds.values()):
+        if isinstance(cls, type) and isinstance(obj, cls):
             return kind
-    raise MnemometerError(f"nothing renders a {type(obj).__name__}")
+    raise MnemometerError(f"nothing renders a {type(obj).__name__}{_unregistered()}")
 
 
 def render(obj: Any, fmt: str = "text", *, kind: str | None = None, **context: Any) -> str:
@@ -61,54 +102,26 @@ def render(obj: Any, fmt: str = "text", *, kind: str | None = None, **context: A
 
     ``context`` goes to the renderer as keyword arguments (only when given), for what a
     format can show beyond the object itself, e.g. ``gate_result=`` for an HTML comparison.
+    Only the module of that one renderer is imported.
 
     Raises:
-        MnemometerError: no renderer for that kind and format (naming the formats).
+        MnemometerError: no renderer for that kind and format (naming the formats), or the
+            plug-in that provides it is broken (naming it).
+        MissingExtraError: the renderer needs an extra that is not installed.
     """
     kind = kind or kind_of(obj)
-    if fmt not in _RENDERERS.get(kind, {}):
-        _load_builtins(kind, fmt)  # the one module serving ``fmt``
-    if fmt not in _RENDERERS.get(kind, {}):
-        _load_builtins(kind)  # every module of the kind: the error lists all formats
-    table = _RENDERERS.get(kind, {})
-    if fmt not in table:
+    known = formats(kind)
+    if fmt not in known:
         raise MnemometerError(
-            f"no {fmt!r} format for a {kind}{did_you_mean(fmt, list(table))}; "
-            f"formats: {', '.join(table)}"
+            f"no {fmt!r} format for a {kind}{did_you_mean(fmt, known)}; "
+            f"formats: {', '.join(known) or 'none'}{_unregistered()}"
         )
-    return table[fmt](obj, **context) if context else table[fmt](obj)
+    fn = RENDERERS.load(f"{kind}.{fmt}")
+    return fn(obj, **context) if context else fn(obj)
 
 
-_BUILTIN_KINDS = {
-    "mnemometer.report._run.RunView": "run",
-    "mnemometer.comparison._model.Comparison": "comparison",
-    "mnemometer.comparison._gate.GateResult": "gate",
-    "mnemometer.report._leaderboard.Leaderboard": "leaderboard",
-}
-"""Built-in classes by qualified name, so naming an object's kind imports nothing."""
-
-_BUILTIN_MODULES = {
-    "run": ("_run", "_html_run"),
-    "comparison": ("_comparison", "_html_comparison"),
-    "gate": ("_comparison", "_html_comparison"),
-    "leaderboard": ("_leaderboard",),
-}
-"""The modules whose renderers serve each built-in kind, in registration order: the first
-has the kind's plain formats; an ``_html_`` module, when there is one, its ``html``."""
-
-
-def _load_builtins(kind: str | None, fmt: str | None = None) -> None:
-    # The built-in renderers register on import; importing them here (not at module load)
-    # keeps this registry free of the modules that use it, and importing only the kind's
-    # own (only the one module serving ``fmt``, when given) keeps a run's text report from
-    # loading comparisons, leaderboards and the HTML report with its charts.
-    import importlib
-
-    names = _BUILTIN_MODULES.get(kind) if kind is not None else None
-    if names is not None and fmt is not None:
-        html = tuple(n for n in names if n.startswith("_html_"))
-        names = html if fmt == "html" and html else names[:1]
-    if names is None:  # an unknown kind (a plug-in's, a typo): every built-in, as before
-        names = tuple(dict.fromkeys(m for ms in _BUILTIN_MODULES.values() for m in ms))
-    for name in names:
-        importlib.import_module(f"mnemometer.report.{name}")
+def _unregistered() -> str:
+    # An install made before renderers were entry points has none: say how to mend it.
+    if RENDERERS.names():
+        return ""
+    return " (no renderer is registered: reinstall mnemometer, e.g. pip install -e .)"

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
-from mnemometer.report._registry import register_kind, renderer
 
 _HEADLINE = ("hit", "recall", "mrr", "ndcg", "precision")
 FAILURE_SHARE = 0.5
@@ -26,10 +25,6 @@ class RunView:
     """The item results, when the caller read them already (else read when needed)."""
 
 
-register_kind(RunView, "run")
-
-
-@renderer("run", "json")
 def run_json(v: RunView) -> str:
     """Header, every aggregated metric (overall and per group), counts and tables."""
     doc: dict[str, Any] = {
@@ -69,7 +64,6 @@ def failure_banner(v: RunView) -> list[str]:
     return out
 
 
-@renderer("run", "text")
 def run_text(v: RunView) -> str:
     """For people at a terminal."""
     h, s = v.header, v.summary
@@ -96,7 +90,6 @@ def run_text(v: RunView) -> str:
     return "\n".join(out)
 
 
-@renderer("run", "md")
 def run_markdown(v: RunView) -> str:
     """For documents."""
     h, s = v.header, v.summary

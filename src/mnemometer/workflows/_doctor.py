@@ -12,7 +12,6 @@ from typing import Literal
 
 from mnemometer.comparison._claims import claim_warnings
 from mnemometer.errors import MnemometerError
-from mnemometer.report import register_kind, renderer
 from mnemometer.runner._conditions import load_conditions, resolve, system_for
 from mnemometer.sandbox import bwrap_problem
 from mnemometer.suites.items._manifest import LoadedSuite, find_manifest, inside, load_suite
@@ -304,17 +303,12 @@ class Checks(list[Check]):
         return not any(c.status == "fail" for c in self)
 
 
-register_kind(Checks, "doctor")
-
-
-@renderer("doctor", "text")
 def checks_text(checks: Checks) -> str:
     """One line per check."""
     label = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
     return "\n".join(f"{label[c.status]} {c.name}: {c.message}" for c in checks)
 
 
-@renderer("doctor", "json")
 def checks_json(checks: Checks) -> str:
     """Every check, and whether none failed."""
     return json.dumps({"ok": checks.ok, "checks": [c.__dict__ for c in checks]}, indent=1)
