@@ -95,11 +95,7 @@ def _module_edges() -> dict[tuple[str, str], str]:
     return edges
 
 
-KNOWN_CIRCLES = [
-    # Being removed on the report branch (the leaderboard's HTML page and its table);
-    # drop this entry when that lands.
-    {"mnemometer.report._html_leaderboard", "mnemometer.report._leaderboard"},
-]
+KNOWN_CIRCLES: list[set[str]] = []
 
 
 def test_no_import_circles_between_the_modules_of_a_package():

@@ -1,7 +1,8 @@
 """mnemometer: measure AI-agent memory.
 
 The public verbs are :func:`run`, :func:`resume`, :func:`run_experiment`, :func:`run_suite`,
-:func:`report`, :func:`compare`, :func:`gate`, :func:`load_dataset` and :func:`read_log`; the
+:func:`score`, :func:`report`, :func:`compare`, :func:`gate`, :func:`load_dataset` and
+:func:`read_log`; the
 core nouns are :class:`Dataset`, :class:`Memory`, :class:`Query`, :class:`Hit`, the
 :class:`Store` protocol, :class:`SystemSpec`, :class:`RunSettings` and :class:`Experiment`.
 Everything else lives in the subpackages (``mnemometer.stores``, ``mnemometer.suites``, ...).
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         resume,
         run,
         run_experiment,
+        score,
     )
     from mnemometer.stores import Hit, Store, create_store
     from mnemometer.systems import SystemSpec
@@ -49,6 +51,7 @@ _WHERE = {
     "resume": "mnemometer.runner",
     "run": "mnemometer.runner",
     "run_experiment": "mnemometer.runner",
+    "score": "mnemometer.runner",
     "Hit": "mnemometer.stores",
     "Store": "mnemometer.stores",
     "create_store": "mnemometer.stores",
@@ -77,6 +80,7 @@ __all__ = [
     "run_experiment",
     "run_suite",
     "save_dataset",
+    "score",
 ]
 
 

@@ -95,6 +95,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Reproduce a suite's headline result in one command, offline and keyless.",
     ),
     "run": ("run", "run_cmd", "Run SUITE (default: retrieval) and write a run directory."),
+    "score": (
+        "score",
+        "score_cmd",
+        "Re-score RUN_DIR without its system: other judges, another headline, a new run.",
+    ),
     "serve": (
         "serve",
         "serve_group",

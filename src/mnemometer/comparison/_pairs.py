@@ -105,7 +105,12 @@ def components(h: RunHeader) -> dict[str, Any]:
             "scorers": [
                 (s.name, s.version, s.sha256) for s in scoring.scorers if s.name != "judge"
             ],
-            "summary": (scoring.summary.name, scoring.summary.version, scoring.summary.sha256),
+            # Which judges the summary reports is the judge component's business.
+            "summary": (
+                scoring.summary.name,
+                scoring.summary.version,
+                {k: v for k, v in scoring.summary.args.items() if k != "judges"},
+            ),
             "headline": _headline_rule(scoring.headline),
         }
     else:

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
         start_experiment,
     )
     from mnemometer.runner._ray import RayExecutor
-    from mnemometer.runner._run import RunResult, RunSettings, resume, resummarize, run
+    from mnemometer.runner._run import RunSettings, resume, resummarize, run
+    from mnemometer.runner._score import resume_scoring, score
+    from mnemometer.runner._setup import RunResult
     from mnemometer.scoring.aggregate import run_summary as summarize
 
 _WHERE = {
@@ -47,11 +49,13 @@ _WHERE = {
     "run_experiment": "mnemometer.runner._experiment",
     "start_experiment": "mnemometer.runner._experiment",
     "RayExecutor": "mnemometer.runner._ray",
-    "RunResult": "mnemometer.runner._run",
+    "RunResult": "mnemometer.runner._setup",
     "RunSettings": "mnemometer.runner._run",
     "resume": "mnemometer.runner._run",
     "resummarize": "mnemometer.runner._run",
     "run": "mnemometer.runner._run",
+    "resume_scoring": "mnemometer.runner._score",
+    "score": "mnemometer.runner._score",
     "summarize": "mnemometer.scoring.aggregate:run_summary",
 }
 
@@ -73,9 +77,11 @@ __all__ = [
     "read_experiment",
     "resume",
     "resume_experiment",
+    "resume_scoring",
     "resummarize",
     "run",
     "run_experiment",
+    "score",
     "start_experiment",
     "summarize",
     "WorkerFn",

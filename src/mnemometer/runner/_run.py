@@ -34,6 +34,7 @@ from mnemometer.runner._remote import (
     write_files,
 )
 from mnemometer.runner._setup import (
+    RunResult,
     RunSettings,
     _aborted_start,
     _check_kind,
@@ -50,29 +51,6 @@ from mnemometer.runner._setup import (
 from mnemometer.suites import _index_file, create_suite
 from mnemometer.suites._base import Item, RunContext, Suite
 from mnemometer.systems import SystemSpec, close
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """What :func:`run` returns."""
-
-    path: Path
-    """The run directory."""
-    header: RunHeader
-    """The final header."""
-    summary: Summary
-    """Aggregated results (also in ``summary.json``)."""
-
-    def to_pandas(self) -> Any:
-        """One row per item result (needs ``pip install 'mnemometer[analysis]'``)."""
-        from mnemometer.log._reader import read_log
-
-        return read_log(self.path).to_pandas()
-
-    @property
-    def failed_items(self) -> int:
-        """Items that errored or timed out."""
-        return self.summary.counts.get("errors", 0) + self.summary.counts.get("timeouts", 0)
 
 
 @dataclass
@@ -195,7 +173,10 @@ def resume(
             f"{path}: the run was killed before it started (no {HEADER_FILE}); start it again "
             "with the same --out"
         )
-    read_header(path)  # not a run directory: say so before anything is written
+    if read_header(path).parent is not None:  # a re-scoring: only its scorers run again
+        from mnemometer.runner._score import resume_scoring
+
+        return resume_scoring(path, settings)
     with DirLock(path):
         return _resume_locked(path, settings, system, dataset)
 

@@ -21,6 +21,7 @@ from mnemometer.log._schema import (
     DatasetRef,
     RunHeader,
     ScoringRecord,
+    Summary,
     SystemRef,
 )
 from mnemometer.runner._executor import Executor, LocalExecutor
@@ -67,6 +68,29 @@ class RunSettings:
         if self.timeout is not None and self.timeout <= 0:
             return RunSettings(**{**self.__dict__, "timeout": None})
         return self
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What :func:`run` returns."""
+
+    path: Path
+    """The run directory."""
+    header: RunHeader
+    """The final header."""
+    summary: Summary
+    """Aggregated results (also in ``summary.json``)."""
+
+    def to_pandas(self) -> Any:
+        """One row per item result (needs ``pip install 'mnemometer[analysis]'``)."""
+        from mnemometer.log._reader import read_log
+
+        return read_log(self.path).to_pandas()
+
+    @property
+    def failed_items(self) -> int:
+        """Items that errored or timed out."""
+        return self.summary.counts.get("errors", 0) + self.summary.counts.get("timeouts", 0)
 
 
 def new_header(
