@@ -16,7 +16,6 @@ from typing import Any
 import click
 
 from mnemometer.cli._common import (
-    LLM_KEYS,
     conditions_options,
     echo_err,
     llm_options,
@@ -145,10 +144,12 @@ def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
 
 
 def _llm(kw: dict[str, Any]) -> Any:
-    """LLM settings when a flag names one or an agent needs one (``None``: leave it)."""
-    if not any(kw.get(k) for k in LLM_KEYS) and kw.get("agent") not in ("rag", "mem0"):
-        return None
-    return llm_settings(kw)
+    """LLM settings when a flag names one or an agent needs one.
+
+    ``None`` leaves it to the run, which asks the environment (a resume first asks what
+    the run recorded): see :func:`mnemometer.runner.run`.
+    """
+    return llm_settings(kw, required=kw.get("agent") in ("rag", "mem0"))
 
 
 def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -231,10 +232,12 @@ def _system(kw: dict[str, Any]) -> Any:
     return SystemSpec.agent(agent, **options).options_with_store(kw["store"], store_opts)
 
 
-def _conditions(kw: dict[str, Any], names: list[str], llm: Any) -> list[Any]:
+def _conditions(kw: dict[str, Any], names: list[str], settings: RunSettings) -> list[Any]:
     from mnemometer.runner._conditions import load_conditions, resolve, system_for
+    from mnemometer.runner._setup import with_llm
 
     table = load_conditions(kw["conditions_file"])
+    llm = with_llm(settings).llm  # a condition that needs an LLM looks where the runs will
     return [system_for(n, resolve(n, table), llm) for n in names]
 
 
@@ -244,7 +247,7 @@ def _experiment(
     from mnemometer.runner import Experiment, run_experiment
 
     systems = (
-        _conditions(kw, list(kw["conditions"]), settings.llm) if kw["conditions"] else [_system(kw)]
+        _conditions(kw, list(kw["conditions"]), settings) if kw["conditions"] else [_system(kw)]
     )
     dataset = str(kw["dataset"]) if kw["dataset"] is not None else None
     exp = Experiment(name, systems, kw["repeat"] or 1, dataset, options, kw["limit"], kw["sample"])

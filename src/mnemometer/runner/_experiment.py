@@ -42,7 +42,7 @@ from mnemometer.runner._remote import (
     write_shipped,
 )
 from mnemometer.runner._run import RunResult, RunSettings, resume, run
-from mnemometer.runner._setup import check_unlocked, default_out
+from mnemometer.runner._setup import check_unlocked, default_out, with_llm
 from mnemometer.scoring.aggregate import run_summary
 from mnemometer.suites import create_suite
 from mnemometer.systems import SystemSpec, without_redacted
@@ -351,7 +351,7 @@ def _complete_remote(
             for entry in plan.systems:
                 spec = _spec(entry)
                 run_dir = out / f"{spec.label}-r{r}"
-                existing = None
+                existing, header = None, None
                 if (run_dir / HEADER_FILE).is_file():
                     header = read_header(run_dir)
                     if header.status == "finished" and (run_dir / SUMMARY_FILE).is_file():
@@ -368,7 +368,7 @@ def _complete_remote(
                     dict(plan.suite_options),
                     plan.run_group,
                     r,
-                    on_worker,
+                    with_llm(on_worker, header),  # here: a worker's environment is not ours
                     existing,
                     plan.limit,
                     plan.sample,
@@ -459,7 +459,7 @@ def run_suite(
         opts["profile"] = profile
     names = list(conditions or loaded.manifest.conditions or DEFAULT_EXPERIMENT_CONDITIONS)
     table = load_conditions(conditions_file)
-    llm = settings.llm if settings is not None else None
+    llm = with_llm((settings or RunSettings()).checked()).llm
     systems = [system_for(name, resolve(name, table), llm) for name in names]
     effective = profile or loaded.manifest.default_profile
     agents = [s.label for s in systems if s.kind == "agent"]

@@ -40,8 +40,8 @@ class RunSettings:
         timeout: seconds allowed per item call; ``None`` for no limit.
         seed: seed for anything random in the run (recorded).
         fsync: fsync the log after every item (survives power loss, not only kills).
-        llm: :class:`~mnemometer.llm.LLMSettings` for agents and suites that ask a model
-            (``None``: the environment's).
+        llm: :class:`~mnemometer.llm.LLMSettings` for the suites, stores and agents that
+            ask a model (``None``: resolved where the run starts, see :func:`with_llm`).
         executor: where items run (default: local threads).
         progress: called with ``(phase, done, total)`` as work advances (see
             :data:`ProgressFn`).
@@ -66,6 +66,39 @@ class RunSettings:
         if self.timeout is not None and self.timeout <= 0:
             return RunSettings(**{**self.__dict__, "timeout": None})
         return self
+
+
+def with_llm(settings: RunSettings, header: RunHeader | None = None) -> RunSettings:
+    """The settings with the run's LLM endpoint resolved: the one place a run reads it.
+
+    The caller's (a flag, ``RunSettings(llm=...)``), else the endpoint a resumed run
+    recorded (``header``; its key from the environment), else the environment's
+    (``MNEMOMETER_LLM_*``, the ``.env`` the command line loaded). ``llm`` stays ``None``
+    when none is configured: a part that needs one says which flag to pass.
+    """
+    if settings.llm is not None:
+        return settings
+    from dataclasses import replace
+
+    from mnemometer.llm import find_settings
+
+    recorded = _recorded_llm(header) if header is not None else {}
+    llm = find_settings(
+        base_url=recorded.get("base_url"),
+        model=recorded.get("model"),
+        timeout=recorded.get("timeout"),
+        max_retries=recorded.get("max_retries"),
+    )
+    return settings if llm is None else replace(settings, llm=llm)
+
+
+def _recorded_llm(header: RunHeader) -> dict[str, Any]:
+    """The endpoint an agent recorded (base URL, model, timeout, retries; never the key)."""
+    resolved = header.system.options.get("resolved")
+    llm = resolved.get("llm") if isinstance(resolved, dict) else None
+    if not isinstance(llm, dict) or not llm.get("base_url") or not llm.get("model"):
+        return {}
+    return llm
 
 
 def new_header(
@@ -161,6 +194,18 @@ def _check_kind(suite: Suite | type[Suite], spec: SystemSpec) -> None:
             "--store bm25 gives a store an LLM to answer with)"
         )
     raise MnemometerError(f"suite {suite.name!r} drives stores: pass --store NAME, not --agent")
+
+
+def check_llm(suite: Suite, llm: Any) -> None:
+    """Before anything is written: a suite that asks a model (``needs_llm``) has an endpoint.
+
+    Raises:
+        LLMError: none configured, naming the flag and the variable.
+    """
+    if llm is None and getattr(suite, "needs_llm", False):
+        from mnemometer.llm import NO_ENDPOINT, LLMError
+
+        raise LLMError(f"suite {suite.name!r} asks an LLM: {NO_ENDPOINT}")
 
 
 def _dataset_for(suite: Suite, dataset: str | Path | Dataset | None) -> tuple[Dataset, str | None]:

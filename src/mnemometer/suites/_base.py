@@ -79,8 +79,9 @@ class RunContext:
         system: the spec of the system under test (its name, options and condition).
         repeat: the run's index within its group.
         seed: the run's seed.
-        llm: LLM endpoint settings of the run, for suites that ask a model (``None``: the
-            environment's).
+        llm: the run's LLM endpoint (:class:`~mnemometer.llm.LLMSettings`, resolved where
+            the run started), for suites that ask a model; ``None`` when none is configured.
+            Take it with :func:`mnemometer.llm.require_settings` (never the environment).
         progress: the run's progress callback, ``(phase, done, total)``; use
             :meth:`report` from setup so long phases (index, ingest) show their counts.
         pending: ids of the items this session will run; ``None`` when all of them (a

@@ -53,6 +53,7 @@ from mnemometer.runner import (
     start_experiment,
 )
 from mnemometer.runner._conditions import resolve, system_for
+from mnemometer.runner._setup import with_llm
 from mnemometer.suites import create_suite
 from mnemometer.systems import SystemSpec
 from mnemometer.workflows._leaderboard import write_leaderboard
@@ -182,7 +183,7 @@ def sweep(
     base = path.resolve().parent
     table = load_conditions(_relative(spec.conditions_file, base))
     systems = [s.spec() for s in spec.systems]
-    llm = settings.llm if settings is not None else None
+    llm = with_llm((settings or RunSettings()).checked()).llm
     systems += [system_for(n, resolve(n, table), llm) for n in spec.conditions]
     create_suite(spec.suite, spec.suite_options)  # bad options fail before anything runs
     out = Path(out)

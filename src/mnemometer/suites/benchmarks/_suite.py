@@ -294,10 +294,10 @@ class BenchmarkSuite(Questions, BaseSuite):
         """Connect the reader and judges (cached under the run directory) and pin them."""
         from dataclasses import replace
 
-        from mnemometer.llm import LLMClient, resolve_settings
+        from mnemometer.llm import LLMClient, require_settings
 
         self._ctx = ctx
-        settings = ctx.llm if ctx.llm is not None else resolve_settings()
+        settings = require_settings(ctx.llm)
         if settings.cache_dir is None:
             settings = replace(settings, cache_dir=ctx.run_dir / "llm-cache")
         self._reader = LLMClient.from_settings(settings)
