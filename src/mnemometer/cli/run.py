@@ -158,10 +158,6 @@ def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, A
     name = "items" if _is_suite_path(suite) else suite
     if name == "items":
         options["suite_dir"] = str(suite)
-    if kw.get("dataset") is not None and _reads_dataset(name):
-        # A benchmark suite loads (and streams) its file itself: --dataset is its input.
-        options["dataset"] = str(Path(kw["dataset"]).resolve())
-        kw["dataset"] = None
     # Without the flags declared, none was given (RunCommand adds them when one may be).
     declared = suite_flags() if run_cmd.suite_flags_loaded else {}
     for key, (flag, users) in declared.items():
@@ -176,15 +172,6 @@ def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, A
             )
         options[flag.option] = list(value) if flag.multiple else value
     return name, options
-
-
-def _reads_dataset(name: str) -> bool:
-    from mnemometer._registry import SUITES
-
-    try:
-        return bool(getattr(SUITES.load(name), "reads_dataset", False))
-    except MnemometerError:
-        return False
 
 
 def _is_suite_path(suite: str) -> bool:

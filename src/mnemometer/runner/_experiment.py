@@ -42,7 +42,7 @@ from mnemometer.runner._remote import (
     write_shipped,
 )
 from mnemometer.runner._run import RunResult, RunSettings, resume, run
-from mnemometer.runner._setup import check_unlocked, default_out, with_llm
+from mnemometer.runner._setup import check_unlocked, dataset_as_option, default_out, with_llm
 from mnemometer.scoring.aggregate import run_summary
 from mnemometer.suites import create_suite
 from mnemometer.systems import SystemSpec, without_redacted
@@ -58,7 +58,8 @@ class Experiment:
         suite: registered suite name.
         systems: one spec per condition (labels must differ).
         repeats: runs of every condition.
-        dataset: the dataset (a path or built-in name) for suites that take one.
+        dataset: the dataset (a path or built-in name) for suites that take one; a suite
+            that reads its own file gets it as its ``dataset`` option.
         suite_options: options for the suite.
         limit: run only the first ``limit`` items of the suite's plan.
         sample: run a seeded random sample of ``sample`` items (the settings' seed).
@@ -73,7 +74,7 @@ class Experiment:
     sample: int | None = None
 
     def checked(self) -> Experiment:
-        """Validated plan.
+        """Validated plan (the file of a suite that reads its own moved into its options).
 
         Raises:
             MnemometerError: no systems, a repeated label, fewer than one repeat.
@@ -85,7 +86,8 @@ class Experiment:
             raise MnemometerError(f"a condition is listed twice: {labels}")
         if self.repeats < 1:
             raise MnemometerError(f"--repeat must be at least 1, got {self.repeats}")
-        return self
+        dataset, options = dataset_as_option(self.suite, self.dataset, self.suite_options)
+        return replace(self, dataset=dataset, suite_options=options)
 
 
 class _SystemEntry(StrictModel):

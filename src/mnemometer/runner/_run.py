@@ -35,6 +35,7 @@ from mnemometer.runner._setup import (
     _system_arg,
     _workdir,
     check_llm,
+    dataset_as_option,
     new_header,
     with_llm,
 )
@@ -106,7 +107,8 @@ def run(
             (``store=MyStore()``).
         agent: instead of ``system``: an agent name or an in-process agent factory.
         dataset: a path, a built-in name or a loaded :class:`Dataset`; suites that bring
-            their own items (scenarios, suite directories) take none.
+            their own items (scenarios, suite directories) take none, and a suite that
+            reads its own file (``locomo``, ``longmemeval``, ...) takes its path here.
         suite_options: options for the suite (``top_k``, ``ks``, ``suite_dir``, ...).
         out: run directory to create (default ``runs/<suite>-<system>-<time>``).
         settings: concurrency, timeouts, seed, LLM endpoint, executor, progress. Without
@@ -129,6 +131,7 @@ def run(
     if sample is not None and sample < 1:
         raise MnemometerError(f"--sample must be at least 1, got {sample}")
     if isinstance(suite, str):
+        dataset, suite_options = dataset_as_option(suite, dataset, suite_options)
         # The kind first: a suite's constructor may need an extra the wrong kind never would.
         factory = SUITES.load(suite)
         if isinstance(getattr(factory, "systems", None), frozenset):

@@ -196,6 +196,41 @@ def _check_kind(suite: Suite | type[Suite], spec: SystemSpec) -> None:
     raise MnemometerError(f"suite {suite.name!r} drives stores: pass --store NAME, not --agent")
 
 
+def dataset_as_option(
+    suite: str, dataset: Any, options: dict[str, Any] | None
+) -> tuple[Any, dict[str, Any]]:
+    """``dataset`` and the suite's options, the file moved into them for a suite that reads it.
+
+    A benchmark suite (``reads_dataset``) loads, checks and streams its file itself, so
+    ``--dataset`` / ``dataset=`` is its ``dataset`` option; other suites are given it as is.
+
+    Raises:
+        MnemometerError: a loaded :class:`Dataset` for such a suite, or two different files.
+    """
+    options = dict(options or {})
+    if dataset is None or not _reads_dataset(suite):
+        return dataset, options
+    if isinstance(dataset, Dataset):
+        raise MnemometerError(
+            f"suite {suite!r} reads its own file: pass dataset=PATH, not a loaded dataset"
+        )
+    path = str(Path(dataset).resolve())
+    if options.get("dataset") is not None and str(Path(options["dataset"]).resolve()) != path:
+        raise MnemometerError(
+            f"suite {suite!r} was given two files: {dataset} and dataset={options['dataset']}"
+        )
+    return None, {**options, "dataset": path}
+
+
+def _reads_dataset(name: str) -> bool:
+    from mnemometer._registry import SUITES
+
+    try:
+        return bool(getattr(SUITES.load(name), "reads_dataset", False))
+    except MnemometerError:
+        return False  # an unknown suite: creating it says so
+
+
 def check_llm(suite: Suite, llm: Any) -> None:
     """Before anything is written: a suite that asks a model (``needs_llm``) has an endpoint.
 
