@@ -116,3 +116,18 @@ def test_the_callers_endpoint_then_the_recorded_one_then_the_environment(monkeyp
     resumed = with_llm(RunSettings(), header).llm
     assert (resumed.model, resumed.timeout, resumed.api_key) == ("recorded", 7.0, "sk-env")
     assert with_llm(RunSettings()).llm.model == "env"
+
+
+def test_a_sweep_hands_each_dataset_to_a_suite_that_reads_its_file(server, tmp_path):
+    from mnemometer.workflows import sweep
+
+    f = tmp_path / "sweep.toml"
+    f.write_text(
+        'suite = "longmemeval"\n[suite_options]\nquestions = 1\n'
+        f'[[systems]]\nstore = "bm25"\n[[datasets]]\npath = "{MINI}"\nname = "mini"\n'
+    )
+    first = sweep(f, tmp_path / "s", settings=_settings(server))
+    (run,) = first.experiments["mini"].runs
+    assert run.header.suite_inputs["dataset"] == str(MINI.resolve())
+    again = sweep(f, tmp_path / "s", settings=_settings(server))  # the recorded plan matches
+    assert again.experiments["mini"].runs[0].header.run_id == run.header.run_id
