@@ -9,11 +9,12 @@ on 127.0.0.1.
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
 from benchmark_helpers import MINI, llm_flags
-from conftest import invoke_cli, seed_file
+from conftest import REPO, invoke_cli, seed_file
 
 import mnemometer
 from mnemometer.errors import MnemometerError
@@ -131,3 +132,12 @@ def test_a_sweep_hands_each_dataset_to_a_suite_that_reads_its_file(server, tmp_p
     assert run.header.suite_inputs["dataset"] == str(MINI.resolve())
     again = sweep(f, tmp_path / "s", settings=_settings(server))  # the recorded plan matches
     assert again.experiments["mini"].runs[0].header.run_id == run.header.run_id
+
+
+def test_a_suite_asking_a_model_is_refused_before_anything_is_written(tmp_path):
+    team = REPO / "examples" / "suites" / "team-memory"
+    with pytest.raises(
+        MnemometerError, match=re.escape(f"suite 'items' asks an LLM: {NO_ENDPOINT}")
+    ):
+        mnemometer.run_suite(team, conditions=["lexical"], profile="llm", out=tmp_path / "x")
+    assert not (tmp_path / "x").exists()

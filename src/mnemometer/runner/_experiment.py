@@ -42,7 +42,13 @@ from mnemometer.runner._remote import (
     write_shipped,
 )
 from mnemometer.runner._run import RunResult, RunSettings, resume, run
-from mnemometer.runner._setup import check_unlocked, dataset_as_option, default_out, with_llm
+from mnemometer.runner._setup import (
+    check_llm,
+    check_unlocked,
+    dataset_as_option,
+    default_out,
+    with_llm,
+)
 from mnemometer.scoring.aggregate import run_summary
 from mnemometer.suites import create_suite
 from mnemometer.systems import SystemSpec, without_redacted
@@ -160,7 +166,7 @@ def run_experiment(
     exp = experiment.checked()
     # Build the suite once before anything is written: bad options, a malformed suite or
     # shell items without --allow-shell fail here, leaving no half-made experiment.
-    create_suite(exp.suite, exp.suite_options)
+    check_llm(create_suite(exp.suite, exp.suite_options), with_llm(settings or RunSettings()).llm)
     check_remote(settings, exp.systems, [exp.dataset, *exp.suite_options.values()])
     out = Path(out) if out is not None else default_out(exp.suite)
     if out.exists() and any(out.iterdir()):
