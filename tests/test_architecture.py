@@ -224,3 +224,26 @@ def test_docs_never_send_users_to_private_modules():
         for m in private.finditer(line)
     ]
     assert not found, "\n".join(found)
+
+
+# The run's LLM endpoint is resolved once, where a run starts, and handed down (ctx.llm,
+# llm=): a suite or store that looked again would ask an endpoint the run never recorded.
+_LLM_LOOKUP = re.compile(
+    r"\b(?:resolve_settings|find_settings)\b|MNEMOMETER_(?:LLM|EMBEDDING)"
+    r"|(?:environ\.get|getenv|environ\[)\(?\s*(?:ENV_PREFIX|[\"'][A-Z0-9_]*"
+    r"(?:LLM|OPENAI|EMBEDDING|BENCH_DEFAULT))"
+)
+
+
+def test_suites_and_stores_take_the_runs_llm_endpoint():
+    found = [
+        f"{f.relative_to(SRC.parent)}:{i}: {line.strip()}"
+        for package in ("suites", "stores")
+        for f in sorted((SRC / package).rglob("*.py"))
+        for i, line in enumerate(f.read_text("utf-8").splitlines(), 1)
+        if _LLM_LOOKUP.search(line)
+    ]
+    assert not found, (
+        "take the run's endpoint (RunContext.llm, the llm= a store is built with) through "
+        "mnemometer.llm.require_settings, never from the environment:\n" + "\n".join(found)
+    )

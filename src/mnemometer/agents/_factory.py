@@ -37,11 +37,9 @@ def create_agent_factory(
 
 
 def llm_client(llm: LLMSettings | LLMClient | None) -> LLMClient:
-    """An LLM client from settings, or a clear error naming the flags to pass."""
+    """An LLM client from the run's settings, or a clear error naming the flags to pass."""
     if isinstance(llm, LLMClient):
         return llm
-    if llm is None:
-        from mnemometer.llm import resolve_settings
+    from mnemometer.llm import require_settings
 
-        llm = resolve_settings()  # env / raises with the flags to pass
-    return LLMClient.from_settings(llm)
+    return LLMClient.from_settings(require_settings(llm))

@@ -29,7 +29,7 @@ class RagAgentFactory:
         top_k: memories retrieved per message.
         history_turns: exchanges of the current session shown to the LLM.
         max_tokens: answer length cap.
-        llm: endpoint settings (from ``--llm-base-url``/``--llm-model`` or the environment).
+        llm: the run's endpoint settings (or a client); its store is given them too.
         workdir: where stores that keep files keep them (one directory per scenario).
     """
 
@@ -52,12 +52,22 @@ class RagAgentFactory:
         self.llm.check()  # unreachable endpoint, bad key, unknown model: fail before the run
         self.workdir = workdir
         # Fail before the run, not in the first scenario: unknown store, bad option.
-        create_store(store, self.store_options, lang="en", workdir=self._dir("_probe"))
+        self._new_store("_probe")
         if self.workdir is not None:
             shutil.rmtree(self._dir("_probe"), ignore_errors=True)
 
     def _dir(self, namespace: str) -> Path | None:
         return None if self.workdir is None else self.workdir / namespace
+
+    def _new_store(self, namespace: str) -> Any:
+        # A store that asks an LLM while it stores asks the run's endpoint too.
+        return create_store(
+            self.store_name,
+            self.store_options,
+            lang="en",
+            workdir=self._dir(namespace),
+            llm=self.llm.settings,
+        )
 
     def resolved_options(self) -> dict[str, Any]:
         """Options as they ran, for the run header."""
@@ -69,9 +79,7 @@ class RagAgentFactory:
 
     def create(self, namespace: str) -> RagAgent:
         """A fresh agent with its own empty store."""
-        store = create_store(
-            self.store_name, self.store_options, lang="en", workdir=self._dir(namespace)
-        )
+        store = self._new_store(namespace)
         store.reset()
         return RagAgent(store, self.llm, self.top_k, self.history_turns, self.max_tokens)
 

@@ -221,13 +221,19 @@ def llm_options(f: Any) -> Any:
     return f
 
 
-def llm_settings(kw: dict[str, Any]) -> Any:
+def llm_settings(kw: dict[str, Any], *, required: bool = True) -> Any:
     """:class:`~mnemometer.llm.LLMSettings` from the options, the environment and a config file.
+
+    With ``required=False``, ``None`` when no ``--llm-*`` flag is given: a run then resolves
+    its endpoint itself (``RunSettings.llm``), from what it recorded or the environment.
 
     Raises:
         LLMError: no endpoint anywhere (the message names the flags to pass).
     """
     from mnemometer.llm import resolve_settings
+
+    if not required and not any(kw.get(k) for k in LLM_KEYS):
+        return None
 
     return resolve_settings(
         kw.get("llm_base_url"),

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from mnemometer.cli._common import LLM_KEYS, llm_options, llm_settings, parse_options, store_options
+from mnemometer.cli._common import llm_options, llm_settings, parse_options, store_options
 
 
 @click.command("check-store")
@@ -17,16 +17,18 @@ def check_store_cmd(name: str, store_opts: tuple[str, ...], **kw: object) -> Non
     """Run the store conformance checks against store NAME; exit 1 if any fails.
 
     Stores that ask an LLM while they store (graphiti, cognee, langmem) take the endpoint
-    from --llm-base-url/--llm-model (or -S base_url=... -S llm_model=...).
+    from --llm-base-url/--llm-model or MNEMOMETER_LLM_* (-S base_url=... -S llm_model=...
+    win over both).
     """
     import tempfile
     from pathlib import Path
 
+    from mnemometer.llm import find_settings
     from mnemometer.stores import create_store
     from mnemometer.testing import check_store
 
     with tempfile.TemporaryDirectory(prefix="mnemometer-check-") as tmp:
-        llm = llm_settings(kw) if any(kw.get(k) for k in LLM_KEYS) else None
+        llm = llm_settings(kw, required=False) or find_settings()  # the store reads no env
         store = create_store(
             name,
             parse_options(store_opts, "--store-option"),

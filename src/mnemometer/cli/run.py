@@ -16,7 +16,6 @@ from typing import Any
 import click
 
 from mnemometer.cli._common import (
-    LLM_KEYS,
     conditions_options,
     echo_err,
     llm_options,
@@ -145,10 +144,12 @@ def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
 
 
 def _llm(kw: dict[str, Any]) -> Any:
-    """LLM settings when a flag names one or an agent needs one (``None``: leave it)."""
-    if not any(kw.get(k) for k in LLM_KEYS) and kw.get("agent") not in ("rag", "mem0"):
-        return None
-    return llm_settings(kw)
+    """LLM settings when a flag names one or an agent needs one.
+
+    ``None`` leaves it to the run, which asks the environment (a resume first asks what
+    the run recorded): see :func:`mnemometer.runner.run`.
+    """
+    return llm_settings(kw, required=kw.get("agent") in ("rag", "mem0"))
 
 
 def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -157,10 +158,6 @@ def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, A
     name = "items" if _is_suite_path(suite) else suite
     if name == "items":
         options["suite_dir"] = str(suite)
-    if kw.get("dataset") is not None and _reads_dataset(name):
-        # A benchmark suite loads (and streams) its file itself: --dataset is its input.
-        options["dataset"] = str(Path(kw["dataset"]).resolve())
-        kw["dataset"] = None
     # Without the flags declared, none was given (RunCommand adds them when one may be).
     declared = suite_flags() if run_cmd.suite_flags_loaded else {}
     for key, (flag, users) in declared.items():
@@ -175,15 +172,6 @@ def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, A
             )
         options[flag.option] = list(value) if flag.multiple else value
     return name, options
-
-
-def _reads_dataset(name: str) -> bool:
-    from mnemometer._registry import SUITES
-
-    try:
-        return bool(getattr(SUITES.load(name), "reads_dataset", False))
-    except MnemometerError:
-        return False
 
 
 def _is_suite_path(suite: str) -> bool:
@@ -231,10 +219,12 @@ def _system(kw: dict[str, Any]) -> Any:
     return SystemSpec.agent(agent, **options).options_with_store(kw["store"], store_opts)
 
 
-def _conditions(kw: dict[str, Any], names: list[str], llm: Any) -> list[Any]:
+def _conditions(kw: dict[str, Any], names: list[str], settings: RunSettings) -> list[Any]:
     from mnemometer.runner._conditions import load_conditions, resolve, system_for
+    from mnemometer.runner._setup import with_llm
 
     table = load_conditions(kw["conditions_file"])
+    llm = with_llm(settings).llm  # a condition that needs an LLM looks where the runs will
     return [system_for(n, resolve(n, table), llm) for n in names]
 
 
@@ -244,7 +234,7 @@ def _experiment(
     from mnemometer.runner import Experiment, run_experiment
 
     systems = (
-        _conditions(kw, list(kw["conditions"]), settings.llm) if kw["conditions"] else [_system(kw)]
+        _conditions(kw, list(kw["conditions"]), settings) if kw["conditions"] else [_system(kw)]
     )
     dataset = str(kw["dataset"]) if kw["dataset"] is not None else None
     exp = Experiment(name, systems, kw["repeat"] or 1, dataset, options, kw["limit"], kw["sample"])

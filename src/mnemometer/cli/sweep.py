@@ -10,7 +10,6 @@ from typing import Any
 import click
 
 from mnemometer.cli._common import (
-    LLM_KEYS,
     echo_err,
     llm_options,
     llm_settings,
@@ -52,8 +51,7 @@ def sweep_cmd(file: Path, out: Path, **kw: Any) -> None:
     """
     from mnemometer.workflows import sweep
 
-    llm = llm_settings(kw) if any(kw.get(k) for k in LLM_KEYS) else None
-    settings = run_settings(kw, llm=llm)
+    settings = run_settings(kw, llm=llm_settings(kw, required=False))
 
     def on_run(result: Any) -> None:
         from mnemometer.log import read_items

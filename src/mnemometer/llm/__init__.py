@@ -23,7 +23,9 @@ Settings come from arguments, then the environment (``MNEMOMETER_LLM_BASE_URL``,
 ``MNEMOMETER_LLM_STARTUP_WAIT`` for :meth:`LLMClient.check`), then a
 config file (TOML; JSON when its name does not end in ``.toml``) with an ``[llm]`` table
 holding the same keys (``base_url``, ``model``, ``api_key``, ``cache_dir``, ``timeout``,
-``max_retries``), read through :func:`mnemometer.config.load_model`.
+``max_retries``), read through :func:`mnemometer.config.load_model`. A run resolves them
+once where it enters (:func:`find_settings`) and hands them down; components take them
+with :func:`require_settings`.
 
 The client is thread-safe: one instance can serve concurrent scenarios.
 """
@@ -43,9 +45,13 @@ from mnemometer.http import HttpClient, HttpError
 from mnemometer.llm._cache import ReplyCache, request_key
 from mnemometer.llm._settings import (
     ENV_PREFIX,
+    NO_ENDPOINT,
+    NO_MODEL,
     LLMConfig,
     LLMError,
     LLMSettings,
+    find_settings,
+    require_settings,
     resolve_settings,
 )
 
@@ -130,6 +136,8 @@ class LLMClient:
     ) -> None:
         if structured not in ("json_object", "json_schema"):
             raise LLMError(f"structured must be json_object or json_schema, got {structured!r}")
+        if not model:  # a run's endpoint may name none; the component using it must
+            raise LLMError(NO_MODEL)
         self.settings = LLMSettings(
             base_url.rstrip("/"),
             model,
@@ -408,11 +416,15 @@ def _usage(raw: Any, cached: bool) -> Usage:
 
 __all__ = [
     "ENV_PREFIX",
+    "NO_ENDPOINT",
+    "NO_MODEL",
     "ChatReply",
     "LLMClient",
     "LLMConfig",
     "LLMError",
     "LLMSettings",
     "Usage",
+    "find_settings",
+    "require_settings",
     "resolve_settings",
 ]

@@ -4,12 +4,30 @@ Arguments win over the environment (``MNEMOMETER_LLM_BASE_URL``, ``MNEMOMETER_LL
 ``MNEMOMETER_LLM_API_KEY``, ``MNEMOMETER_LLM_CACHE``, ...), which wins over a config file's
 ``[llm]`` table (read through :func:`mnemometer.config.load_model`). The settings are what
 a run records (redacted) and hands on; the client in :mod:`mnemometer.llm` is what talks.
+
+A run resolves its endpoint once, where it enters (the command line, or ``run``,
+``resume``, ``run_experiment``, ``run_suite`` and ``sweep``), each setting in this order:
+
+1. a flag (``--llm-base-url``, ``--llm-model``, ``--llm-api-key``, ``--llm-timeout``,
+   ``--llm-cache``), or from Python ``RunSettings(llm=...)``;
+2. the environment, ``MNEMOMETER_LLM_*``, including what the command line loaded from the
+   nearest ``.env`` (a variable already set wins over the file);
+3. the ``[llm]`` table of ``--llm-config FILE``.
+
+A resume given no flag asks the endpoint the run recorded (its key from the environment)
+before the environment's. The result, ``None`` when no base URL is configured anywhere, is
+handed down: suites get it as ``RunContext.llm``, stores and agents as the ``llm`` they are
+built with. Nothing below the runner reads the environment for it: a part that needs an
+endpoint takes it with :func:`require_settings`, which fails with one line naming the
+flag and the variable. A store's or suite's own explicit options (``-S base_url=... -S
+llm_model=...``, a reranker's ``model``, the scenarios' ``embedding_model``) win over the
+run's endpoint, for that part alone.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +38,11 @@ from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError
 
 ENV_PREFIX = "MNEMOMETER_LLM_"
+NO_ENDPOINT = (
+    "no LLM endpoint: pass --llm-base-url URL or set MNEMOMETER_LLM_BASE_URL "
+    "(start a local one with `mnemometer serve-llm`)"
+)
+NO_MODEL = "no LLM model: pass --llm-model NAME or set MNEMOMETER_LLM_MODEL"
 
 
 class LLMError(MnemometerError):
@@ -68,7 +91,18 @@ class LLMConfig(StrictModel):
     """Directory of the disk cache."""
 
 
-def resolve_settings(
+def resolve_settings(*args: Any, **kwargs: Any) -> LLMSettings:
+    """Merge arguments, environment and config file (in that order of precedence).
+
+    Takes :func:`find_settings`' arguments.
+
+    Raises:
+        LLMError: no base URL or model anywhere, or an unreadable or invalid config file.
+    """
+    return require_settings(find_settings(*args, **kwargs))
+
+
+def find_settings(
     base_url: str | None = None,
     model: str | None = None,
     api_key: str | None = None,
@@ -77,11 +111,14 @@ def resolve_settings(
     timeout: float | None = None,
     max_retries: int | None = None,
     cache_dir: str | Path | None = None,
-) -> LLMSettings:
-    """Merge arguments, environment and config file (in that order of precedence).
+) -> LLMSettings | None:
+    """Like :func:`resolve_settings`, but ``None`` when no base URL is configured anywhere.
+
+    What a run resolves: a run that asks no model needs no endpoint. The model may be left
+    empty (``""``) for a component that names its own (an embedding model, a reranker's).
 
     Raises:
-        LLMError: no base URL or model anywhere, or an unreadable or invalid config file.
+        LLMError: an unreadable or invalid config file, or a bad timeout or retry count.
     """
     file_cfg: dict[str, Any] = {}
     if config_file is not None:
@@ -111,20 +148,46 @@ def resolve_settings(
         return n
 
     url = pick(base_url, "base_url")
-    name = pick(model, "model")
     if not url:
-        raise LLMError(
-            "no LLM endpoint: pass --llm-base-url URL or set MNEMOMETER_LLM_BASE_URL "
-            "(start a local one with `mnemometer serve-llm`)"
-        )
-    if not name:
-        raise LLMError("no LLM model: pass --llm-model NAME or set MNEMOMETER_LLM_MODEL")
+        return None
     cache = pick(cache_dir, "cache_dir") or os.environ.get(ENV_PREFIX + "CACHE")
     return LLMSettings(
         base_url=str(url).rstrip("/"),
-        model=str(name),
+        model=str(pick(model, "model") or ""),
         api_key=pick(api_key, "api_key") or None,
         timeout=number(timeout, "timeout", float, 60.0),
         max_retries=number(max_retries, "max_retries", int, 3),
         cache_dir=Path(cache) if cache else None,
     )
+
+
+def require_settings(
+    llm: LLMSettings | None,
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+    timeout: float | None = None,
+) -> LLMSettings:
+    """The run's endpoint with a component's own options over it; never the environment.
+
+    Args:
+        llm: the run's settings (``None``: none configured).
+        base_url: the component's own endpoint (a store's ``-S base_url=``).
+        model: the component's own model (``-S llm_model=``, an embedding model).
+        api_key: the component's own key.
+        timeout: the component's own timeout per request.
+
+    Raises:
+        LLMError: no endpoint or no model, naming the flag and the variable to set.
+    """
+    own = {"base_url": base_url, "model": model, "api_key": api_key, "timeout": timeout}
+    given = {k: v for k, v in own.items() if v not in (None, "")}
+    if llm is None:
+        if not given.get("base_url"):
+            raise LLMError(NO_ENDPOINT)
+        llm = LLMSettings(base_url="", model="")
+    merged = replace(llm, **given)
+    if not merged.model:
+        raise LLMError(NO_MODEL)
+    return replace(merged, base_url=merged.base_url.rstrip("/"))

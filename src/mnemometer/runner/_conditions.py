@@ -104,9 +104,9 @@ def system_for(name: str, cond: Condition, llm: Any = None) -> SystemSpec:
     """The system that will run condition ``name``: its own, or its first fallback that can.
 
     A store cannot run here when its extra is missing or when it asks an LLM while it
-    stores and neither its options, ``llm`` (the run's settings) nor the environment name
-    one. Each system passed over is a note, recorded in every run of the condition and
-    warned about.
+    stores and neither its options nor ``llm`` (the run's resolved settings) name one.
+    Each system passed over is a note, recorded in every run of the condition and warned
+    about.
 
     Raises:
         MnemometerError: neither it nor any fallback can run.
@@ -142,13 +142,10 @@ def _unavailable(kind: str, name: str, options: dict[str, Any], llm: Any) -> str
         needs = needs(options)
     if not needs:
         return None
-    from mnemometer.llm import LLMError, resolve_settings
+    from mnemometer.llm import LLMError, require_settings
 
     try:
-        resolve_settings(
-            base_url=options.get("base_url") or getattr(llm, "base_url", None),
-            model=options.get("llm_model") or getattr(llm, "model", None),
-        )
+        require_settings(llm, base_url=options.get("base_url"), model=options.get("llm_model"))
     except LLMError:
         return "it asks an LLM while it stores: pass --llm-base-url URL --llm-model M"
     return None

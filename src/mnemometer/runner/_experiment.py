@@ -40,7 +40,13 @@ from mnemometer.runner._remote import (
     write_shipped,
 )
 from mnemometer.runner._run import RunResult, RunSettings, execute_run_unit, resume, run
-from mnemometer.runner._setup import check_unlocked, default_out
+from mnemometer.runner._setup import (
+    check_llm,
+    check_unlocked,
+    dataset_as_option,
+    default_out,
+    with_llm,
+)
 from mnemometer.scoring.aggregate import run_summary
 from mnemometer.suites import create_suite
 from mnemometer.systems import SystemSpec, without_redacted
@@ -56,7 +62,8 @@ class Experiment:
         suite: registered suite name.
         systems: one spec per condition (labels must differ).
         repeats: runs of every condition.
-        dataset: the dataset (a path or built-in name) for suites that take one.
+        dataset: the dataset (a path or built-in name) for suites that take one; a suite
+            that reads its own file gets it as its ``dataset`` option.
         suite_options: options for the suite.
         limit: run only the first ``limit`` items of the suite's plan.
         sample: run a seeded random sample of ``sample`` items (the settings' seed).
@@ -71,7 +78,7 @@ class Experiment:
     sample: int | None = None
 
     def checked(self) -> Experiment:
-        """Validated plan.
+        """Validated plan (the file of a suite that reads its own moved into its options).
 
         Raises:
             MnemometerError: no systems, a repeated label, fewer than one repeat.
@@ -83,7 +90,8 @@ class Experiment:
             raise MnemometerError(f"a condition is listed twice: {labels}")
         if self.repeats < 1:
             raise MnemometerError(f"--repeat must be at least 1, got {self.repeats}")
-        return self
+        dataset, options = dataset_as_option(self.suite, self.dataset, self.suite_options)
+        return replace(self, dataset=dataset, suite_options=options)
 
 
 class _SystemEntry(StrictModel):
@@ -156,7 +164,7 @@ def run_experiment(
     exp = experiment.checked()
     # Build the suite once before anything is written: bad options, a malformed suite or
     # shell items without --allow-shell fail here, leaving no half-made experiment.
-    create_suite(exp.suite, exp.suite_options)
+    check_llm(create_suite(exp.suite, exp.suite_options), with_llm(settings or RunSettings()).llm)
     check_remote(settings, exp.systems, [exp.dataset, *exp.suite_options.values()])
     out = Path(out) if out is not None else default_out(exp.suite)
     if out.exists() and any(out.iterdir()):
@@ -349,7 +357,7 @@ def _complete_remote(
             for entry in plan.systems:
                 spec = _spec(entry)
                 run_dir = out / f"{spec.label}-r{r}"
-                existing = None
+                existing, header = None, None
                 if (run_dir / HEADER_FILE).is_file():
                     header = read_header(run_dir)
                     if header.status == "finished" and (run_dir / SUMMARY_FILE).is_file():
@@ -366,7 +374,7 @@ def _complete_remote(
                     dict(plan.suite_options),
                     plan.run_group,
                     r,
-                    on_worker,
+                    with_llm(on_worker, header),  # here: a worker's environment is not ours
                     existing,
                     plan.limit,
                     plan.sample,

@@ -45,8 +45,11 @@ from mnemometer.runner._setup import (
     _registered,
     _system_arg,
     _workdir,
+    check_llm,
+    dataset_as_option,
     new_header,
     scoring_of,
+    with_llm,
 )
 from mnemometer.suites import _index_file, create_suite
 from mnemometer.suites._base import Item, RunContext, Suite
@@ -93,10 +96,12 @@ def run(
             (``store=MyStore()``).
         agent: instead of ``system``: an agent name or an in-process agent factory.
         dataset: a path, a built-in name or a loaded :class:`Dataset`; suites that bring
-            their own items (scenarios, suite directories) take none.
+            their own items (scenarios, suite directories) take none, and a suite that
+            reads its own file (``locomo``, ``longmemeval``, ...) takes its path here.
         suite_options: options for the suite (``top_k``, ``ks``, ``suite_dir``, ...).
         out: run directory to create (default ``runs/<suite>-<system>-<time>``).
-        settings: concurrency, timeouts, seed, LLM endpoint, executor, progress.
+        settings: concurrency, timeouts, seed, LLM endpoint, executor, progress. Without
+            an endpoint the environment's is used (``MNEMOMETER_LLM_*``).
         run_group: group id shared by repeats (default: a new one).
         repeat: this run's index within its group.
         limit: run only the first ``limit`` items of the plan (recorded; a quick run).
@@ -106,7 +111,7 @@ def run(
     Raises:
         MnemometerError: bad input (dataset, names, options, run directory).
     """
-    settings = (settings or RunSettings()).checked()
+    settings = with_llm((settings or RunSettings()).checked())
     quiet_libraries()  # before any system's library is imported: nothing reports home
     spec = _system_arg(system, store, agent)
     revision = _env.git_revision_later()  # the header's; git runs while the dataset loads
@@ -115,6 +120,7 @@ def run(
     if sample is not None and sample < 1:
         raise MnemometerError(f"--sample must be at least 1, got {sample}")
     if isinstance(suite, str):
+        dataset, suite_options = dataset_as_option(suite, dataset, suite_options)
         # The kind first: a suite's constructor may need an extra the wrong kind never would.
         factory = SUITES.load(suite)
         if isinstance(getattr(factory, "systems", None), frozenset):
@@ -123,6 +129,7 @@ def run(
     else:
         the_suite = suite
     _check_kind(the_suite, spec)
+    check_llm(the_suite, settings.llm)
     ds, dataset_path = _dataset_for(the_suite, dataset)
     _preflight(settings.executor, the_suite, spec, dataset_path)
     run_dir = _new_run_dir(out, the_suite.name, spec.label)
@@ -218,7 +225,7 @@ def _resume_locked(
     path: Path, settings: RunSettings, system: Any, dataset: Dataset | None
 ) -> RunResult:
     header = read_header(path)  # as it is now that we hold the lock
-    settings = _with_recorded_llm(settings, header)
+    settings = with_llm(settings, header)
     the_suite = create_suite(header.suite, {**header.suite_options, **header.suite_inputs})
     upgrade(path)  # new lines are appended in the current schema: the old ones must match
     spec = SystemSpec.from_ref(header.system, header.notes)
@@ -229,6 +236,7 @@ def _resume_locked(
             f"{path}: the system was passed as an object ({header.system.implementation}); "
             "resume with the same object: resume(run_dir, system=obj)"
         )
+    check_llm(the_suite, settings.llm)
     ds = _dataset_to_resume(path, header, the_suite, dataset)
     _preflight(settings.executor, the_suite, spec, header.dataset.path)
     live = spec.create(_workdir(path, spec), lang=ds.info.language, llm=settings.llm)
@@ -245,31 +253,6 @@ def _resume_locked(
     items = _planned(the_suite, ds, header.limit, header.sample, header.seed)
     prepared = _Prepared(path, header, the_suite, spec, live, ds, items)
     return _execute(prepared, done, settings)
-
-
-def _with_recorded_llm(settings: RunSettings, header: RunHeader) -> RunSettings:
-    """The run's own LLM endpoint when the caller names none (its key from the environment).
-
-    An agent records the endpoint it asked (base URL, model, timeout, retries; never the
-    key), so a resume asks the same one without the flags being given again.
-    """
-    if settings.llm is not None:
-        return settings
-    resolved = header.system.options.get("resolved")
-    llm = resolved.get("llm") if isinstance(resolved, dict) else None
-    if not isinstance(llm, dict) or not llm.get("base_url") or not llm.get("model"):
-        return settings
-    from dataclasses import replace
-
-    from mnemometer.llm import resolve_settings
-
-    recorded = resolve_settings(
-        base_url=llm["base_url"],
-        model=llm["model"],
-        timeout=llm.get("timeout"),
-        max_retries=llm.get("max_retries"),
-    )
-    return replace(settings, llm=recorded)
 
 
 def resummarize(run_dir: str | Path) -> Summary:

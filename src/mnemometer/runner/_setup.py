@@ -42,8 +42,8 @@ class RunSettings:
         timeout: seconds allowed per item call; ``None`` for no limit.
         seed: seed for anything random in the run (recorded).
         fsync: fsync the log after every item (survives power loss, not only kills).
-        llm: :class:`~mnemometer.llm.LLMSettings` for agents and suites that ask a model
-            (``None``: the environment's).
+        llm: :class:`~mnemometer.llm.LLMSettings` for the suites, stores and agents that
+            ask a model (``None``: resolved where the run starts, see :func:`with_llm`).
         executor: where items run (default: local threads).
         progress: called with ``(phase, done, total)`` as work advances (see
             :data:`ProgressFn`).
@@ -93,6 +93,39 @@ class RunResult:
         return self.summary.counts.get("errors", 0) + self.summary.counts.get("timeouts", 0)
 
 
+def with_llm(settings: RunSettings, header: RunHeader | None = None) -> RunSettings:
+    """The settings with the run's LLM endpoint resolved: the one place a run reads it.
+
+    The caller's (a flag, ``RunSettings(llm=...)``), else the endpoint a resumed run
+    recorded (``header``; its key from the environment), else the environment's
+    (``MNEMOMETER_LLM_*``, the ``.env`` the command line loaded). ``llm`` stays ``None``
+    when none is configured: a part that needs one says which flag to pass.
+    """
+    if settings.llm is not None:
+        return settings
+    from dataclasses import replace
+
+    from mnemometer.llm import find_settings
+
+    recorded = _recorded_llm(header) if header is not None else {}
+    llm = find_settings(
+        base_url=recorded.get("base_url"),
+        model=recorded.get("model"),
+        timeout=recorded.get("timeout"),
+        max_retries=recorded.get("max_retries"),
+    )
+    return settings if llm is None else replace(settings, llm=llm)
+
+
+def _recorded_llm(header: RunHeader) -> dict[str, Any]:
+    """The endpoint an agent recorded (base URL, model, timeout, retries; never the key)."""
+    resolved = header.system.options.get("resolved")
+    llm = resolved.get("llm") if isinstance(resolved, dict) else None
+    if not isinstance(llm, dict) or not llm.get("base_url") or not llm.get("model"):
+        return {}
+    return llm
+
+
 def new_header(
     suite: Suite,
     dataset: Dataset,
@@ -115,7 +148,7 @@ def new_header(
     """
     info = dataset.info
     options = suite.options()
-    asks = settings.llm is not None and getattr(suite, "asks_llm", False)
+    asks = settings.llm is not None and getattr(suite, "needs_llm", False)
     return RunHeader(
         scoring=scoring_of(suite, settings.llm),
         llm=settings.llm.redacted() if asks else None,
@@ -198,6 +231,53 @@ def _check_kind(suite: Suite | type[Suite], spec: SystemSpec) -> None:
             "--store bm25 gives a store an LLM to answer with)"
         )
     raise MnemometerError(f"suite {suite.name!r} drives stores: pass --store NAME, not --agent")
+
+
+def dataset_as_option(
+    suite: str, dataset: Any, options: dict[str, Any] | None
+) -> tuple[Any, dict[str, Any]]:
+    """``dataset`` and the suite's options, the file moved into them for a suite that reads it.
+
+    A benchmark suite (``reads_dataset``) loads, checks and streams its file itself, so
+    ``--dataset`` / ``dataset=`` is its ``dataset`` option; other suites are given it as is.
+
+    Raises:
+        MnemometerError: a loaded :class:`Dataset` for such a suite, or two different files.
+    """
+    options = dict(options or {})
+    if dataset is None or not _reads_dataset(suite):
+        return dataset, options
+    if isinstance(dataset, Dataset):
+        raise MnemometerError(
+            f"suite {suite!r} reads its own file: pass dataset=PATH, not a loaded dataset"
+        )
+    path = str(Path(dataset).resolve())
+    if options.get("dataset") is not None and str(Path(options["dataset"]).resolve()) != path:
+        raise MnemometerError(
+            f"suite {suite!r} was given two files: {dataset} and dataset={options['dataset']}"
+        )
+    return None, {**options, "dataset": path}
+
+
+def _reads_dataset(name: str) -> bool:
+    from mnemometer._registry import SUITES
+
+    try:
+        return bool(getattr(SUITES.load(name), "reads_dataset", False))
+    except MnemometerError:
+        return False  # an unknown suite: creating it says so
+
+
+def check_llm(suite: Suite, llm: Any) -> None:
+    """Before anything is written: a suite that asks a model (``needs_llm``) has an endpoint.
+
+    Raises:
+        LLMError: none configured, naming the flag and the variable.
+    """
+    if llm is None and getattr(suite, "needs_llm", False):
+        from mnemometer.llm import NO_ENDPOINT, LLMError
+
+        raise LLMError(f"suite {suite.name!r} asks an LLM: {NO_ENDPOINT}")
 
 
 def _dataset_for(suite: Suite, dataset: str | Path | Dataset | None) -> tuple[Dataset, str | None]:

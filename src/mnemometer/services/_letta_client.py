@@ -83,7 +83,7 @@ def llm_kwargs(client: Any, model: str | None, llm: Any, context_window: int) ->
     """How agents get their LLM: a handle, an explicit endpoint, or the server's only one."""
     if model:
         return {"model": model}
-    if llm is not None:
+    if llm is not None and llm.model:  # a run's endpoint may name no model
         return {
             "llm_config": {
                 "model": llm.model,

@@ -5,7 +5,8 @@ LLM, through their own SDKs, and most of them are asynchronous. This module give
 adapters the same parts:
 
 - :func:`llm_settings`: the endpoint, from the store's own options (``-S base_url=...``)
-  over the run's ``--llm-base-url``/``--llm-model`` over the environment;
+  over the run's (``--llm-base-url``/``--llm-model`` or the environment, resolved where
+  the run starts);
 - :class:`Ledger`: runs each ingest call against a metering relay
   (:class:`~mnemometer.stores._llm_relay.LLMRelay`) and records what it cost and whether
   it failed, so a memory whose extraction failed is counted, never silently lost;
@@ -33,19 +34,15 @@ T = TypeVar("T")
 def llm_settings(
     llm: Any, base_url: str | None, model: str | None, api_key: str | None, what: str
 ) -> Any:
-    """The endpoint a store's system uses: its options, else the run's, else the environment.
+    """The endpoint a store's system uses: its own options over the run's ``llm``.
 
     Raises:
         MnemometerError: no endpoint anywhere (naming the flags to pass).
     """
-    from mnemometer.llm import LLMError, resolve_settings
+    from mnemometer.llm import LLMError, require_settings
 
     try:
-        return resolve_settings(
-            base_url=base_url or getattr(llm, "base_url", None),
-            model=model or getattr(llm, "model", None),
-            api_key=api_key or getattr(llm, "api_key", None),
-        )
+        return require_settings(llm, base_url=base_url, model=model, api_key=api_key)
     except LLMError as e:
         raise MnemometerError(
             f"{what} asks an LLM while it stores: {e} (or -S base_url=URL -S llm_model=M)"

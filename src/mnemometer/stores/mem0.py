@@ -98,9 +98,10 @@ class Mem0Store:
     gives mem0 one ``add`` per memory with all its versions as messages (mem0 stores each
     message as its own record); with ``infer=True`` mem0 asks the LLM to extract facts
     (one chat call per memory) and the facts it creates are credited to the memory that
-    produced them. The LLM endpoint comes from the options or ``MNEMOMETER_LLM_BASE_URL``
-    / ``MNEMOMETER_LLM_MODEL`` / ``MNEMOMETER_LLM_API_KEY``. Telemetry is off; mem0's
-    files (vector store, history database, its config directory) stay in the run directory.
+    produced them. The LLM endpoint is the options' (``base_url``, ``llm_model``) over the
+    run's (``--llm-base-url``/``--llm-model`` or the environment). Telemetry is off;
+    mem0's files (vector store, history database, its config directory) stay in the run
+    directory.
 
     Args:
         infer: let mem0's LLM extract facts instead of storing texts verbatim.
@@ -116,6 +117,7 @@ class Mem0Store:
             ``server`` (the self-hosted REST server).
         url: the platform's or the server's URL (server default: ``MEM0_BASE_URL``).
         api_key: the platform's or server's key (default: ``MEM0_API_KEY``); never logged.
+        llm: the run's LLM settings (given by the runner), for ``infer=True``.
     """
 
     @staticmethod
@@ -144,6 +146,7 @@ class Mem0Store:
         mode: str = "embedded",
         url: str | None = None,
         api_key: str | None = None,
+        llm: Any = None,
     ) -> None:
         self.mode = check_mode(mode)
         self.infer = bool(infer)
@@ -169,7 +172,7 @@ class Mem0Store:
         self.dir = data_dir(workdir, "mem0", self)
         offline_env()
         mem0 = import_mem0(self.dir / "home", "the mem0 store")
-        self.llm = self._llm(base_url, llm_model)
+        self.llm = self._llm(base_url, llm_model, llm)
         try:
             self.memory = mem0.Memory.from_config(self._config())
         except Exception as e:  # noqa: BLE001 - surface the SDK's reason as one line
@@ -183,12 +186,12 @@ class Mem0Store:
         self.memory.embedding_model = self.embedding
         self._user = "mnemometer"
 
-    def _llm(self, base_url: str | None, llm_model: str | None) -> dict[str, Any]:
+    def _llm(self, base_url: str | None, llm_model: str | None, llm: Any) -> dict[str, Any]:
         if not self.infer:
             return {"model": "unused", "api_key": "sk-unused", "openai_base_url": _DUMMY_LLM}
-        from mnemometer.llm import resolve_settings
+        from mnemometer.stores._extracting import llm_settings
 
-        s = resolve_settings(base_url=base_url, model=llm_model)
+        s = llm_settings(llm, base_url, llm_model, None, "mem0 with infer=true")
         return {"model": s.model, "api_key": s.api_key or "sk-local", "openai_base_url": s.base_url}
 
     def _config(self) -> dict[str, Any]:

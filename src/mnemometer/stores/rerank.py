@@ -92,21 +92,22 @@ _PROMPT = (
 class LLMReranker:
     """An LLM's 0–3 relevance verdict per candidate, one JSON-constrained call per query.
 
-    Settings (endpoint, model, key) come from the options, else ``MNEMOMETER_LLM_*``
-    environment variables, as for every LLM use in mnemometer. Candidates the reply does
-    not mention score 0; ties keep the base store's order.
+    The endpoint is the run's (``llm``, from ``--llm-base-url``/``--llm-model`` or the
+    environment); ``model``, ``base_url`` and ``timeout``, when given, win over it.
+    Candidates the reply does not mention score 0; ties keep the base store's order.
     """
 
     def __init__(
         self,
         model: str | None = None,
         base_url: str | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = None,
+        llm: Any = None,
         **_: Any,
     ) -> None:
-        from mnemometer.llm import LLMClient, resolve_settings
+        from mnemometer.llm import LLMClient, require_settings
 
-        settings = resolve_settings(base_url=base_url, model=model, timeout=timeout)
+        settings = require_settings(llm, base_url=base_url, model=model, timeout=timeout)
         self.client = LLMClient.from_settings(settings)
         self.model = settings.model
 
@@ -153,10 +154,11 @@ class RerankStore:
         model: the reranker's model: a directory (``dense``, ``cross-encoder``; ``dense``
             defaults to the packaged MiniLM) or the LLM's model name (``llm``).
         depth: candidates taken from the base store and rescored.
-        base_url: OpenAI-compatible endpoint for ``llm`` (else ``MNEMOMETER_LLM_BASE_URL``).
-        timeout: seconds per LLM request.
+        base_url: OpenAI-compatible endpoint for ``llm`` (default: the run's).
+        timeout: seconds per LLM request (default: the run's).
         lang: passed on to the base store.
         workdir: passed on to the base store.
+        llm: the run's LLM settings (given by the runner), for ``by=llm`` and the base.
         tie_seed: passed on to the base store (when it takes one and ``base_options`` do
             not set it). Equal rerank scores keep the base store's order, which is itself
             free of insertion order: the base breaks its own ties by this seed.
@@ -173,10 +175,11 @@ class RerankStore:
         model: str | os.PathLike[str] | None = None,
         depth: int = 50,
         base_url: str | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = None,
         lang: str | None = None,
         workdir: Path | None = None,
         tie_seed: int = DEFAULT_TIE_SEED,
+        llm: Any = None,
     ) -> None:
         from mnemometer.stores._factory import create_store
 
@@ -193,10 +196,10 @@ class RerankStore:
         self.depth = int(depth)
         self.tie_seed = check_seed(tie_seed)
         self.base = create_store(
-            base, base_options, lang=lang, workdir=workdir, tie_seed=self.tie_seed
+            base, base_options, lang=lang, workdir=workdir, llm=llm, tie_seed=self.tie_seed
         )
         self.reranker = RERANKERS[by](
-            model=None if model is None else str(model), base_url=base_url, timeout=timeout
+            model=None if model is None else str(model), base_url=base_url, timeout=timeout, llm=llm
         )
 
     @property

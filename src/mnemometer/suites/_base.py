@@ -81,8 +81,9 @@ class RunContext:
         system: the spec of the system under test (its name, options and condition).
         repeat: the run's index within its group.
         seed: the run's seed.
-        llm: LLM endpoint settings of the run, for suites that ask a model (``None``: the
-            environment's).
+        llm: the run's LLM endpoint (:class:`~mnemometer.llm.LLMSettings`, resolved where
+            the run started), for suites that ask a model; ``None`` when none is configured.
+            Take it with :func:`mnemometer.llm.require_settings` (never the environment).
         progress: the run's progress callback, ``(phase, done, total)``; use
             :meth:`report` from setup so long phases (index, ingest) show their counts.
         pending: ids of the items this session will run; ``None`` when all of them (a
@@ -205,9 +206,10 @@ class BaseSuite:
 
     systems: ClassVar[frozenset[str]] = frozenset({"store"})
     flags: ClassVar[tuple[Flag, ...]] = ()
-    asks_llm: bool = False
-    """The suite itself asks the run's LLM endpoint (a reader, a judge); the run header
-    records the endpoint so a comparison knows when two runs asked different ones."""
+    needs_llm: bool = False
+    """The suite itself asks the run's LLM endpoint (a reader, a judge, an embedder): the
+    runner refuses to start without one, and the run header records the endpoint so a
+    comparison knows when two runs asked different ones."""
     success_definition: ClassVar[str] = "an item succeeds when its 'success' metric is 1"
     independent_items: ClassVar[bool] = False
     """Whether items share no state once ``setup`` has run, so several workers that each ran

@@ -12,6 +12,7 @@ from typing import Any
 from mnemometer.errors import MnemometerError
 from mnemometer.runner import Experiment, ExperimentResult, OnRun, RunSettings, run_experiment
 from mnemometer.runner._conditions import load_conditions, resolve, system_for
+from mnemometer.runner._setup import with_llm
 from mnemometer.suites.items import load_suite
 
 
@@ -59,7 +60,7 @@ def run_suite(
         opts["profile"] = profile
     names = list(conditions or loaded.manifest.conditions or DEFAULT_EXPERIMENT_CONDITIONS)
     table = load_conditions(conditions_file)
-    llm = settings.llm if settings is not None else None
+    llm = with_llm((settings or RunSettings()).checked()).llm
     systems = [system_for(name, resolve(name, table), llm) for name in names]
     effective = profile or loaded.manifest.default_profile
     agents = [s.label for s in systems if s.kind == "agent"]

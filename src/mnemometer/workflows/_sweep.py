@@ -53,6 +53,7 @@ from mnemometer.runner import (
     start_experiment,
 )
 from mnemometer.runner._conditions import resolve, system_for
+from mnemometer.runner._setup import dataset_as_option, with_llm
 from mnemometer.suites import create_suite
 from mnemometer.systems import SystemSpec
 from mnemometer.workflows._leaderboard import write_leaderboard
@@ -182,9 +183,11 @@ def sweep(
     base = path.resolve().parent
     table = load_conditions(_relative(spec.conditions_file, base))
     systems = [s.spec() for s in spec.systems]
-    llm = settings.llm if settings is not None else None
+    llm = with_llm((settings or RunSettings()).checked()).llm
     systems += [system_for(n, resolve(n, table), llm) for n in spec.conditions]
-    create_suite(spec.suite, spec.suite_options)  # bad options fail before anything runs
+    # Bad options fail before anything runs (a suite that reads its file sees the first).
+    first = _dataset(spec.datasets[0].path, base)
+    create_suite(spec.suite, dataset_as_option(spec.suite, first, spec.suite_options)[1])
     out = Path(out)
     created = not out.exists()
     # One sweep writer per directory: a second one would plan and run the same experiments.
@@ -217,7 +220,8 @@ def sweep(
 
 def _plan(exp: Experiment, out: Path, settings: RunSettings | None) -> Any:
     """A new experiment's plan, or the recorded one when the sweep ran here before."""
-    check_remote(settings, exp.checked().systems, [exp.dataset, *exp.suite_options.values()])
+    exp = exp.checked()  # as recorded: a suite that reads its file has it in its options
+    check_remote(settings, exp.systems, [exp.dataset, *exp.suite_options.values()])
     if not (out / "experiment.json").is_file():
         if out.exists() and any(out.iterdir()):
             raise MnemometerError(f"{out}: exists and is not an experiment of this sweep")

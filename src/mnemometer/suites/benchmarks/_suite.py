@@ -103,8 +103,9 @@ class BenchmarkSuite(Questions, BaseSuite):
 
     systems: ClassVar[frozenset[str]] = frozenset({"store", "agent"})
     flags: ClassVar[tuple[Flag, ...]] = FLAGS
-    asks_llm: ClassVar[bool] = True
-    """The reader and the judges ask the run's LLM endpoint (recorded in the header)."""
+    needs_llm: ClassVar[bool] = True
+    """The reader and the judges ask the run's LLM endpoint (checked before the run starts,
+    recorded in the header)."""
     reads_dataset: ClassVar[bool] = True
     """The CLI hands ``--dataset`` to the suite: it loads (and streams) the file itself."""
     reader_format: ClassVar[str] = ""
@@ -299,10 +300,10 @@ class BenchmarkSuite(Questions, BaseSuite):
         """Connect the reader and judges (cached under the run directory) and pin them."""
         from dataclasses import replace
 
-        from mnemometer.llm import LLMClient, resolve_settings
+        from mnemometer.llm import LLMClient, require_settings
 
         self._ctx = ctx
-        settings = ctx.llm if ctx.llm is not None else resolve_settings()
+        settings = require_settings(ctx.llm)
         if settings.cache_dir is None:
             settings = replace(settings, cache_dir=ctx.run_dir / "llm-cache")
         self._reader = LLMClient.from_settings(settings)

@@ -216,7 +216,6 @@ class ItemsSuite(BaseSuite):
                 )
         m = self.loaded.manifest
         self.profile = profile or m.default_profile
-        self.asks_llm = self.profile == "llm"  # the header records the endpoint it asks
         if self.profile not in ("offline", "llm"):
             raise MnemometerError(f"profile must be 'offline' or 'llm', got {self.profile!r}")
         if not 0.0 <= min_support <= 1.0:
@@ -288,6 +287,11 @@ class ItemsSuite(BaseSuite):
             **({"sandbox_ro": ro} if ro else {}),
         }
 
+    @property
+    def needs_llm(self) -> bool:
+        """The ``llm`` profile asks a model: the runner checks for one before the run."""
+        return self.profile == "llm"
+
     def dataset(self) -> Dataset:
         """The seed memories plus one query per item (so the dataset hash covers both)."""
         m = self.loaded.manifest
@@ -342,9 +346,9 @@ class ItemsSuite(BaseSuite):
         if spec.kind == "agent":
             return self._seed_agent(system, dataset)
         if self.profile == "llm":
-            from mnemometer.llm import LLMClient, resolve_settings
+            from mnemometer.llm import LLMClient, require_settings
 
-            self._llm = LLMClient.from_settings(ctx.llm or resolve_settings())
+            self._llm = LLMClient.from_settings(require_settings(ctx.llm))
         return store_dataset(system, dataset, "first", ctx.report)
 
     def teardown(self) -> None:

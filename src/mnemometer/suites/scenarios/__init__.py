@@ -10,7 +10,6 @@ never get, and latency split into memory and LLM time.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import time
 from collections import defaultdict
@@ -71,9 +70,9 @@ class ScenarioSuite(BaseSuite):
         noise: perturbation ratios of user turns, one run of every scenario per level.
         epochs: plays of every scenario per noise level, in one run (mean and 95% CI per
             scenario); separate runs of the whole suite are repeats (``--repeat``).
-        similarity: ``minilm``, ``endpoint`` (the ``/embeddings`` of the LLM endpoint in
-            the environment, with ``embedding_model``) or ``none``.
-        embedding_model: model name for ``similarity=endpoint``.
+        similarity: ``minilm``, ``endpoint`` (the ``/embeddings`` of the run's LLM
+            endpoint, connected in ``setup``) or ``none``.
+        embedding_model: model name for ``similarity=endpoint`` (default: the run's model).
         rescue_threshold: cosine at or above which a reply missing keywords gets 0.5
             (default: the MiniLM calibration; ``none`` turns the rescue off). Exact answers
             (e-mails, times, weekdays, months, numbers, yes/no) are never rescued.
@@ -139,13 +138,8 @@ class ScenarioSuite(BaseSuite):
         self.only = list(scenarios) if scenarios else None
         self.scenarios = load_scenarios(path, self.only)
         self.similarity_backend = similarity
-        self.asks_llm = similarity == "endpoint"  # the header records the endpoint it asks
-        llm = None
-        if similarity == "endpoint":
-            from mnemometer.llm import LLMClient, resolve_settings
-
-            model = embedding_model or os.environ.get("MNEMOMETER_EMBEDDING_MODEL")
-            llm = LLMClient.from_settings(resolve_settings(model=model))
+        self.embedding_model = embedding_model
+        self._embedder: Any = None  # the endpoint's client, from setup to teardown
         if similarity == "minilm":
             import importlib.util
 
@@ -159,7 +153,8 @@ class ScenarioSuite(BaseSuite):
                     f"{MissingExtraError('similarity with MiniLM', 'embeddings', ','.join(missing))}"
                     ", or pass -O similarity=none"
                 )
-        self.sim = Similarity(similarity, llm)
+        # The endpoint is the run's, known in setup; until then nothing is embedded.
+        self.sim = Similarity("none" if similarity == "endpoint" else similarity)
         if rescue_threshold in (None, "none", "off"):
             self.threshold: float | None = None
         elif rescue_threshold == "calibrated":
@@ -189,7 +184,13 @@ class ScenarioSuite(BaseSuite):
             "rescue_threshold": self.threshold,
             "rescue_calibration": self.calibration,
             "seed": self.seed,
+            **({"embedding_model": self.embedding_model} if self.needs_llm else {}),
         }
+
+    @property
+    def needs_llm(self) -> bool:
+        """``similarity=endpoint`` embeds at the run's endpoint (checked before the run)."""
+        return self.similarity_backend == "endpoint"
 
     def inputs(self) -> dict[str, Any]:
         """Where the scenario files live (their content is in the dataset hash)."""
@@ -235,11 +236,22 @@ class ScenarioSuite(BaseSuite):
         return default * max((_user_turns(s) for s in self.scenarios), default=1)
 
     def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
-        """Load the similarity model once."""
-        del system, dataset, ctx
+        """Load the similarity model once, or connect to the run's embeddings endpoint."""
+        del system, dataset
         t0 = time.perf_counter()
+        if self.needs_llm:
+            from mnemometer.llm import LLMClient, require_settings
+
+            settings = require_settings(ctx.llm, model=self.embedding_model)
+            self._embedder = LLMClient.from_settings(settings)
+            self.sim = Similarity("endpoint", self._embedder)
         self.sim.load()
         return {"similarity_load": time.perf_counter() - t0}
+
+    def teardown(self) -> None:
+        """Release the embeddings endpoint's connections."""
+        if self._embedder is not None:
+            self._embedder.close()
 
     def run_item(self, system: Any, item: Item) -> ItemResult:
         """Play one scenario against a fresh agent and grade every graded turn."""
