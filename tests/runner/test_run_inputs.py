@@ -100,7 +100,8 @@ def test_the_endpoint_comes_from_the_environment_where_the_run_starts(
 def test_no_endpoint_anywhere_is_one_line_naming_the_flag_and_the_variable(tmp_path):
     with pytest.raises(MnemometerError) as e:
         mnemometer.run("longmemeval", "bm25", dataset=MINI, out=tmp_path / "r")
-    assert str(e.value) == NO_ENDPOINT
+    assert str(e.value) == f"suite 'longmemeval' asks an LLM: {NO_ENDPOINT}"
+    assert not (tmp_path / "r").exists()  # refused before anything was written
     assert "--llm-base-url" in NO_ENDPOINT and "MNEMOMETER_LLM_BASE_URL" in NO_ENDPOINT
 
 

@@ -129,8 +129,8 @@ def run(
     else:
         the_suite = suite
     _check_kind(the_suite, spec)
+    ds, dataset_path = _dataset_for(the_suite, dataset)  # bad data is named first
     check_llm(the_suite, settings.llm)
-    ds, dataset_path = _dataset_for(the_suite, dataset)
     _preflight(settings.executor, the_suite, spec, dataset_path)
     run_dir = _new_run_dir(out, the_suite.name, spec.label)
     with DirLock(run_dir):
