@@ -374,7 +374,7 @@ def _score_items(
             for n, lines in enumerate(pool.map(item, todo.values()), 1):
                 writer.write_many(lines)
                 if settings.progress is not None:
-                    settings.progress("score", n, total)
+                    settings.progress("items", n, total)
     finally:
         writer.close()
 

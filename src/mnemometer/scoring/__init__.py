@@ -28,9 +28,11 @@ from mnemometer.scoring.aggregate import (
 from mnemometer.scoring.headline import headline, item_value
 from mnemometer.scoring.intervals import interval
 from mnemometer.scoring.retrieval import dedupe, rank_metrics, rank_values
+from mnemometer.scoring.summaries import MeansSummary
 
 __all__ = [
     "BaseScorer",
+    "MeansSummary",
     "Scorer",
     "Scores",
     "SummaryScorer",

@@ -152,7 +152,64 @@ def _tie_and_duplicate_notes(
     return notes
 
 
-class ItemsSummary(BaseScorer):
+class MeansSummary(BaseScorer):
+    """Every metric's mean, overall and by group, latency and counts (``means``).
+
+    The summary a plug-in benchmark gets without writing one: its per-item scorers' metrics
+    averaged over items (not-applicable values left out), broken down by ``group_by``.
+
+    Args:
+        group_by: the item groups results are broken down by.
+        success: the metric whose value 1 makes an item a success (``None``: the suite
+            decides success itself).
+    """
+
+    name: ClassVar[str] = "means"
+    version: ClassVar[str] = "1"
+
+    def __init__(self, group_by: list[str] | None = None, success: str | None = None) -> None:
+        self.group_by = list(group_by or [])
+        self.success_metric = success
+
+    def args(self) -> dict[str, Any]:
+        """The breakdown and the success metric."""
+        return {"group_by": self.group_by, "success": self.success_metric}
+
+    def success(self, record: dict[str, Any]) -> bool | None:
+        """The success metric's value is 1 (failed items fail; no metric: not scored)."""
+        if record.get("status", "ok") != "ok":
+            return False
+        if self.success_metric is None:
+            return record.get("success")
+        for m in record.get("metrics") or []:
+            if m["name"] == self.success_metric and m.get("k") is None:
+                return None if m["value"] is None else m["value"] == 1.0
+        return None
+
+    def summarize(
+        self, header: RunHeader, items: list[ItemResult], run_dir: Path | None = None
+    ) -> Summary:
+        """Means of every metric, overall and by group; latency; counts."""
+        del run_dir
+        overall = mean_metrics(r.metrics for r in items)
+        overall += latency_metrics([r.latency_ms for r in items if r.latency_ms is not None])
+        counts = {
+            "items": len(items),
+            "planned": header.item_count,
+            "succeeded": sum(r.success is True for r in items),
+            "errors": sum(r.status == "error" for r in items),
+            "timeouts": sum(r.status == "timeout" for r in items),
+        }
+        notes = list(header.dataset.notes) + list(header.notes)
+        return Summary(
+            overall=overall,
+            groups=group_means(items, self.group_by),
+            counts=counts,
+            notes=notes,
+        )
+
+
+class ItemsSummary(MeansSummary):
     """Success and every metric, overall and by item type and metadata (suite directories).
 
     Args:
@@ -164,7 +221,7 @@ class ItemsSummary(BaseScorer):
     version: ClassVar[str] = "1"
 
     def __init__(self, group_by: list[str] | None = None, skipped: list[str] | None = None):
-        self.group_by = list(group_by or [])
+        super().__init__(group_by)
         self.skipped = list(skipped or [])
 
     def args(self) -> dict[str, Any]:
@@ -175,27 +232,19 @@ class ItemsSummary(BaseScorer):
         self, header: RunHeader, items: list[ItemResult], run_dir: Path | None = None
     ) -> Summary:
         """The summary of a suite directory's run."""
-        del run_dir
-        overall = mean_metrics(r.metrics for r in items)
-        overall += latency_metrics([r.latency_ms for r in items if r.latency_ms is not None])
-        groups = group_means(items, self.group_by)
-        tokens = sum(r.tokens.get("total", 0) for r in items)
+        summary = super().summarize(header, items, run_dir)
         counts = {
-            "items": len(items),
-            "planned": header.item_count,
-            "succeeded": sum(r.success is True for r in items),
-            "errors": sum(r.status == "error" for r in items),
-            "timeouts": sum(r.status == "timeout" for r in items),
+            **summary.counts,
             "skipped": len(self.skipped),
-            "tokens": tokens,
+            "tokens": sum(r.tokens.get("total", 0) for r in items),
         }
-        notes = list(header.dataset.notes) + list(header.notes)
+        notes = list(summary.notes)
         if self.skipped:
             notes.append(
                 f"{len(self.skipped)} item(s) skipped (shell items without --allow-shell): "
                 + ", ".join(self.skipped[:5])
             )
-        return Summary(overall=overall, groups=groups, counts=counts, notes=notes)
+        return summary.model_copy(update={"counts": counts, "notes": notes})
 
 
-__all__ = ["INGEST_FILE", "ItemsSummary", "RetrievalSummary", "ingest_table"]
+__all__ = ["INGEST_FILE", "ItemsSummary", "MeansSummary", "RetrievalSummary", "ingest_table"]
