@@ -50,9 +50,9 @@ def write_run(path: Path, n: int, p_success: float, seed: int, condition: str) -
             repeat=0,
             suite="items",
             suite_version="1",
-            suite_options={"condition": condition, "suite_checksum": "x"},
+            suite_options={"suite_checksum": "x"},
             dataset=DatasetRef(name="bench", version="1", content_hash="h", language="en"),
-            system=SystemRef(name=condition, implementation="bench:Bench"),
+            system=SystemRef(name=condition, condition=condition, implementation="bench:Bench"),
             config_fingerprint=condition,
             package_version="0",
             python_version="3",
@@ -72,6 +72,7 @@ def write_run(path: Path, n: int, p_success: float, seed: int, condition: str) -
             ItemResult(
                 item_id=f"item-{i:05d}",
                 index=i,
+                success=bool(ok[i]),
                 metrics=metrics,
                 latency_ms=float(vals[i, 0]),
                 groups={"eval_type": TYPES[i % 4], "difficulty": LEVELS[i % 3]},
@@ -171,10 +172,12 @@ def main() -> None:
         f"{cpu:.2f} s CPU (target <= 5 s: {'PASS' if ours <= 5 else 'FAIL'}); of which "
         f"reading both run logs ~{reading:.2f} s"
     )
+    h = c.headline
+    iv = h.intervals[-1] if h.intervals else None
+    span = f"{iv.low:+.4f}..{iv.high:+.4f} ({iv.method})" if iv and iv.low is not None else "n/a"
     print(
-        f"  success {c.success.baseline_rate:.3f} -> {c.success.candidate_rate:.3f}, "
-        f"McNemar p={c.success.p_value:.3g}, 95% BCa "
-        f"{c.success.intervals[1].low:+.4f}..{c.success.intervals[1].high:+.4f}"
+        f"  {c.headline_spec.label} {h.baseline:.3f} -> {h.candidate:.3f}, "
+        f"{h.test} p={h.p_value:.3g}, 95% {span}"
     )
     cols = columns(n, 3)
     t0, c0 = time.perf_counter(), time.process_time()

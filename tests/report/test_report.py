@@ -73,7 +73,7 @@ def test_a_suite_directory_run_reports_and_compares_after_the_suite_is_gone(tmp_
         out = _report_blocked(r.path)
         assert r.header.run_id in out and "by eval_type" in out
     c = compare([exp.runs[0].path], [exp.runs[1].path], resamples=200)
-    assert c.success.candidate_rate > c.success.baseline_rate
+    assert c.headline.candidate > c.headline.baseline
 
 
 def test_an_unfinished_run_reports_generically_and_says_so(tmp_path: Path):

@@ -411,7 +411,7 @@ def test_example_suite_runs_and_compares_by_step(tmp_path):
     assert runs["lexical"]["succeeded"] == 4 and runs["no-memory"]["succeeded"] == 0
     cmp = compare([tmp_path / "out" / "no-memory-r0"], [tmp_path / "out" / "lexical-r0"])
     assert cmp.pairs == 4 and cmp.clusters == 2
-    assert cmp.success.delta == pytest.approx(1.0)
+    assert cmp.headline.delta == pytest.approx(1.0)
     items = [
         r for r in read_log(tmp_path / "out" / "lexical-r0").items if r.item_id == "launch-page"
     ]

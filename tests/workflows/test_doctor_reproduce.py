@@ -179,7 +179,7 @@ def test_the_three_documented_commands(tmp_path):
     assert r.exit_code == 0, r.output
     assert "32 items (64 paired observations) from 2+2 runs" in r.output
     doc = json.loads(out.read_text())
-    assert doc["candidate"]["conditions"] == ["hybrid"] and doc["success"]["delta"] > 0.5
+    assert doc["candidate"]["conditions"] == ["hybrid"] and doc["headline"]["delta"] > 0.5
     r = cli("gate", out, "--policy", TEAM / "gate.toml")
     assert r.exit_code == 0 and r.output.startswith("gate: pass")
 

@@ -68,6 +68,9 @@ class GatePolicy(StrictModel):
     """Fail when more item results than this have no partner on the other side."""
     max_failed_items: int = 0
     """Fail when more paired items than this errored or timed out on either side."""
+    max_judge_false_positive_rate: float | None = None
+    """Fail when a judge of either side accepted more than this share of answers known to
+    be wrong (its measured false-positive rate), or when a judge's rate was not measured."""
 
 
 class GateCheck(StrictModel):
@@ -304,6 +307,17 @@ def _evidence(c: Comparison, pol: GatePolicy, check: Any) -> None:
         c.unpaired <= pol.max_unpaired_items,
         f"{c.unpaired} item result(s) without a partner (maximum {pol.max_unpaired_items})",
     )
+    if pol.max_judge_false_positive_rate is not None:
+        bound = pol.max_judge_false_positive_rate
+        for side, info in (("baseline", c.baseline), ("candidate", c.candidate)):
+            for judge, rate in info.judge_false_positive_rates.items():
+                check(
+                    "max_judge_false_positive_rate",
+                    rate is not None and rate <= bound,
+                    f"{side} judge {judge} accepted "
+                    + ("an unmeasured share" if rate is None else f"{100 * rate:.1f}%")
+                    + f" of answers known to be wrong (maximum {100 * bound:.1f}%)",
+                )
     failed = max(c.baseline.failed, c.candidate.failed)
     check(
         "max_failed_items",

@@ -122,6 +122,9 @@ class SideInfo(StrictModel):
     """Paired items that errored or timed out on this side (they score as failures)."""
     unfinished: list[str] = Field(default_factory=list)
     """Runs of this side that did not finish (their missing items are unpaired)."""
+    judge_false_positive_rates: dict[str, float | None] = Field(default_factory=dict)
+    """Each judge's false-positive rate on answers known to be wrong (the highest over this
+    side's runs; from their summaries)."""
 
 
 class CostStats(StrictModel):

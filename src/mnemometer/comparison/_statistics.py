@@ -383,7 +383,27 @@ def _side(runs: list[RunLog], pairs: list[Pair], side: str) -> SideInfo:
         mean_latency_ms=_mean(lat),
         failed=sum(bool(getattr(p, f"{side}_failed")) for p in pairs),
         unfinished=[str(r.path) for r in runs if r.header.status != "finished"],
+        judge_false_positive_rates=_judge_fpr(runs),
     )
+
+
+def _judge_fpr(runs: list[RunLog]) -> dict[str, float | None]:
+    """The highest false-positive rate each judge showed over ``runs`` (their summaries)."""
+    from mnemometer.log._reader import read_summary
+
+    out: dict[str, float | None] = {}
+    for r in runs:
+        if not r.header.scoring or not any(s.name == "judge" for s in r.header.scoring.scorers):
+            continue  # no judge: nothing to read
+        summary = read_summary(r.path)
+        probes = summary.sections.get("judge_probes") if summary is not None else None
+        for judge, probe in (probes or {}).items():
+            rate = probe.get("rate")
+            if rate is not None:
+                out[judge] = max(rate, out.get(judge) or 0.0)
+            else:
+                out.setdefault(judge, None)
+    return out
 
 
 def _cost(pairs: list[Pair], delta: float | None) -> CostStats:

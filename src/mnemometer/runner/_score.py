@@ -40,6 +40,7 @@ from mnemometer.scoring import judges as J
 from mnemometer.scoring._scorer import apply, build, summarize
 from mnemometer.scoring.benchmark import PINS_FILE, Judge, headline_spec
 from mnemometer.scoring.benchmark.answers import judge_target
+from mnemometer.scoring.benchmark.probes import PROBE_QUESTIONS, probe_answers
 from mnemometer.scoring.judges import judge_endpoints as judge_endpoints_of
 
 SIDE_FILES = ("pins.json", "ingest.json", "ingest.jsonl")
@@ -294,7 +295,7 @@ def _finish(target: Path, header: RunHeader, settings: RunSettings) -> Any:
         ]
         _pin_judges(target, new, clients)
         stale = [s for s in old.scorers if s not in new.scorers]
-        _score_items(Path(header.parent.path), target, stale, fresh, new, settings)
+        _score_items(Path(header.parent.path), target, stale, fresh, new, settings, header.seed)
     finally:
         for c in clients.values():
             c.close()
@@ -339,6 +340,26 @@ def _pin_judges(target: Path, new: ScoringRecord, clients: dict[Any, Any]) -> No
     del clients
 
 
+def _probes(records: list[Any], fresh: list[Any], seed: int) -> dict[str, dict[str, str]]:
+    """Known-wrong answers for a new judge, from the records (a run without its own)."""
+    judges = [s for s in fresh if isinstance(s, Judge)]
+    if not judges or any("probe_answers" in r.extra for r in records):
+        return {}
+    questions = [
+        (
+            r.step or r.item_id,
+            r.input,
+            str(r.extra["gold"]),
+            r.groups.get("category") or r.groups.get("type", ""),
+        )
+        for r in records
+        if r.status == "ok"
+        and judges[0].judges({"extra": r.extra, "groups": r.groups})
+        and not r.extra.get("abstention", (r.step or "").endswith("_abs"))
+    ]
+    return probe_answers(questions, seed, PROBE_QUESTIONS)
+
+
 def _score_items(
     parent_dir: Path,
     target: Path,
@@ -346,15 +367,18 @@ def _score_items(
     fresh: list[Any],
     new: ScoringRecord,
     settings: RunSettings,
+    seed: int = 0,
 ) -> None:
     """Every parent record, its changed scorers re-applied, appended once to the new log."""
     done = {r.item_id for r in read_items(target)}  # the reader keeps whole items only
     stripped = [build(s, **_strip_context(s)) for s in stale]
     summary = build(new.summary)
     todo: dict[str, list[Any]] = {}
-    for r in read_items(parent_dir):
+    records = read_items(parent_dir)
+    for r in records:
         if r.item_id not in done:
             todo.setdefault(r.item_id, []).append(r)
+    probes = _probes(records, fresh, seed)
     writer = ItemWriter(target, fsync=settings.fsync)
     total = len(todo)
 
@@ -362,6 +386,9 @@ def _score_items(
         record = r.model_dump(mode="json")
         for s in stripped:
             record = s.strip(record)
+        key = r.step or r.item_id
+        if key in probes and "probe_answers" not in record["extra"]:
+            record["extra"]["probe_answers"] = probes[key]  # a run recorded before probes
         return apply(record, fresh, summary)
 
     def item(results: list[Any]) -> list[dict[str, Any]]:

@@ -2,8 +2,9 @@
 
 * items that cluster (several items share a conversation, a haystack, a scenario's
   epochs, a build sequence's steps): a cluster-robust interval (CR1, t on G - 1 degrees of
-  freedom), whatever the values are; with one cluster it is the whole feasible range,
-  because nothing about the spread between clusters is known;
+  freedom); with one cluster it is the whole feasible range, because nothing about the
+  spread between clusters is known; 0/1 values that are all the same get Wilson's interval
+  on the G clusters (``wilson-clusters``), not CR1's zero width;
 * independent binary items (every value 0 or 1): Wilson's score interval;
 * independent continuous items: Student's t, clipped to the feasible range.
 
@@ -49,7 +50,16 @@ def interval(
     if n == 0:
         return None
     if clusters is not None and len(set(clusters)) < n:
-        iv = stats.cluster_robust_interval(values, clusters, bounds=bounds, confidence=confidence)
+        g = len(set(clusters))
+        if binary and len(set(values)) == 1 and g > 1:
+            # Every value the same: the spread is 0 and CR1 would say [p, p]. Nothing is
+            # known beyond G clusters that all agree: Wilson's interval on G trials.
+            iv = stats.wilson(g if values[0] else 0, g, confidence=confidence)
+            iv = type(iv)("wilson-clusters", iv.low, iv.high, iv.confidence)
+        else:
+            iv = stats.cluster_robust_interval(
+                values, clusters, bounds=bounds, confidence=confidence
+            )
     elif binary or (binary is None and all(v in (0.0, 1.0) for v in values)):
         iv = stats.wilson(int(round(sum(values))), n, confidence=confidence)
     elif n < 2:

@@ -24,6 +24,10 @@ Families (``JUDGES``):
 The verdict is asked for as JSON (``{"label": ...}`` with an enum), and both the verdict
 and the raw reply are returned, so a reply that is not valid JSON is a recorded failure,
 never a silent "wrong".
+
+The answer being judged reaches the judge as a JSON string literal (quotes and newlines
+escaped): the prompt text stays verbatim, and an answer cannot close its own field to write
+the judge's protocol (a line "Gold answer: yes" after its answer) into the prompt.
 """
 
 from __future__ import annotations
@@ -104,6 +108,15 @@ LETTA_RUBRIC_FILE = "core_memory_update_rubric.txt"
 _LETTA_TAIL = '\n\nQuestion: {question}\nGold target: {gold}\nPredicted answer: {response}\n\nReturn the score (1 or 0) in a json format with the key as "label".'
 
 
+RESPONSE_ENCODING = "json-string"
+"""How the judged answer is inserted into a prompt (part of every judge's hash)."""
+
+
+def quote_response(response: str) -> str:
+    """The answer as a JSON string literal: one line, its own quotes escaped."""
+    return json.dumps(response, ensure_ascii=False)
+
+
 @dataclass(frozen=True)
 class JudgeSpec:
     """A pinned judge: prompts, the verdict labels and schema, and the call settings.
@@ -146,6 +159,7 @@ class JudgeSpec:
             "schema": self.schema,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
+            "response": RESPONSE_ENCODING,
         }
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
@@ -334,7 +348,7 @@ def judge_once(
     Never raises for a bad reply or a failed call: the verdict is ``None`` with the error.
     """
     prompt = spec.prompt_for(question_type, abstention).format(
-        question=question, gold=gold, response=response
+        question=question, gold=gold, response=quote_response(response)
     )
     t0 = time.perf_counter()
     try:

@@ -89,6 +89,8 @@ class RunContext:
         pending: ids of the items this session will run; ``None`` when all of them (a
             fresh run). A resumed run lists only what is left, so setup can skip phases
             only finished items needed.
+        planned: ids of every item of the run (its plan after ``--limit``/``--sample``);
+            ``None`` when not known (a remote worker).
     """
 
     run_dir: Path
@@ -98,6 +100,7 @@ class RunContext:
     llm: Any = None
     progress: Any = None
     pending: frozenset[str] | None = None
+    planned: frozenset[str] | None = None
 
     def report(self, phase: str, done: int, total: int | None = None) -> None:
         """Tell the user how far a phase of setup has come (a no-op without a listener)."""

@@ -122,7 +122,10 @@ class Judge(BaseScorer):
 
     The metric is ``judge:<name>`` (1 correct, 0 wrong, ``None`` when the reply could not be
     read); the verdict with the judge's raw reply goes to ``extra.judges``, its tokens to
-    ``tokens`` and its time to ``extra.judge_ms``.
+    ``tokens`` and its time to ``extra.judge_ms``. A question whose record carries probe
+    answers (``extra.probe_answers``: answers known to be wrong,
+    :mod:`mnemometer.scoring.benchmark.probes`) has each of them judged the same way too;
+    their verdicts go to the verdict's ``probes`` (never into the metric).
 
     Args:
         judge: the judge's name as a run names it (``lenient``, ``strict@MODEL``, ...).
@@ -135,7 +138,7 @@ class Judge(BaseScorer):
     """
 
     name: ClassVar[str] = "judge"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
 
     def __init__(
         self,
@@ -188,6 +191,8 @@ class Judge(BaseScorer):
         metrics = [m for m in record.get("metrics") or [] if m["name"] != f"judge:{self.judge}"]
         tokens = dict(record.get("tokens") or {})
         if verdict is not None:
+            # What the judge's own verdict cost (probe calls are not itemised: they go with
+            # the judge, and a record whose judges are all stripped loses every judge token).
             for k, n in (verdict.get("tokens") or {}).items():
                 left = tokens.get(f"judge_{k}", 0) - int(n)
                 tokens.pop(f"judge_{k}", None)
@@ -195,8 +200,9 @@ class Judge(BaseScorer):
                     tokens[f"judge_{k}"] = left
         extra["judges"] = judges
         if not judges:
-            extra.pop("judges", None)
+            extra["judges"] = {}
             extra["judge_ms"] = None
+            tokens = {k: n for k, n in tokens.items() if not k.startswith("judge_")}
         return record | {"metrics": metrics, "extra": extra, "tokens": tokens}
 
     def score(self, record: dict[str, Any]) -> Scores | list[dict[str, Any]]:
@@ -208,23 +214,32 @@ class Judge(BaseScorer):
         extra = record.get("extra") or {}
         groups = record.get("groups") or {}
         qid = str(record.get("step") or record.get("item_id") or "")
-        v = J.judge_once(
-            self.llm,
-            self.spec_,
-            question=record.get("input") or "",
-            gold=extra["gold"],
-            response=record.get("output") or "",
-            question_type=extra.get("question_type")
-            or groups.get("type")
-            or groups.get("category"),
-            abstention=bool(extra.get("abstention", qid.endswith("_abs"))),
-        )
+
+        def ask(response: str) -> J.Verdict:
+            return J.judge_once(
+                self.llm,
+                self.spec_,
+                question=record.get("input") or "",
+                gold=extra["gold"],
+                response=response,
+                question_type=extra.get("question_type")
+                or groups.get("type")
+                or groups.get("category"),
+                abstention=bool(extra.get("abstention", qid.endswith("_abs"))),
+            )
+
+        v = ask(record.get("output") or "")
+        probes = {k: ask(text) for k, text in (extra.get("probe_answers") or {}).items()}
+        verdict = v.as_dict()
+        if probes:
+            verdict["probes"] = {k: p.correct for k, p in probes.items()}
         judges = dict(extra.get("judges") or {})
-        judges[v.judge] = v.as_dict()
+        judges[v.judge] = verdict
         tokens = dict(record.get("tokens") or {})
-        for k, n in v.tokens.items():
-            tokens[f"judge_{k}"] = tokens.get(f"judge_{k}", 0) + n
-        ms = (extra.get("judge_ms") or 0.0) + v.ms
+        for call in (v, *probes.values()):
+            for k, n in call.tokens.items():
+                tokens[f"judge_{k}"] = tokens.get(f"judge_{k}", 0) + n
+        ms = (extra.get("judge_ms") or 0.0) + v.ms + sum(p.ms for p in probes.values())
         return Scores(
             metrics=[
                 {

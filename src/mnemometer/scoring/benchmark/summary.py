@@ -18,6 +18,7 @@ from typing import Any
 from mnemometer import stats
 from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
 from mnemometer.scoring.aggregate import distribution, mean_metrics
+from mnemometer.scoring.benchmark.probes import false_positives
 from mnemometer.scoring.intervals import interval
 from mnemometer.scoring.judges import cohen_kappa, raw_agreement
 from mnemometer.stats._quantiles import t_ppf
@@ -115,7 +116,7 @@ def summarize_benchmark(
         for m in mean_metrics(r.metrics for r in ok)
         if not (m.name.startswith("judge:") or m.name in (*scored, "f1", "bleu1", *RECALL))
     ]
-    overall += latency(rows) + cost(rows)
+    overall += latency(rows) + cost(rows) + answer_lengths(rows)
     groups: dict[str, dict[str, list[Metric]]] = {key: {}}
     by: dict[str, list[ItemResult]] = defaultdict(list)
     for r in rows:
@@ -149,6 +150,12 @@ def summarize_benchmark(
             mdes[j] = mde(col[0], col[1])
     sections["mde"] = mdes
     sections.update(cfg.extra_sections(rows))
+    probed = judge_probes(rows, judges)
+    if probed:
+        sections["judge_probes"] = probed
+        overall += [probe_metric(p) for p in probed.values()]
+        tables.append(probe_table(probed))
+        notes += [probe_note(p) for p in probed.values() if p["flagged"]]
     failures = {
         "reader_or_search": sum(r.status != "ok" for r in rows),
         "judge_unreadable": sum(
@@ -176,8 +183,65 @@ def summarize_benchmark(
         )
     if counts["errors"] or counts["timeouts"]:
         notes.append("questions whose search or reader call failed count as wrong everywhere")
+    cut = [r for r in rows if r.extra.get("answer_cut")]
+    if cut:
+        longest = max(int(r.extra["answer_tokens"]) for r in cut)
+        notes.append(
+            f"VERBOSE ANSWERS: {len(cut)} of {len(rows)} answers were longer than the reader's "
+            f"cap (up to {longest} tokens) and were cut to it before scoring; token F1 "
+            "rewards an answer that lists every candidate, so read F1 with answer_tokens"
+        )
     return Summary(
         overall=overall, groups=groups, counts=counts, notes=notes, tables=tables, sections=sections
+    )
+
+
+def judge_probes(rows: list[ItemResult], judges: list[str]) -> dict[str, Any]:
+    """Each judge's false-positive rate on the probe answers the records hold."""
+    return {j: p for j in judges if (p := false_positives(rows, j)) is not None}
+
+
+def probe_metric(p: dict[str, Any]) -> Metric:
+    """``false_positive_rate:<judge>``: lower is better, with its interval."""
+    iv = p["interval"]
+    return Metric(
+        name=f"false_positive_rate:{p['judge']}",
+        value=p["rate"],
+        n=p["probes"],
+        higher_is_better=False,
+        interval=Interval(**iv) if iv else None,
+    )
+
+
+def probe_note(p: dict[str, Any]) -> str:
+    """The flag of a judge that accepts wrong answers."""
+    kinds = ", ".join(f"{k} {100 * v:.0f}%" for k, v in p["by_kind"].items())
+    return (
+        f"judge {p['judge']} accepted {100 * p['rate']:.1f}% of {p['probes']} answers known to "
+        f"be wrong ({kinds}): its accuracy overstates how often answers are right"
+    )
+
+
+def probe_table(probed: dict[str, Any]) -> Table:
+    """Judges' false-positive rates: overall and by kind of known-wrong answer."""
+    kinds = sorted({k for p in probed.values() for k in p["by_kind"]})
+    rows = []
+    for p in probed.values():
+        iv = p["interval"]
+        ci = (
+            f"[{100 * iv['low']:.1f}, {100 * iv['high']:.1f}]"
+            if iv and iv["low"] is not None
+            else "-"
+        )
+        rate = "-" if p["rate"] is None else f"{100 * p['rate']:.1f}"
+        by = [f"{100 * p['by_kind'][k]:.0f}" if k in p["by_kind"] else "-" for k in kinds]
+        rows.append([p["judge"], str(p["probes"]), rate, ci, *by, "yes" if p["flagged"] else ""])
+    return Table(
+        name="judge_probes",
+        title="Judges on answers known to be wrong (false-positive rate)",
+        columns=["judge", "probes", "accepted %", "95% CI", *(f"{k} %" for k in kinds), "flagged"],
+        rows=rows,
+        data=list(probed.values()),
     )
 
 
@@ -311,6 +375,19 @@ def latency(rows: list[ItemResult]) -> list[Metric]:
         )
         if vals:
             out += distribution(f"{phase}_latency", vals, "ms", PERCENTILES)
+    return out
+
+
+def answer_lengths(rows: list[ItemResult]) -> list[Metric]:
+    """Answer length in tokens (mean, p50, p95) and the share of answers cut to the cap."""
+    sizes = [float(v) for r in rows if (v := r.extra.get("answer_tokens")) is not None]
+    if not sizes:
+        return []
+    cut = sum(bool(r.extra.get("answer_cut")) for r in rows if "answer_tokens" in r.extra)
+    out = distribution("answer_tokens", sizes, "tokens", (50, 95))
+    out.append(
+        Metric(name="answers_cut", value=cut / len(sizes), n=len(sizes), higher_is_better=False)
+    )
     return out
 
 

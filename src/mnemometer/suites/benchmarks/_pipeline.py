@@ -49,6 +49,24 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
+def cap_answer(text: str, max_tokens: int) -> tuple[str, int, bool]:
+    """``text`` cut to ``max_tokens`` (the 4-characters estimate) at a word boundary.
+
+    Returns the answer as scored, the uncut answer's tokens, and whether it was cut.
+    """
+    tokens = estimate_tokens(text)
+    if tokens <= max_tokens:
+        return text, tokens, False
+    kept: list[str] = []
+    size = -1  # characters of " ".join(kept)
+    for w in text.split():
+        if math.ceil((size + 1 + len(w)) / 4) > max_tokens:
+            break
+        kept.append(w)
+        size += 1 + len(w)
+    return " ".join(kept), tokens, True
+
+
 def render_date(d: datetime | None) -> str:
     """``8 May 2023`` (``undated`` when unknown)."""
     return f"{d.day} {d:%B %Y}" if d is not None else "undated"

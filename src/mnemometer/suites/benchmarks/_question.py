@@ -33,6 +33,7 @@ class Questions:
     _reader: Any
     _scorers: list[Any]
     _summary: Any
+    _probes: dict[str, dict[str, str]]
 
     def groups(self, q: Query) -> dict[str, str]:
         """Breakdown keys (the suite's)."""
@@ -131,6 +132,13 @@ class Questions:
                 else "error"
             )
             return self._failed_question(item, q, f"{type(e).__name__}: {e}", status, extra)
+        if q.id in self._probes:  # answers known to be wrong: each judge's false positives
+            extra["probe_answers"] = self._probes[q.id]
+        # The reader's cap holds whatever answered: a longer answer is cut to it before it
+        # is scored (a reader listing every phrase of its context scores F1 on the list).
+        hypothesis, extra["answer_tokens"], cut = P.cap_answer(hypothesis, P.READER_MAX_TOKENS)
+        if cut:
+            extra["answer_cut"] = True
         extra["judges"] = {}
         extra["judge_ms"] = None
         # Plain data: the log writer serialises it as is and the run's summary reads it

@@ -24,6 +24,7 @@ from mnemometer.log._schema import ItemResult, ScoringRecord
 from mnemometer.scoring import judges as J
 from mnemometer.scoring.benchmark import Answer, BenchmarkSummary, Judge, headline_spec
 from mnemometer.scoring.benchmark.answers import connect_judges, judge_target
+from mnemometer.scoring.benchmark.probes import KINDS, PROBE_QUESTIONS, probe_answers
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.benchmarks import _pipeline as P
 from mnemometer.suites.benchmarks._question import Questions
@@ -99,6 +100,8 @@ class BenchmarkSuite(Questions, BaseSuite):
         reader_budget: context token budget of the reader (every system gets the same).
         top_k: retrieved turns given to the reader.
         rubric: Letta's rubric (``letta-rubric`` judge).
+        judge_probes: questions whose known-wrong answers every judge is also asked about
+            (its false-positive rate; 0: none).
     """
 
     systems: ClassVar[frozenset[str]] = frozenset({"store", "agent"})
@@ -131,6 +134,7 @@ class BenchmarkSuite(Questions, BaseSuite):
         reader_budget: int = 4000,
         top_k: int = 10,
         rubric: str | None = None,
+        judge_probes: int = PROBE_QUESTIONS,
         turn_ks: Sequence[int] | None = None,
         session_ks: Sequence[int] | None = None,
         reader_sha256: str | None = None,
@@ -170,6 +174,10 @@ class BenchmarkSuite(Questions, BaseSuite):
         self.categories = [str(c) for c in categories]
         self.reader_budget = int(reader_budget)
         self.top_k = int(top_k)
+        if int(judge_probes) < 0:
+            raise MnemometerError(f"judge_probes must be 0 or more, got {judge_probes}")
+        self.judge_probes = int(judge_probes)
+        self._probes: dict[str, dict[str, str]] = {}
         self.errata = str(Path(errata).resolve()) if errata else None
         self.judge_model = judge_model
         self.judge_endpoints = list(judge_endpoints)
@@ -204,6 +212,7 @@ class BenchmarkSuite(Questions, BaseSuite):
             "questions": self.questions,
             "categories": self.categories,
             "errata_sha256": self._errata_sha,
+            "judge_probes": self.judge_probes if self.judges else 0,
         }
 
     def inputs(self) -> dict[str, Any]:
@@ -290,11 +299,11 @@ class BenchmarkSuite(Questions, BaseSuite):
 
     def item_timeout(self, default: float | None) -> float | None:
         """The run's timeout per call, times the calls of the largest conversation."""
-        return (
-            None
-            if default is None
-            else default * (self._max_questions + 1) * (1 + len(self.judges))
-        )
+        if default is None:
+            return None
+        calls = (self._max_questions + 1) * (1 + len(self.judges))
+        probed = min(self.judge_probes, self._max_questions) if self.judges else 0
+        return default * (calls + len(KINDS) * len(self.judges) * probed)
 
     def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
         """Connect the reader and judges (cached under the run directory) and pin them."""
@@ -318,9 +327,26 @@ class BenchmarkSuite(Questions, BaseSuite):
                 for j in self.judges
             ),
         ]
+        if self.judges and self.judge_probes:
+            self._probes = probe_answers(
+                [
+                    (q.id, q.text, q.answer, q.type)
+                    for q in self.selected(dataset)
+                    if q.answer is not None
+                    and not self._unjudged(q)
+                    and not q.metadata.get("abstention")  # "not mentioned" is right there
+                    and (ctx.planned is None or (q.conversation_id or "") in ctx.planned)
+                ],
+                ctx.seed,
+                self.judge_probes,
+            )
         (ctx.run_dir / "pins.json").write_text(json.dumps(self.pins(), indent=1), encoding="utf-8")
         self._start_progress(ctx)
         return {}
+
+    def _unjudged(self, q: Query) -> bool:
+        groups = self.groups(q)
+        return any(groups.get(k) in vs for k, vs in self.judge_exclude.items())
 
     def pins(self) -> dict[str, Any]:
         """The reader and every judge, in full: what a number can be traced to."""
