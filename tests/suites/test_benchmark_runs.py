@@ -203,10 +203,10 @@ def test_adversaries_cannot_score_high(server, tmp_path):
     assert metric(empty, "evidence_recall") == 0.0
     lister = _locomo(server, tmp_path / "lister", AdversaryAgents("list"), **opts).summary
     assert metric(lister, "f1") < 0.05 and metric(lister, "accuracy:strict") < 0.05
-    # The lenient ("same topic") judge is the one a lister games: the sensitivity table shows it.
-    assert metric(lister, "accuracy:lenient") > 0.5
-    spread = lister.sections["judges"]["spread"]
-    assert spread > 0.5
+    # A list of every candidate once gamed the lenient ("same topic") judge (accuracy 0.5+);
+    # the reader's cap now cuts the list, and the run says so.
+    assert metric(lister, "answers_cut") > 0.9 and metric(lister, "accuracy:lenient") < 0.1
+    assert any(n.startswith("VERBOSE ANSWERS") for n in lister.notes)
     denier = _locomo(server, tmp_path / "denier", AdversaryAgents("negate"), **opts).summary
     assert metric(denier, "adversarial") == 1.0  # category 5's rule is gamed ...
     assert (

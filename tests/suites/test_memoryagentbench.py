@@ -195,9 +195,11 @@ def test_cli_runs_every_split_end_to_end_with_bm25(server, tmp_path) -> None:
         by_source = log.summary.table("categories")
         assert by_source.columns[2] == "score [95% CI]"
         assert [r[0] for r in log.summary.table("competency").rows] == [code]
-    # the deterministic reader echoes what was retrieved: bm25 finds the AR answers
+    # the deterministic reader echoes what was retrieved: bm25 finds the AR answers, though
+    # the reader's 64-token cap cuts some echoes before the answer (and the run says so)
     ar = read_log(tmp_path / "Accurate_Retrieval").summary
-    assert next(m.value for m in ar.overall if m.name == "score") == 1.0
+    assert next(m.value for m in ar.overall if m.name == "score") > 0.5
+    assert any(n.startswith("VERBOSE ANSWERS") for n in ar.notes)
 
 
 def test_a_store_that_keeps_nothing_scores_nothing(server, tmp_path) -> None:
