@@ -110,3 +110,32 @@ def test_a_gate_passes_only_on_complete_evidence(tmp_path: Path):
     verdict = gate(c, load_policy_text(tmp_path, lenient))
     assert not verdict.passed and any("failed items" in r for r in verdict.reasons)
     assert gate(c, load_policy_text(tmp_path, lenient + "max_failed_items = 3\n")).passed
+
+
+def test_two_judge_models_on_the_same_answers_never_pair_or_share_a_cell_silently(tmp_path):
+    # The audit: two LoCoMo runs, the same 199 answers, judged `lenient` by two models named
+    # only through --llm-model (the judge asks the reader's model): success 55.8% -> 76.4%,
+    # "95% CI [+20.6, +20.6]", p = 9e-13, no note, a gate passed, one leaderboard cell.
+    from conftest import invoke_cli
+
+    data = seed_file("locomo", "locomo10.json")
+    with FakeLLMServer(default=benchmark_reply, models=["judge-one", "judge-two"]) as srv:
+        for model in ("judge-one", "judge-two"):
+            r = invoke_cli(
+                *("run", "locomo", "-d", data, "-s", "bm25", "--questions", "30"),
+                *("--judge", "lenient", "--llm-base-url", srv.base_url),
+                *("--llm-model", model, "--out", tmp_path / model, "--format", "none"),
+            )
+            assert r.exit_code == 0, r.output
+    a, b = tmp_path / "judge-one", tmp_path / "judge-two"
+    r = invoke_cli("compare", a, b)
+    assert r.exit_code == 2
+    assert "differ in reader: model judge-one -> judge-two" in r.output
+    c = compare([a], [b], vary=["reader", "judge"], resamples=200)
+    assert any(d.startswith("judge:") for d in c.differs) and c.varies == ["reader", "judge"]
+    verdict = gate(c, GatePolicy(min_headline_delta=-1.0))
+    assert not verdict.passed and any("does not allow it" in r for r in verdict.reasons)
+    # One conversation: no claim at all, whatever the policy allows.
+    assert c.headline.no_claim and c.headline.intervals == [] and c.headline.p_value is None
+    board = leaderboard([a, b])
+    assert len(board.columns) == 2  # never one cell
