@@ -60,6 +60,10 @@ def test_a_retried_failure_leaves_no_stale_error_behind(tmp_path: Path) -> None:
     resume_experiment(tmp_path / "exp")
     assert _view(run_dir) == full
     assert read_header(run_dir).status == "finished"
+    # The file says what the numbers say: the stale failure line is gone from it too.
+    on_disk = [json.loads(x) for x in _lines(run_dir)]
+    assert not any(x.get("status") == "timeout" for x in on_disk)
+    assert len(on_disk) == len(lines)
 
 
 def test_a_run_killed_between_its_summary_and_its_header_is_finished_on_resume(

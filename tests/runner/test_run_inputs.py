@@ -109,7 +109,7 @@ def test_the_callers_endpoint_then_the_recorded_one_then_the_environment(monkeyp
     given = LLMSettings("http://127.0.0.1:1/v1", "given")
     recorded = {"base_url": "http://127.0.0.1:2/v1", "model": "recorded", "timeout": 7.0}
     system = SimpleNamespace(options={"resolved": {"llm": recorded}})  # as an agent records
-    header = SimpleNamespace(system=system)
+    header = SimpleNamespace(system=system, llm=None)
     assert with_llm(RunSettings()).llm is None  # nothing configured anywhere
     monkeypatch.setenv("MNEMOMETER_LLM_BASE_URL", "http://127.0.0.1:3/v1")
     monkeypatch.setenv("MNEMOMETER_LLM_MODEL", "env")

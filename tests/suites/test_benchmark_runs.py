@@ -263,8 +263,21 @@ def test_bad_input_is_a_clear_message_or_a_counted_failure(server, tmp_path):
     assert all(
         r.extra["judges"]["strict"]["raw"] == "CORRECT!!" and r.success is False for r in bad
     )
-    assert res.summary.counts["judge_unreadable"] == len(bad)
+    # The judge failed, not the system: left out of its accuracy, counted as an error (exit
+    # 1), and asked again on resume once it answers.
+    assert res.summary.counts["judge_errors"] == len(bad) and res.failed_items == len(bad)
+    assert all(r.unscored == ["judge:strict"] for r in bad)
+    judged = [r for r in rows if r.groups["category"] != "adversarial"]
+    acc = next(m for m in res.summary.overall if m.name == "accuracy:strict")
+    assert acc.n == len(judged) - len(bad)
     server.rules.clear()
+    again = mnemometer.resume(res.path, settings=_settings(server))
+    assert again.summary.counts["judge_errors"] == 0 and again.failed_items == 0
+    fixed = {(r.item_id, r.step): r for r in read_log(res.path).items}
+    for r in bad:
+        verdict = fixed[(r.item_id, r.step)].extra["judges"]["strict"]
+        assert verdict["correct"] is not None and verdict["attempt"] == 1
+        assert fixed[(r.item_id, r.step)].unscored == []
     server.fail_next(1, kind="slow", delay=1.5)
     settings = _settings(server, timeout=0.5, max_retries=0)
     opts = {"dataset": str(seed_file("locomo", "locomo10.json")), "questions": 3}

@@ -80,6 +80,12 @@ from mnemometer.runner._run import RunSettings
 )
 @path_option("--resume", help="Continue an interrupted run or experiment directory.")
 @click.option(
+    "--allow-llm-change",
+    is_flag=True,
+    help="With --resume: let the resume ask another LLM than the run recorded (the run's "
+    "notes then say both were asked).",
+)
+@click.option(
     "--format",
     "fmt",
     default="text",
@@ -103,13 +109,27 @@ def run_cmd(suite: str, **kw: Any) -> None:
       mnemometer run examples/suites/team-memory --condition no-memory --condition hybrid
       mnemometer run retrieval -d demo-en -s bm25 --executor ray --ray-address 127.0.0.1:6379
     """
-    with PhaseProgress(f"{suite}") as progress:
+    with PhaseProgress(_label(suite, kw)) as progress:
         settings = run_settings(kw, llm=_llm(kw), progress=progress)
         try:
             _run(suite, kw, settings)
         finally:
             if settings.executor is not None:
                 settings.executor.close()
+
+
+def _label(suite: str, kw: dict[str, Any]) -> str:
+    """What the progress lines name: the suite, the resumed run's own when resuming."""
+    resumed = kw.get("resume")
+    if resumed is None:
+        return suite
+    from mnemometer.log._schema import HEADER_FILE
+
+    path = Path(resumed) / HEADER_FILE
+    try:  # a resume's errors are reported by the resume itself
+        return str(json.loads(path.read_text("utf-8")).get("suite") or suite)
+    except (OSError, ValueError, AttributeError):
+        return suite
 
 
 def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
@@ -122,6 +142,8 @@ def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
         else:
             _single_out(_resume(kw, settings), kw)
         return
+    if kw["allow_llm_change"]:
+        raise MnemometerError("--allow-llm-change applies with --resume only")
     name, options = _suite_and_options(suite, kw)
     if name == "items":
         _experiment_out(_suite_dir(options, kw, settings), kw)
@@ -284,7 +306,7 @@ def _refuse_with_resume(kw: dict[str, Any]) -> None:
 def _resume(kw: dict[str, Any], settings: RunSettings) -> Any:
     from mnemometer.runner import resume
 
-    return resume(kw["resume"], settings=settings)
+    return resume(kw["resume"], settings=settings, allow_llm_change=kw["allow_llm_change"])
 
 
 def _resume_experiment(kw: dict[str, Any], settings: RunSettings) -> Any:
@@ -304,6 +326,9 @@ def _row(result: Any) -> dict[str, Any]:
         "tokens": counts.get("tokens", 0),
         "path": str(result.path),
         "run_group": h.run_group,
+        "headline": result.summary.headline.model_dump(mode="json")
+        if result.summary.headline is not None
+        else None,
     }
 
 
@@ -312,13 +337,16 @@ def _on_run(kw: dict[str, Any]) -> Any:
         if kw["fmt"] == "json":
             return
         r = _row(result)
-        rate = r["succeeded"] / r["items"] if r["items"] else 0.0
         fell = any("fell back" in n for n in result.header.notes)
+        h = result.summary.headline
+        if h is not None and h.value is not None:  # what the run is judged by
+            score = f"{h.label} {h.value:.3f} (n={h.n})"
+        else:
+            rate = r["succeeded"] / r["items"] if r["items"] else 0.0
+            score = f"{r['succeeded']}/{r['items']} succeeded ({100 * rate:.1f}%)"
         echo_err(
             f"{r['condition']} r{r['repeat']} ({r['system']}{', a fallback' if fell else ''}): "
-            f"{r['succeeded']}/"
-            f"{r['items']} succeeded ({100 * rate:.1f}%), {r['tokens']} tokens -> "
-            f"{r['path']}"
+            f"{score}, {r['tokens']} tokens -> {r['path']}"
         )
 
     return on_run

@@ -305,6 +305,9 @@ class ItemResult(StrictModel):
     """Token usage, when known."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Suite-specific detail."""
+    unscored: list[str] = Field(default_factory=list)
+    """Metrics a scorer could not give this record (a judge whose call failed or whose
+    reply could not be read): left out of every mean, counted, and asked again on resume."""
 
 
 class Table(StrictModel):

@@ -29,6 +29,30 @@ def atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def compact_items(run_dir: Path, items: list[ItemResult]) -> bool:
+    """Rewrite ``items.jsonl`` as exactly ``items`` when it holds more lines than they are.
+
+    ``items`` are what the reader kept (the latest complete attempt of each item): a
+    retried failure's old lines go, so the file says what the run's numbers say. Written
+    beside the log and moved over it: a crash leaves the old log or the new one.
+    Returns whether the file was rewritten.
+    """
+    path = run_dir / ITEMS_FILE
+    if not path.exists():
+        return False
+    lines = sum(1 for line in path.read_bytes().split(b"\n") if line.strip())
+    if lines <= len(items):
+        return False
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        for item in items:
+            f.write(_line(item) + b"\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return True
+
+
 def write_header(run_dir: Path, header: RunHeader) -> None:
     """Write the header atomically."""
     atomic_write(run_dir / HEADER_FILE, header.model_dump_json(indent=1) + "\n")

@@ -44,7 +44,9 @@ def failure_banner(v: RunView) -> list[str]:
     result about the system; it must not read like one.
     """
     c = v.summary.counts
-    items = c.get("items", 0)
+    # Failures are counted in the unit they happen in: a benchmark's questions, not its
+    # conversations (4 failed questions of 304 are 1.3%, not "4 of 2 items").
+    items = c.get("questions", c.get("items", 0))
     failed = c.get("errors", 0) + c.get("timeouts", 0)
     if not items or failed / items <= FAILURE_SHARE:
         return []
@@ -55,8 +57,9 @@ def failure_banner(v: RunView) -> list[str]:
     errors = Counter(
         (r.error or r.status).split(";")[0][:160] for r in read_items(v.path) if r.status != "ok"
     )
+    unit = "questions" if "questions" in c else "items"
     out = [
-        f"NO RESULT: {failed} of {items} items failed ({c.get('timeouts', 0)} timed out); "
+        f"NO RESULT: {failed} of {items} {unit} failed ({c.get('timeouts', 0)} timed out); "
         "these numbers would describe the failures, not the system.",
         "most common errors:",
     ]
@@ -236,6 +239,10 @@ def _counts(s: Summary) -> str:
     c = s.counts
     done, planned = c.get("items", 0), c.get("planned", c.get("items", 0))
     text = f"{done}/{planned}" if done <= planned else f"{done} results for {planned} planned"
+    if "questions" in c:  # failures below are counted in questions
+        text += f" ({c['questions']} questions"
+        bad = [f"{c[k]} {k}" for k in ("errors", "timeouts", "judge_errors") if c.get(k)]
+        return text + (f"; {', '.join(bad)})" if bad else ")")
     bad = [f"{c[k]} {k}" for k in ("errors", "timeouts") if c.get(k)]
     return text + (f" ({', '.join(bad)})" if bad else "")
 

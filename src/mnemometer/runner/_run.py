@@ -22,7 +22,7 @@ from mnemometer.log._schema import (
     RunHeader,
     Summary,
 )
-from mnemometer.log._writer import ItemWriter, write_header, write_summary
+from mnemometer.log._writer import ItemWriter, compact_items, write_header, write_summary
 from mnemometer.runner._executor import Done, Executor, LocalExecutor
 from mnemometer.runner._remote import (
     ItemWork,
@@ -163,14 +163,19 @@ def resume(
     settings: RunSettings | None = None,
     system: Any = None,
     dataset: Dataset | None = None,
+    allow_llm_change: bool = False,
 ) -> RunResult:
     """Continue an interrupted run: its configuration comes from its header.
 
     Finished items are kept; the rest run. A run of an in-process system or dataset resumes
-    when the same object is passed again (``system=``, ``dataset=``; checked by hash).
+    when the same object is passed again (``system=``, ``dataset=``; checked by hash). The
+    LLM the run asks (its reader, its judges) is the one it recorded: a resume needs no
+    LLM flags, and one that names another model or endpoint is refused unless
+    ``allow_llm_change`` (then the run's notes say both were asked).
 
     Raises:
-        RunLogError: not a run directory, or its inputs changed since it started.
+        RunLogError: not a run directory, its inputs changed since it started, or another
+            LLM was asked for without ``allow_llm_change``.
     """
     quiet_libraries()
     settings = (settings or RunSettings()).checked()
@@ -185,7 +190,7 @@ def resume(
 
         return resume_scoring(path, settings)
     with DirLock(path):
-        return _resume_locked(path, settings, system, dataset)
+        return _resume_locked(path, settings, system, dataset, allow_llm_change)
 
 
 class _OnWorker(LocalExecutor):
@@ -222,11 +227,17 @@ def execute_run_unit(unit: RunUnit) -> ShippedRun:
 
 
 def _resume_locked(
-    path: Path, settings: RunSettings, system: Any, dataset: Dataset | None
+    path: Path,
+    settings: RunSettings,
+    system: Any,
+    dataset: Dataset | None,
+    allow_llm_change: bool = False,
 ) -> RunResult:
     header = read_header(path)  # as it is now that we hold the lock
+    asked = settings.llm
     settings = with_llm(settings, header)
     the_suite = create_suite(header.suite, {**header.suite_options, **header.suite_inputs})
+    changed = _llm_change(path, header, asked, the_suite, settings.llm, allow_llm_change)
     upgrade(path)  # new lines are appended in the current schema: the old ones must match
     spec = SystemSpec.from_ref(header.system, header.notes)
     if system is not None:
@@ -240,6 +251,11 @@ def _resume_locked(
     ds = _dataset_to_resume(path, header, the_suite, dataset)
     _preflight(settings.executor, the_suite, spec, header.dataset.path)
     live = spec.create(_workdir(path, spec), lang=ds.info.language, llm=settings.llm)
+    from mnemometer.runner._score import rescore_unscored
+
+    if rescore_unscored(path, header, settings):  # judges that failed: asked again
+        notes = [*header.notes, "scorers that failed were asked again on resume"]
+        header = header.model_copy(update={"notes": list(dict.fromkeys(notes))})
     results = read_items(path)
     failed = {r.item_id for r in results if r.status != "ok"}
     done = {r.item_id for r in results if r.item_id not in failed}
@@ -248,11 +264,54 @@ def _resume_locked(
     update["executor"] = executor
     if header.scoring is None:  # a run from before scoring was a stage: its suite's own
         update["scoring"] = scoring_of(the_suite, settings.llm)
+    if changed:  # allowed: the header now names what asks from here on, the notes both
+        update["notes"] = [*header.notes, changed]
+        update["scoring"] = scoring_of(the_suite, settings.llm)
+        if header.llm is not None and settings.llm is not None:
+            update["llm"] = settings.llm.redacted()
     header = header.model_copy(update=update)
     write_header(path, header)
     items = _planned(the_suite, ds, header.limit, header.sample, header.seed)
     prepared = _Prepared(path, header, the_suite, spec, live, ds, items)
     return _execute(prepared, done, settings)
+
+
+def _llm_change(
+    path: Path,
+    header: RunHeader,
+    asked: Any,
+    suite: Suite,
+    llm: Any,
+    allow: bool,
+) -> str | None:
+    """The note of an allowed change of LLM on resume; ``None`` when nothing changed.
+
+    Raises:
+        RunLogError: the resume names another model or endpoint than the run recorded (for
+            its reader, ``header.llm``, or its judges' scorers) without ``allow``.
+    """
+    if asked is None:
+        return None  # the run's own, recorded
+    was = header.llm or {}
+    differs = []
+    if was and (asked.base_url, asked.model) != (was.get("base_url"), was.get("model")):
+        differs.append(f"the reader {was.get('model')} at {was.get('base_url')}")
+    now = scoring_of(suite, llm)
+    if header.scoring is not None and now is not None:
+        before = [s.args for s in header.scoring.scorers if s.name == "judge"]
+        after = [s.args for s in now.scorers if s.name == "judge"]
+        if before != after:
+            differs += [f"judge {b['judge']} ({b['model']} at {b['base_url']})" for b in before]
+    if not differs:
+        return None
+    what = ", ".join(dict.fromkeys(differs))
+    if not allow:
+        raise RunLogError(
+            f"{path}: this run asked {what}; the resume asks {asked.model} at "
+            f"{asked.base_url}. Resume without --llm-* flags to keep the run's own, or pass "
+            "--allow-llm-change to mix them (recorded in the run)"
+        )
+    return f"resumed asking {asked.model} at {asked.base_url} where it had asked {what}"
 
 
 def resummarize(run_dir: str | Path) -> Summary:
@@ -333,7 +392,9 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
     header = p.header.model_copy(update={"status": "finished", "timings": timings, "notes": notes})
     # The summary and the suite's files first, the header last: a run whose header says
     # finished has all of them, and one killed before that resumes to write them.
-    summary = _summarize(p.run_dir, header, p.suite, read_items(p.run_dir))
+    results = read_items(p.run_dir)
+    compact_items(p.run_dir, results)  # a retried item's stale lines go
+    summary = _summarize(p.run_dir, header, p.suite, results)
     p.suite.write_outputs(p.run_dir, header, summary)
     write_header(p.run_dir, header)
     _index_file.discard_index(p.run_dir)  # only an unfinished run needs its saved index

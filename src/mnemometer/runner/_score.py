@@ -410,4 +410,51 @@ def _strip_context(spec: ScorerSpec) -> dict[str, Any]:
     return {"llm": None} if spec.name == "judge" else {}
 
 
-__all__ = ["resume_scoring", "score"]
+def rescore_unscored(run_dir: Path, header: RunHeader, settings: RunSettings) -> int:
+    """Ask again every scorer that could not score a record (a judge whose call failed).
+
+    The records are the run's own: nothing of the system runs. Each item with such a record
+    is written again whole (its latest attempt wins when the log is read). Returns how many
+    items were scored again.
+    """
+    scoring = header.scoring
+    records = read_items(run_dir)
+    if scoring is None or not any(r.unscored for r in records):
+        return 0
+    names = {u for r in records for u in r.unscored}
+    specs = [
+        s for s in scoring.scorers if s.name == "judge" and f"judge:{s.args['judge']}" in names
+    ]
+    if not specs:
+        return 0
+    clients = _clients(specs, settings, run_dir)
+    try:
+        judges = {
+            f"judge:{s.args['judge']}": build(s, llm=clients[s.args["base_url"], s.args["model"]])
+            for s in specs
+        }
+        summary = build(scoring.summary)
+        by_item: dict[str, list[Any]] = {}
+        for r in records:
+            by_item.setdefault(r.item_id, []).append(r)
+        again = {i: rs for i, rs in by_item.items() if any(r.unscored for r in rs)}
+        writer = ItemWriter(run_dir, fsync=settings.fsync)
+        try:
+            for rs in again.values():
+                lines = []
+                for r in rs:
+                    record = r.model_dump(mode="json")
+                    # Not stripped: the failed verdict's attempt makes the new request a new
+                    # one (never the failed reply from the cache), and its tokens were paid.
+                    asked = [judges[u] for u in r.unscored if u in judges]
+                    lines.append(apply(record, asked, summary) if asked else record)
+                writer.write_many(lines)
+        finally:
+            writer.close()
+    finally:
+        for c in clients.values():
+            c.close()
+    return len(again)
+
+
+__all__ = ["rescore_unscored", "resume_scoring", "score"]

@@ -89,8 +89,9 @@ class RunResult:
 
     @property
     def failed_items(self) -> int:
-        """Items that errored or timed out."""
-        return self.summary.counts.get("errors", 0) + self.summary.counts.get("timeouts", 0)
+        """Items that errored or timed out, and verdicts a judge could not give."""
+        c = self.summary.counts
+        return c.get("errors", 0) + c.get("timeouts", 0) + c.get("judge_errors", 0)
 
 
 def with_llm(settings: RunSettings, header: RunHeader | None = None) -> RunSettings:
@@ -118,7 +119,12 @@ def with_llm(settings: RunSettings, header: RunHeader | None = None) -> RunSetti
 
 
 def _recorded_llm(header: RunHeader) -> dict[str, Any]:
-    """The endpoint an agent recorded (base URL, model, timeout, retries; never the key)."""
+    """The endpoint the run recorded (base URL, model, timeout, retries; never the key).
+
+    A suite's own (``header.llm``: a benchmark's reader), else an agent's.
+    """
+    if header.llm and header.llm.get("base_url") and header.llm.get("model"):
+        return header.llm
     resolved = header.system.options.get("resolved")
     llm = resolved.get("llm") if isinstance(resolved, dict) else None
     if not isinstance(llm, dict) or not llm.get("base_url") or not llm.get("model"):

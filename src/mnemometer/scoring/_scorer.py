@@ -53,6 +53,8 @@ class Scores:
     metrics: list[dict[str, Any]]
     extra: dict[str, Any] = field(default_factory=dict)
     tokens: dict[str, int] | None = None
+    unscored: list[str] = field(default_factory=list)
+    """Metrics of ``metrics`` the scorer could not give (a failed judge call)."""
 
 
 @runtime_checkable
@@ -179,6 +181,10 @@ def apply(record: Record, scorers: Sequence[Scorer], summary: Any = None) -> Rec
             m for m in record.get("metrics") or [] if (m["name"], m.get("k")) not in replaced
         ]
         record = record | {"metrics": metrics + scores.metrics}
+        mine = {m["name"] for m in scores.metrics}
+        unscored = [u for u in record.get("unscored") or [] if u not in mine]
+        if unscored or scores.unscored or "unscored" in record:
+            record["unscored"] = unscored + scores.unscored
         if scores.extra:
             record["extra"] = {**(record.get("extra") or {}), **scores.extra}
         if scores.tokens is not None:

@@ -8,8 +8,9 @@ over repeats). So a run's summary, its leaderboard cell and its side of a compar
 the same number by construction.
 
 Per item: out of scope (an excluded group, no ground truth where it is needed) is ``None``;
-a failed item is 0; otherwise the item's metric. An unreadable judge verdict is 0 (the
-judge was asked and gave no usable answer), as the suites have always counted it.
+a failed item is 0; otherwise the item's metric. A metric a scorer could not give (a judge
+whose call failed or whose reply could not be read: the record's ``unscored``) is left out
+and counted apart: the judge failed, not the system, and a resume asks it again.
 """
 
 from __future__ import annotations
@@ -60,9 +61,6 @@ def item_value(r: ItemResult, spec: HeadlineSpec) -> float | None:
             if m.value is not None:
                 return float(m.value)
             break
-    if spec.metric.startswith("judge:"):
-        asked = (r.extra.get("judges") or {}).get(spec.metric[6:])
-        return 0.0 if asked is not None else None  # asked, and no usable verdict: wrong
     return None
 
 

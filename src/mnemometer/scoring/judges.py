@@ -342,8 +342,12 @@ def judge_once(
     response: str,
     question_type: str | None = None,
     abstention: bool = False,
+    attempt: int = 0,
 ) -> Verdict:
     """Ask ``spec``'s judge about one response with ``llm`` (an LLM client).
+
+    ``attempt`` counts the times this verdict was asked for before and failed: it is sent
+    as the request's seed, so a retry is a new request (never the failed reply cached).
 
     Never raises for a bad reply or a failed call: the verdict is ``None`` with the error.
     """
@@ -357,6 +361,7 @@ def judge_once(
             temperature=spec.temperature,
             max_tokens=spec.max_tokens,
             response_format={"type": "json_object", "schema": spec.schema},
+            seed=attempt,
         )
     except Exception as e:  # a failed call is a recorded failure of this verdict
         ms = (time.perf_counter() - t0) * 1000.0

@@ -188,7 +188,8 @@ class Judge(BaseScorer):
         extra = dict(record.get("extra") or {})
         judges = dict(extra.get("judges") or {})
         verdict = judges.pop(self.judge, None)
-        metrics = [m for m in record.get("metrics") or [] if m["name"] != f"judge:{self.judge}"]
+        mine = f"judge:{self.judge}"
+        metrics = [m for m in record.get("metrics") or [] if m["name"] != mine]
         tokens = dict(record.get("tokens") or {})
         if verdict is not None:
             # What the judge's own verdict cost (probe calls are not itemised: they go with
@@ -203,7 +204,8 @@ class Judge(BaseScorer):
             extra["judges"] = {}
             extra["judge_ms"] = None
             tokens = {k: n for k, n in tokens.items() if not k.startswith("judge_")}
-        return record | {"metrics": metrics, "extra": extra, "tokens": tokens}
+        unscored = [u for u in record.get("unscored") or [] if u != mine]
+        return record | {"metrics": metrics, "extra": extra, "tokens": tokens, "unscored": unscored}
 
     def score(self, record: dict[str, Any]) -> Scores | list[dict[str, Any]]:
         """Ask the judge (a question it skips, or whose answer failed, gets no verdict)."""
@@ -214,6 +216,10 @@ class Judge(BaseScorer):
         extra = record.get("extra") or {}
         groups = record.get("groups") or {}
         qid = str(record.get("step") or record.get("item_id") or "")
+        before = (extra.get("judges") or {}).get(self.judge) or {}
+        attempt = int(before.get("attempt", 0)) + 1 if before.get("correct") is None else 0
+        if not before:
+            attempt = 0
 
         def ask(response: str) -> J.Verdict:
             return J.judge_once(
@@ -226,11 +232,14 @@ class Judge(BaseScorer):
                 or groups.get("type")
                 or groups.get("category"),
                 abstention=bool(extra.get("abstention", qid.endswith("_abs"))),
+                attempt=attempt,
             )
 
         v = ask(record.get("output") or "")
         probes = {k: ask(text) for k, text in (extra.get("probe_answers") or {}).items()}
         verdict = v.as_dict()
+        if attempt:
+            verdict["attempt"] = attempt
         if probes:
             verdict["probes"] = {k: p.correct for k, p in probes.items()}
         judges = dict(extra.get("judges") or {})
@@ -249,6 +258,7 @@ class Judge(BaseScorer):
             ],
             extra={"judges": judges, "judge_ms": ms},
             tokens=tokens,
+            unscored=[f"judge:{v.judge}"] if v.correct is None else [],
         )
 
     def judges(self, record: dict[str, Any]) -> bool:

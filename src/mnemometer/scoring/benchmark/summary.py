@@ -79,10 +79,7 @@ def score_metrics(
             if r.status != "ok":
                 v = 0.0 if _applies(r, name) else None  # a failure is never left out
             else:
-                v = _value(r, name)
-                if v is None and name.startswith("judge:"):
-                    j = (r.extra.get("judges") or {}).get(name[6:])
-                    v = 0.0 if j is not None else None  # an unreadable verdict is wrong
+                v = _value(r, name)  # a judge that gave no verdict: left out, counted apart
             if v is not None:
                 vals.append(v)
                 cl.append(r.groups.get("conversation", r.step or r.item_id))
@@ -158,7 +155,7 @@ def summarize_benchmark(
         notes += [probe_note(p) for p in probed.values() if p["flagged"]]
     failures = {
         "reader_or_search": sum(r.status != "ok" for r in rows),
-        "judge_unreadable": sum(
+        "judge_errors": sum(
             1
             for r in rows
             for v in (r.extra.get("judges") or {}).values()
@@ -173,13 +170,14 @@ def summarize_benchmark(
         "errors": sum(r.status == "error" for r in rows),
         "timeouts": sum(r.status == "timeout" for r in rows),
         "succeeded": sum(r.success is True for r in rows),
-        "judge_unreadable": failures["judge_unreadable"],
+        "judge_errors": failures["judge_errors"],
         "tokens": sum(sum(r.tokens.values()) for r in rows),
     }
-    if failures["judge_unreadable"]:
+    if failures["judge_errors"]:
         notes.append(
-            f"{failures['judge_unreadable']} judge replies could not be read (kept raw in the "
-            "items; they count as wrong)"
+            f"{failures['judge_errors']} judge verdicts are missing (the call failed or the reply "
+            "could not be read; kept raw in the items): left out of the judges' accuracy, "
+            "counted as errors; `mnemometer run --resume` asks those judges again"
         )
     if counts["errors"] or counts["timeouts"]:
         notes.append("questions whose search or reader call failed count as wrong everywhere")
@@ -267,12 +265,16 @@ def expand_failures(items: list[ItemResult]) -> tuple[list[ItemResult], int]:
 
 
 def judge_column(rows: list[ItemResult], judge: str) -> tuple[list[float], list[str]]:
-    """One judge's verdicts (failures as wrong) and the conversations, over judged rows."""
+    """One judge's verdicts (failed questions as wrong) and the conversations.
+
+    Over the questions it judged: one it skips (LoCoMo's category 5) or one whose verdict is
+    missing (the judge failed, not the system) is left out.
+    """
     vals, cl = [], []
     for r in rows:
         j = (r.extra.get("judges") or {}).get(judge)
-        if r.status == "ok" and j is None:
-            continue  # not judged (LoCoMo category 5)
+        if r.status == "ok" and (j is None or j.get("correct") is None):
+            continue
         vals.append(1.0 if j is not None and j.get("correct") is True else 0.0)
         cl.append(r.groups.get("conversation", r.step or ""))
     return vals, cl
