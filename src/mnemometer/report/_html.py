@@ -158,6 +158,23 @@ def card(key: str, value: str, detail: str = "", *, big: bool = False, raw: bool
     )
 
 
+def headline_card(lead: Any) -> str:
+    """The big card of a run's declared headline: its value, interval, n and scope."""
+    iv = lead.interval
+    ci = (
+        f"95% CI {100 * iv.low:.1f}–{100 * iv.high:.1f}% ({iv.method}), "
+        if iv is not None and iv.low is not None and iv.high is not None
+        else ""
+    )
+    clusters = f", {lead.clusters} clusters" if lead.clusters else ""
+    return card(
+        f"{lead.label} (headline)",
+        f"{100 * lead.value:.1f}%",
+        f"{ci}n={lead.n}{clusters}; {lead.scope}",
+        big=True,
+    )
+
+
 def notes(lines: Sequence[str], title: str = "") -> str:
     """A highlighted list of caveats (nothing when there are none)."""
     if not lines:

@@ -15,6 +15,7 @@ from mnemometer.report._html import (
     embed,
     esc,
     header_details,
+    headline_card,
     interval,
     json_block,
     ms,
@@ -98,21 +99,7 @@ def _glance(h: RunHeader, s: Summary, items: list[ItemResult], headline: bool = 
     cards = []
     lead = s.headline
     if lead is not None and lead.value is not None and headline:
-        iv = lead.interval
-        ci = (
-            f"95% CI {100 * iv.low:.1f}–{100 * iv.high:.1f}% ({iv.method}), "
-            if iv is not None and iv.low is not None and iv.high is not None
-            else ""
-        )
-        clusters = f", {lead.clusters} clusters" if lead.clusters else ""
-        cards.append(
-            card(
-                f"{lead.label} (headline)",
-                f"{100 * lead.value:.1f}%",
-                f"{ci}n={lead.n}{clusters}; {lead.scope}",
-                big=True,
-            )
-        )
+        cards.append(headline_card(lead))
     succ = [1.0 if (r.status == "ok" and r.success) else 0.0 for r in items if _scored(r)]
     if succ and headline and lead is None:  # a run from before headlines
         e = fig.estimate("success", succ)

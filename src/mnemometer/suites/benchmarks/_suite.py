@@ -20,13 +20,14 @@ from typing import Any, ClassVar
 from mnemometer import deadline
 from mnemometer.datasets._models import Conversation, Dataset, Query
 from mnemometer.errors import DatasetError, MnemometerError
-from mnemometer.log._schema import ItemResult, ScoringRecord
+from mnemometer.log._schema import ItemResult
 from mnemometer.scoring import judges as J
-from mnemometer.scoring.benchmark import Answer, BenchmarkSummary, Judge, headline_spec
-from mnemometer.scoring.benchmark.answers import connect_judges, judge_target
+from mnemometer.scoring.benchmark import Answer, Judge
+from mnemometer.scoring.benchmark.answers import connect_judges
 from mnemometer.scoring.benchmark.probes import KINDS, PROBE_QUESTIONS, probe_answers
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.benchmarks import _pipeline as P
+from mnemometer.suites.benchmarks._declare import Declared
 from mnemometer.suites.benchmarks._question import Questions
 from mnemometer.systems import close
 
@@ -82,7 +83,7 @@ FLAGS: tuple[Flag, ...] = (
 )
 
 
-class BenchmarkSuite(Questions, BaseSuite):
+class BenchmarkSuite(Declared, Questions, BaseSuite):
     """Ingest -> search -> answer -> evaluate over conversations (see the module docstring).
 
     Args:
@@ -473,64 +474,6 @@ class BenchmarkSuite(Questions, BaseSuite):
             status,
             groups={"conversation": item.id},
             extra={"questions": [q.id for q in questions]},
-        )
-
-    headline_rule: ClassVar[str] = "every question"
-    """Which questions the headline numbers (``overall``) are over, in words."""
-    headline_exclude: ClassVar[dict[str, list[str]]] = {}
-    """Group key -> values whose questions the headline numbers leave out."""
-    judge_exclude: ClassVar[dict[str, list[str]]] = {}
-    """Group key -> values of questions the judges do not judge."""
-    answer_rule: ClassVar[str] = "qa"
-    """Whose answer rule scores the answers (:class:`mnemometer.scoring.benchmark.Answer`)."""
-    answer_scores: ClassVar[tuple[str, ...]] = ("f1", "bleu1")
-    """Per-question answer scores summarised with intervals (a failed question scores 0)."""
-    cluster_key: ClassVar[str] = "conversation"
-    """What the questions of one item share, for the headline's interval."""
-
-    def group_order(self) -> list[str]:
-        """The order categories are shown in (the rest sorted after them)."""
-        return []
-
-    def summary_scorer(self) -> BenchmarkSummary:
-        """The summary scorer, with this benchmark's rules."""
-        return BenchmarkSummary(
-            benchmark=self.answer_rule,
-            judges=[j.name for j in self.judges],
-            group_key=self.group_key,
-            answer_scores=self.answer_scores,
-            exclude=self.headline_exclude,
-            group_order=self.group_order(),
-            headline_rule=self.headline_rule,
-        )
-
-    def scoring(self, llm: Any = None) -> ScoringRecord:
-        """The answer rule, each judge, the ``benchmark`` summary and the headline.
-
-        Each judge's model and endpoint are recorded when the run's LLM is known; the
-        headline is the first judge's accuracy, else the first answer score, over the
-        headline's questions.
-        """
-        judges = []
-        for j in self.judges:
-            model, url = (
-                judge_target(j, self.judge_model, self._endpoints, llm)
-                if llm is not None
-                else (j.model or self.judge_model, None)
-            )
-            judges.append(
-                Judge(j.name, self.rubric, self.judge_exclude, model=model, base_url=url).spec()
-            )
-        return ScoringRecord(
-            scorers=[Answer(self.answer_rule).spec(), *judges],
-            summary=self.summary_scorer().spec(),
-            headline=headline_spec(
-                [j.name for j in self.judges],
-                self.answer_scores[0],
-                self.headline_exclude,
-                self.headline_rule,
-                self.cluster_key,
-            ),
         )
 
 
