@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from mnemometer.scoring import text as g
+from mnemometer.scoring.phrasing import denies
 from mnemometer.suites.scenarios import ScenarioSuite, load_scenarios
 
 SUITE = ScenarioSuite(similarity="none")
@@ -106,6 +107,24 @@ def test_failed_call_scores_zero():
 )
 def test_tokens(text, toks):
     assert g.tokens(text) == toks
+
+
+@pytest.mark.parametrize(
+    ("words", "denial"),
+    [
+        ("no", True),
+        ("not really", True),
+        ("just kidding", True),
+        ("of course not", True),
+        ("not at all", True),
+        ("false", True),
+        ("not wrong", False),  # two denials affirm
+        ("not google", False),  # a contrast: the value after "not" is denied, not the answer
+        ("really", False),
+    ],
+)
+def test_denial_items(words, denial):
+    assert denies(words.split()) is denial
 
 
 # One negation test for both graders: these hold for the items suite's assertions too.
