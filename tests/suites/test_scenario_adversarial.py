@@ -1,10 +1,10 @@
 """Adversarial grading: negations, shotguns and near misses fail; right paraphrases pass.
 
-``tests/data/grading/adversarial.jsonl`` holds 139 replies over the 22 graded turns of the
+``tests/data/grading/adversarial.jsonl`` holds 152 replies over the 22 graded turns of the
 13 packaged scenarios, each with the score it must get, in five kinds: ``negation`` ("Not
 Amazon.", "Amazon is false.", "Hardly Gold."), ``shotgun`` ("Amazon, Apple, Meta"),
 ``near-miss`` ("Monday at 3pm", "john@example.org"), ``paraphrase`` ("Nope", "Monday at
-14:00", "Choice-branded hotels") and ``former`` ("Amazon (formerly Google)"). Rows whose
+14:00", "Amazon, I'm not sure") and ``former`` ("Amazon (formerly Google)"). Rows whose
 ``why`` starts "issue 29" are that issue's §7 families. ``scripts/grading_audit.py`` prints
 the same table kind by kind for any version of the grader (docs/scenarios.md has the figures
 before and after).

@@ -110,6 +110,38 @@ def test_tokens(text, toks):
 
 
 @pytest.mark.parametrize(
+    "template",
+    [
+        "Maybe {}?",
+        "{}, I think",
+        "{}, I'm not sure",
+        "I'm not sure, {}",
+        "{}? Not entirely sure.",
+        "No idea, maybe {}",
+        "I don't know, {}?",
+        "{}, if I'm not mistaken",
+        "No doubt: {}",
+        "Probably {}, but I'm not certain.",
+    ],
+)
+def test_one_rule_for_every_hedge_form(template):
+    """A confidence hedge is graded as the answer it hedges, its words counted.
+
+    On every graded turn with a fact, the hedged expected answer scores what an unhedged
+    reply of the same length scores: 1.0 within the word limit, 0.5 beyond it.
+    """
+    for sid, steps in STEPS.items():
+        for step in steps:
+            grade = step.grade
+            if not grade.required:
+                continue
+            reply = template.format(grade.expected)
+            got = SUITE.grade(reply, grade, step.context)
+            long = grade.max_words is not None and got.words > grade.max_words
+            assert got.score == (0.5 if long else 1.0), (sid, reply, got.reason)
+
+
+@pytest.mark.parametrize(
     ("words", "denial"),
     [
         ("no", True),
@@ -120,6 +152,7 @@ def test_tokens(text, toks):
         ("false", True),
         ("not wrong", False),  # two denials affirm
         ("not google", False),  # a contrast: the value after "not" is denied, not the answer
+        ("not sure", False),  # a confidence hedge
         ("really", False),
     ],
 )

@@ -22,6 +22,10 @@ otherwise. What fails a reply, in the order checked (``TurnGrade.reason``):
     that the conversation never mentioned and the grade does not allow ("Amazon, Apple,
     Meta"): a shotgun of candidates is not an answer.
 
+A confidence hedge ("Maybe Amazon?", "Amazon, I'm not sure", "No idea, maybe Amazon")
+says how sure the reply is, not which value it gives: it is graded as the answer it
+hedges, its words counted against the limit.
+
 Only ``missing`` can be rescued by similarity, and never for an exact answer.
 """
 
@@ -152,7 +156,7 @@ class _Reply:
 
     def __init__(self, reply: str) -> None:
         self.toks, self.text, self.segments, self.offered = list_items(reply)
-        # The negation test reads the same offsets with denial phrasings respelt.
+        # The negation test reads the same offsets with hedges blanked and cues respelt.
         self.negation_text = for_negation(self.text)
         spans = cue_spans(self.text)
         self.cues = {i for i, t in enumerate(self.toks) if any(a <= t.start < b for a, b in spans)}
@@ -277,8 +281,8 @@ def _candidates(
     """Other candidates listed beside the answer (the hedge check); empty when none.
 
     For an open answer, a bare item with a word nobody said that describes nothing
-    ("Amazon, Apple, Meta"); exact answers have their competitors instead. Denial phrasings
-    ("anything but") are never candidates.
+    ("Amazon, Apple, Meta"); exact answers have their competitors instead. Confidence
+    hedges and denial phrasings ("I'm not sure", "anything but") are never candidates.
     """
     free = [(n, seg) for n, seg in enumerate(r.segments) if not used.intersection(seg)]
     if not any(keyword_kind(k) == "word" for k in required):

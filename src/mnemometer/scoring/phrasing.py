@@ -9,7 +9,9 @@ meaning:
   keeping every offset, so its scope rules (clauses, contrasts, swaps) apply unchanged:
   "X is false", "X is out of the question", "hardly X", "anything but X"
   (:func:`for_negation`);
-* denial phrasings are never hedge candidates (:func:`cue_spans`);
+* **confidence hedges** say how sure the speaker is, not that the value is wrong: "not
+  sure", "no idea", "I don't know", "if I'm not mistaken", "no doubt" are blanked for the
+  negation test; neither they nor denial phrasings are hedge candidates (:func:`cue_spans`);
 * a **denial item**, a list item made only of denial words ("(not really)", "just
   kidding", "or not"), denies the answer before it (:func:`denies`).
 """
@@ -32,24 +34,40 @@ _DENIAL_CUES = (
     ),
     (re.compile(r"\b(?:hardly|scarcely|far from|anything but)\b", re.I), "not"),
 )
+# Confidence hedges: how sure the speaker is. "doubt" and "unlikely" still deny.
+_CONFIDENCE = re.compile(
+    r"\b(?:(?:i'm|i am|i)\s+)?(?:not|never)\s+"
+    r"(?:(?:entirely|completely|totally|fully|quite|really|very|too|so|that|100\s*%|"
+    r"a hundred percent)\s+)?(?:sure|certain|positive|confident)\b"
+    r"|\b(?:i\s+)?(?:don't|do not|can't|cannot|couldn't)\s+(?:quite\s+|really\s+)?"
+    r"(?:know|remember|recall|say|tell|be sure|be certain)"
+    r"(?:\s+(?:for sure|for certain|exactly|precisely))?(?=\s*(?:[,.;:!?)\]]|$|if\b|whether\b))"
+    r"|\b(?:if|unless)\s+(?:i'm|i am)\s+(?:not\s+)?(?:mistaken|wrong)\b"
+    r"|\bno\s+(?:idea|clue)\b"
+    r"|\b(?:no|without(?:\s+a)?)\s+doubt\b",
+    re.I,
+)
 
 
 def cue_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the denial phrasings in ``text`` ("anything but", "false").
+    """Character spans of confidence hedges and denial phrasings ("not sure", "anything but").
 
-    Their words say what the reply denies, so they are never candidate values in the hedge
-    check.
+    Their words say how sure the reply is or what it denies, so they are never candidate
+    values in the hedge check.
     """
-    return [m.span() for phrase, _ in _DENIAL_CUES for m in phrase.finditer(text)]
+    spans = [m.span() for m in _CONFIDENCE.finditer(text)]
+    return spans + [m.span() for phrase, _ in _DENIAL_CUES for m in phrase.finditer(text)]
 
 
 def for_negation(text: str) -> str:
     """``text`` as the negation test should read it, with every offset kept.
 
-    Denial phrasings :func:`~mnemometer.scoring.assertions.negated` does not know are
-    written as cues it does ("Amazon is false" reads "Amazon is wrong", "hardly Gold" reads
-    "not Gold").
+    Confidence hedges are blanked ("Amazon, I'm not sure" asserts Amazon) and denial
+    phrasings :func:`~mnemometer.scoring.assertions.negated` does not know are written as
+    cues it does ("Amazon is false" reads "Amazon is wrong", "hardly Gold" reads "not Gold").
     """
+    for m in _CONFIDENCE.finditer(text):
+        text = text[: m.start()] + " " * (m.end() - m.start()) + text[m.end() :]
     for phrase, cue in _DENIAL_CUES:
         text = phrase.sub(lambda m, cue=cue: cue.ljust(len(m.group(0))), text)
     return text
@@ -70,7 +88,7 @@ def denies(words: Sequence[str]) -> bool:
     """True when a list item is only a denial: "not really", "just kidding", "no way".
 
     The item must be made of denial words alone and deny an odd number of times, so "not
-    wrong" affirms and "not Google" is no denial item.
+    wrong" affirms and "not Google" or "not sure" is no denial item.
     """
     if not words or not all(w in _DENIERS or w in _DENIAL_FILLER for w in words):
         return False
