@@ -20,7 +20,8 @@ otherwise. What fails a reply, in the order checked (``TurnGrade.reason``):
 ``hedge``
     An open answer (a name, place, brand, tier, step) listed beside other short items
     that the conversation never mentioned and the grade does not allow ("Amazon, Apple,
-    Meta"): a shotgun of candidates is not an answer.
+    Meta"), or any answer offered beside an unnamed alternative ("Amazon or some other big
+    tech company"): a shotgun of candidates is not an answer.
 
 A confidence hedge ("Maybe Amazon?", "Amazon, I'm not sure", "No idea, maybe Amazon")
 says how sure the reply is, not which value it gives: it is graded as the answer it
@@ -40,6 +41,7 @@ from mnemometer.scoring.phrasing import (
     cue_spans,
     denies,
     for_negation,
+    open_alternative,
 )
 from mnemometer.scoring.tokens import (
     DESCRIPTIVE,
@@ -280,11 +282,16 @@ def _candidates(
 ) -> tuple[str, ...]:
     """Other candidates listed beside the answer (the hedge check); empty when none.
 
-    For an open answer, a bare item with a word nobody said that describes nothing
-    ("Amazon, Apple, Meta"); exact answers have their competitors instead. Confidence
-    hedges and denial phrasings ("I'm not sure", "anything but") are never candidates.
+    For every kind of answer, an item offered with "or" that names no value is one ("or
+    some other big tech company"). For an open answer, so is a bare item with a word
+    nobody said that describes nothing ("Amazon, Apple, Meta"); exact answers have their
+    competitors instead. Confidence hedges and denial phrasings ("I'm not sure", "anything
+    but") are never candidates.
     """
     free = [(n, seg) for n, seg in enumerate(r.segments) if not used.intersection(seg)]
+    for n, seg in free:
+        if n in r.offered and open_alternative([r.toks[t].text for t in seg if t not in r.cues]):
+            return tuple(r.toks[t].text for t in seg)
     if not any(keyword_kind(k) == "word" for k in required):
         return ()
     known = _known(sources)

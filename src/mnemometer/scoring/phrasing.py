@@ -13,7 +13,9 @@ meaning:
   sure", "no idea", "I don't know", "if I'm not mistaken", "no doubt" are blanked for the
   negation test; neither they nor denial phrasings are hedge candidates (:func:`cue_spans`);
 * a **denial item**, a list item made only of denial words ("(not really)", "just
-  kidding", "or not"), denies the answer before it (:func:`denies`).
+  kidding", "or not"), denies the answer before it (:func:`denies`);
+* an **open alternative**, a list item offered with "or" that names no value ("or some
+  other big tech company"), is another candidate (:func:`open_alternative`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["cue_spans", "denies", "for_negation"]
+__all__ = ["cue_spans", "denies", "for_negation", "open_alternative"]
 
 # Denial phrasings onto the cue negated() reads in the same place: after the value
 # ("wrong") or before it ("not"). Each replacement is padded to the phrase's length.
@@ -93,3 +95,19 @@ def denies(words: Sequence[str]) -> bool:
     if not words or not all(w in _DENIERS or w in _DENIAL_FILLER for w in words):
         return False
     return sum(w in _DENIERS for w in words) % 2 == 1
+
+
+_INDEFINITE = frozenset(
+    """other another else elsewhere otherwise some something somewhere someone somebody
+    similar whatever whichever whoever wherever any anything anywhere anyone""".split()
+)
+
+
+def open_alternative(words: Sequence[str]) -> bool:
+    """True when an item offered as an alternative names no value ("some other company").
+
+    The caller passes only items introduced by "or", "nor", "vs" or a slash that hold no
+    required keyword: "Amazon or some other big tech company" offers a second, unnamed
+    candidate, so the reply commits to neither.
+    """
+    return any(w in _INDEFINITE for w in words)
