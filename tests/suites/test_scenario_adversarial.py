@@ -1,13 +1,13 @@
 """Adversarial grading: negations, shotguns and near misses fail; right paraphrases pass.
 
-``tests/data/grading/adversarial.jsonl`` holds 163 replies over the 22 graded turns of the
+``tests/data/grading/adversarial.jsonl`` holds 178 replies over the 22 graded turns of the
 13 packaged scenarios, each with the score it must get, in five kinds: ``negation`` ("Not
 Amazon.", "Amazon is false.", "Hardly Gold."), ``shotgun`` ("Amazon, Apple, Meta", "Amazon
-or some other big tech company"), ``near-miss`` ("Monday at 3pm", "john@example.org"),
-``paraphrase`` ("Nope", "Monday at 14:00", "Amazon, I'm not sure") and ``former`` ("Amazon
-(formerly Google)"). Rows whose ``why`` starts "issue 29" are that issue's §7 families.
-``scripts/grading_audit.py`` prints the same table kind by kind for any version of the
-grader (docs/scenarios.md has the figures before and after).
+or some other big tech company"), ``near-miss`` ("Monday at 3pm", "john@example.org", "Mon
+15h"), ``paraphrase`` ("Nope", "Monday at 14:00", "Mon 14h", "Amazon, I'm not sure") and
+``former`` ("Amazon (formerly Google)"). Rows whose ``why`` starts "issue 29" are that
+issue's §7 families. ``scripts/grading_audit.py`` prints the same table kind by kind for any
+version of the grader (docs/scenarios.md has the figures before and after).
 
 End to end, four memoryless agents that read the answer key play the whole suite through
 ``mnemometer.run``: the oracle answers every graded turn with its expected answer (1.0), the

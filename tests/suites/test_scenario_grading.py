@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mnemometer.scoring import text as g
-from mnemometer.scoring.phrasing import denies
+from mnemometer.scoring.phrasing import denies, respell
 from mnemometer.suites.scenarios import ScenarioSuite, load_scenarios
 
 SUITE = ScenarioSuite(similarity="none")
@@ -107,6 +107,26 @@ def test_failed_call_scores_zero():
 )
 def test_tokens(text, toks):
     assert g.tokens(text) == toks
+
+
+@pytest.mark.parametrize(
+    ("text", "toks"),
+    [
+        ("Monday, 2 in the afternoon", ["monday", "14:00"]),
+        ("Mon 14h", ["monday", "14:00"]),
+        ("14H00 or 09h30", ["14:00", "or", "09:30"]),
+        ("two p.m., Two o'clock", ["14:00", "2:00"]),
+        ("one in the morning, 7:45 in the evening", ["01:00", "19:45"]),
+        ("12 in the afternoon", ["12:00"]),
+        ("2.30pm", ["14:30"]),
+        # left alone: a duration, a decimal, an invalid hour, a count without a clock word
+        ("2h, 1h30, 2.30, 25h", ["2h", "1h30", "2.30", "25h"]),
+        ("13 in the afternoon", ["13", "in", "the", "afternoon"]),
+        ("two days", ["two", "days"]),
+    ],
+)
+def test_time_spellings_read_as_times(text, toks):
+    assert g.tokens(respell(text)) == toks
 
 
 @pytest.mark.parametrize(

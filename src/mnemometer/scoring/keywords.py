@@ -1,9 +1,11 @@
 """Keyword grading of one reply: the seed's 1.0 / 0.5 / 0.0, hard to fool.
 
 Tokens (:mod:`mnemometer.scoring.tokens`) are whole words, with e-mails, times, weekdays,
-months and numbers canonical. A reply scores **1.0** when it asserts every required
-keyword within the word limit, **0.5** when it does so at more length, and **0.0**
-otherwise. What fails a reply, in the order checked (``TurnGrade.reason``):
+months and numbers canonical; :mod:`mnemometer.scoring.phrasing` first respells times the
+tokenizer does not read ("Mon 14h" and "Monday, 2 in the afternoon" are ``monday 14:00``).
+A reply scores **1.0** when it asserts every required keyword within the word limit,
+**0.5** when it does so at more length, and **0.0** otherwise. What fails a reply, in the
+order checked (``TurnGrade.reason``):
 
 ``forbidden`` / ``competitor``
     It asserts a forbidden keyword, a competing value the scenario offers (the old
@@ -42,6 +44,7 @@ from mnemometer.scoring.phrasing import (
     denies,
     for_negation,
     open_alternative,
+    respell,
 )
 from mnemometer.scoring.tokens import (
     DESCRIPTIVE,
@@ -50,6 +53,7 @@ from mnemometer.scoring.tokens import (
     NEGATION_WORDS,
     POLARITY,
     Token,
+    fold,
     list_items,
     tokenize,
 )
@@ -157,7 +161,7 @@ class _Reply:
     """One reply, tokenised and cut into list items (segments) once."""
 
     def __init__(self, reply: str) -> None:
-        self.toks, self.text, self.segments, self.offered = list_items(reply)
+        self.toks, self.text, self.segments, self.offered = list_items(respell(fold(reply)))
         # The negation test reads the same offsets with hedges blanked and cues respelt.
         self.negation_text = for_negation(self.text)
         spans = cue_spans(self.text)

@@ -5,6 +5,9 @@ and :func:`~mnemometer.scoring.assertions.negated`, which the items suite shares
 only the scenario grader needs lives here, so the items suite's assertions keep their
 meaning:
 
+* **time spellings** the tokenizer does not read become ones it does, before tokenising:
+  "2 in the afternoon" and "two pm" are ``2pm``, "14h" and "14h00" are ``14:00`` (a
+  one-digit "2h" or "1h30" is a duration), "2.30pm" is ``2:30pm`` (:func:`respell`);
 * **denial cues** that :func:`negated` does not know are rewritten onto ones it does,
   keeping every offset, so its scope rules (clauses, contrasts, swaps) apply unchanged:
   "X is false", "X is out of the question", "hardly X", "anything but X"
@@ -23,7 +26,47 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["cue_spans", "denies", "for_negation", "open_alternative"]
+__all__ = ["cue_spans", "denies", "for_negation", "open_alternative", "respell"]
+
+_HOURS = "one two three four five six seven eight nine ten eleven twelve".split()
+_MERIDIEM = r"[ap]\.?\s?m\b"
+_PART = r"in\s+the\s+(morning|afternoon|evening)\b"
+# "two pm", "two o'clock", "two in the afternoon": a spelled hour before a clock word.
+_SPELLED = re.compile(rf"\b({'|'.join(_HOURS)})(?=\s*(?:{_MERIDIEM}|o'clock\b|{_PART}))", re.I)
+# "2 in the afternoon", "2:30 o'clock in the evening": the part of day gives the meridiem.
+_PART_OF_DAY = re.compile(rf"(?<![\d:.])(\d{{1,2}})(:\d{{2}})?\s*(?:o'clock\s*)?{_PART}", re.I)
+# "14h", "14h00", "09h30": the 24-hour "h" spelling, with a two-digit hour ("2h" and
+# "1h30" are durations).
+_H_CLOCK = re.compile(r"(?<![\w:.])(\d{1,2})h(\d{2})?(?!\w)", re.I)
+# "2.30pm": a dot for the colon, only with a meridiem (a bare "2.30" is a number).
+_DOT_CLOCK = re.compile(rf"(?<![\d:.])(\d{{1,2}})\.(\d{{2}})(?=\s*{_MERIDIEM})", re.I)
+
+
+def _part_of_day(m: re.Match[str]) -> str:
+    hour = int(m.group(1))
+    if not 1 <= hour <= 12:
+        return m.group(0)
+    return f"{hour}{m.group(2) or ''}{'am' if m.group(3).lower() == 'morning' else 'pm'}"
+
+
+def _h_clock(m: re.Match[str]) -> str:
+    hour, minutes = int(m.group(1)), m.group(2) or "00"
+    if len(m.group(1)) < 2 or hour > 23 or int(minutes) > 59:
+        return m.group(0)
+    return f"{hour:02d}:{minutes}"
+
+
+def respell(text: str) -> str:
+    """``text`` with the time spellings the tokenizer does not read rewritten to ones it does.
+
+    The result is tokenised in place of the reply, so a time stays one token ("Monday, 2
+    in the afternoon" is two words, as "Monday, 2pm" is).
+    """
+    text = _SPELLED.sub(lambda m: str(_HOURS.index(m.group(1).lower()) + 1), text)
+    text = _PART_OF_DAY.sub(_part_of_day, text)
+    text = _H_CLOCK.sub(_h_clock, text)
+    return _DOT_CLOCK.sub(r"\1:\2", text)
+
 
 # Denial phrasings onto the cue negated() reads in the same place: after the value
 # ("wrong") or before it ("not"). Each replacement is padded to the phrase's length.
