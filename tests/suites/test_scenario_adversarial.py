@@ -1,18 +1,19 @@
 """Adversarial grading: negations, shotguns and near misses fail; right paraphrases pass.
 
-``tests/data/grading/adversarial.jsonl`` holds 118 replies over the 22 graded turns of the
+``tests/data/grading/adversarial.jsonl`` holds 178 replies over the 22 graded turns of the
 13 packaged scenarios, each with the score it must get, in five kinds: ``negation`` ("Not
-Amazon."), ``shotgun`` ("Amazon, Apple, Meta"), ``near-miss`` ("Monday at 3pm",
-"john@example.org"), ``paraphrase`` ("Nope", "Monday at 14:00", "Choice-branded hotels")
-and ``former`` ("Amazon (formerly Google)"). ``scripts/grading_audit.py`` prints the same
-table kind by kind for any version of the grader (docs/scenarios.md has the figures before
-and after).
+Amazon.", "Amazon is false.", "Hardly Gold."), ``shotgun`` ("Amazon, Apple, Meta", "Amazon
+or some other big tech company"), ``near-miss`` ("Monday at 3pm", "john@example.org", "Mon
+15h"), ``paraphrase`` ("Nope", "Monday at 14:00", "Mon 14h", "Amazon, I'm not sure") and
+``former`` ("Amazon (formerly Google)"). Rows whose ``why`` starts "issue 29" are that
+issue's §7 families. ``scripts/grading_audit.py`` prints the same table kind by kind for any
+version of the grader (docs/scenarios.md has the figures before and after).
 
-End to end, three memoryless agents that read the answer key play the whole suite through
-``mnemometer.run``: the oracle answers every graded turn with its expected answer (1.0),
-the negation agent denies it and the shotgun agent lists it among other candidates (both
-near 0). This module imports only what suite version 1 also had, so the script can run
-its agents against an older grader.
+End to end, four memoryless agents that read the answer key play the whole suite through
+``mnemometer.run``: the oracle answers every graded turn with its expected answer (1.0), the
+negation agent denies it, the shotgun agent lists it among other candidates and the open
+agent offers it "or something else" (all near 0). This module imports only what suite
+version 1 also had, so the script can run its agents against an older grader.
 """
 
 from __future__ import annotations
@@ -122,7 +123,17 @@ def shotgun(sid, k, grade):
     return _first("shotgun", sid, k) or grade.expected
 
 
-STRATEGIES = {"oracle": oracle, "negation": negation, "shotgun": shotgun}
+def open_alternative(sid, k, grade):
+    """Offer the right answer beside an unnamed alternative."""
+    return f"{grade.expected} or something else" if grade.required else grade.expected
+
+
+STRATEGIES = {
+    "oracle": oracle,
+    "negation": negation,
+    "shotgun": shotgun,
+    "open": open_alternative,
+}
 
 
 def run_agent(name, out):
@@ -146,6 +157,7 @@ def run_agent(name, out):
         # 1 of that scenario's 3 graded turns: (1/3) / 13 = 0.026.
         ("negation", 1 / 39),
         ("shotgun", 1 / 39),
+        ("open", 1 / 39),
     ],
 )
 def test_memoryless_agents_end_to_end(name, accuracy, tmp_path):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from mnemometer.scoring import text as g
+from mnemometer.scoring.phrasing import denies, respell
 from mnemometer.suites.scenarios import ScenarioSuite, load_scenarios
 
 SUITE = ScenarioSuite(similarity="none")
@@ -106,6 +107,77 @@ def test_failed_call_scores_zero():
 )
 def test_tokens(text, toks):
     assert g.tokens(text) == toks
+
+
+@pytest.mark.parametrize(
+    ("text", "toks"),
+    [
+        ("Monday, 2 in the afternoon", ["monday", "14:00"]),
+        ("Mon 14h", ["monday", "14:00"]),
+        ("14H00 or 09h30", ["14:00", "or", "09:30"]),
+        ("two p.m., Two o'clock", ["14:00", "2:00"]),
+        ("one in the morning, 7:45 in the evening", ["01:00", "19:45"]),
+        ("12 in the afternoon", ["12:00"]),
+        ("2.30pm", ["14:30"]),
+        # left alone: a duration, a decimal, an invalid hour, a count without a clock word
+        ("2h, 1h30, 2.30, 25h", ["2h", "1h30", "2.30", "25h"]),
+        ("13 in the afternoon", ["13", "in", "the", "afternoon"]),
+        ("two days", ["two", "days"]),
+    ],
+)
+def test_time_spellings_read_as_times(text, toks):
+    assert g.tokens(respell(text)) == toks
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "Maybe {}?",
+        "{}, I think",
+        "{}, I'm not sure",
+        "I'm not sure, {}",
+        "{}? Not entirely sure.",
+        "No idea, maybe {}",
+        "I don't know, {}?",
+        "{}, if I'm not mistaken",
+        "No doubt: {}",
+        "Probably {}, but I'm not certain.",
+    ],
+)
+def test_one_rule_for_every_hedge_form(template):
+    """A confidence hedge is graded as the answer it hedges, its words counted.
+
+    On every graded turn with a fact, the hedged expected answer scores what an unhedged
+    reply of the same length scores: 1.0 within the word limit, 0.5 beyond it.
+    """
+    for sid, steps in STEPS.items():
+        for step in steps:
+            grade = step.grade
+            if not grade.required:
+                continue
+            reply = template.format(grade.expected)
+            got = SUITE.grade(reply, grade, step.context)
+            long = grade.max_words is not None and got.words > grade.max_words
+            assert got.score == (0.5 if long else 1.0), (sid, reply, got.reason)
+
+
+@pytest.mark.parametrize(
+    ("words", "denial"),
+    [
+        ("no", True),
+        ("not really", True),
+        ("just kidding", True),
+        ("of course not", True),
+        ("not at all", True),
+        ("false", True),
+        ("not wrong", False),  # two denials affirm
+        ("not google", False),  # a contrast: the value after "not" is denied, not the answer
+        ("not sure", False),  # a confidence hedge
+        ("really", False),
+    ],
+)
+def test_denial_items(words, denial):
+    assert denies(words.split()) is denial
 
 
 # One negation test for both graders: these hold for the items suite's assertions too.

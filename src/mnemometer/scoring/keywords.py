@@ -1,9 +1,11 @@
 """Keyword grading of one reply: the seed's 1.0 / 0.5 / 0.0, hard to fool.
 
 Tokens (:mod:`mnemometer.scoring.tokens`) are whole words, with e-mails, times, weekdays,
-months and numbers canonical. A reply scores **1.0** when it asserts every required
-keyword within the word limit, **0.5** when it does so at more length, and **0.0**
-otherwise. What fails a reply, in the order checked (``TurnGrade.reason``):
+months and numbers canonical; :mod:`mnemometer.scoring.phrasing` first respells times the
+tokenizer does not read ("Mon 14h" and "Monday, 2 in the afternoon" are ``monday 14:00``).
+A reply scores **1.0** when it asserts every required keyword within the word limit,
+**0.5** when it does so at more length, and **0.0** otherwise. What fails a reply, in the
+order checked (``TurnGrade.reason``):
 
 ``forbidden`` / ``competitor``
     It asserts a forbidden keyword, a competing value the scenario offers (the old
@@ -11,14 +13,21 @@ otherwise. What fails a reply, in the order checked (``TurnGrade.reason``):
     e-mail, time, weekday, month or number). A value the reply marks as former or denies
     ("Amazon (formerly Google)", "not Hilton") is not asserted, so it does not count.
 ``negated`` / ``missing``
-    A required keyword is only mentioned under a negation ("Not Amazon.") or not at all.
-    Negation is :func:`mnemometer.scoring.assertions.negated`, the items suite's test.
+    A required keyword is only mentioned under a negation ("Not Amazon.", "Amazon is
+    false.", "Hardly Gold.", "Amazon (not really).") or not at all. Negation is
+    :func:`mnemometer.scoring.assertions.negated`, the items suite's test, reading the
+    reply with :mod:`~mnemometer.scoring.phrasing`'s extra cues.
 ``order``
     ``ordered`` keywords out of order.
 ``hedge``
     An open answer (a name, place, brand, tier, step) listed beside other short items
     that the conversation never mentioned and the grade does not allow ("Amazon, Apple,
-    Meta"): a shotgun of candidates is not an answer.
+    Meta"), or any answer offered beside an unnamed alternative ("Amazon or some other big
+    tech company"): a shotgun of candidates is not an answer.
+
+A confidence hedge ("Maybe Amazon?", "Amazon, I'm not sure", "No idea, maybe Amazon")
+says how sure the reply is, not which value it gives: it is graded as the answer it
+hedges, its words counted against the limit.
 
 Only ``missing`` can be rescued by similarity, and never for an exact answer.
 """
@@ -30,6 +39,13 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from mnemometer.scoring.assertions import carries_negation, negated
+from mnemometer.scoring.phrasing import (
+    cue_spans,
+    denies,
+    for_negation,
+    open_alternative,
+    respell,
+)
 from mnemometer.scoring.tokens import (
     DESCRIPTIVE,
     EXACT_KINDS,
@@ -37,6 +53,7 @@ from mnemometer.scoring.tokens import (
     NEGATION_WORDS,
     POLARITY,
     Token,
+    fold,
     list_items,
     tokenize,
 )
@@ -144,7 +161,11 @@ class _Reply:
     """One reply, tokenised and cut into list items (segments) once."""
 
     def __init__(self, reply: str) -> None:
-        self.toks, self.text, self.segments, self.offered = list_items(reply)
+        self.toks, self.text, self.segments, self.offered = list_items(respell(fold(reply)))
+        # The negation test reads the same offsets with hedges blanked and cues respelt.
+        self.negation_text = for_negation(self.text)
+        spans = cue_spans(self.text)
+        self.cues = {i for i, t in enumerate(self.toks) if any(a <= t.start < b for a, b in spans)}
         self.segment_of = {i: n for n, seg in enumerate(self.segments) for i in seg}
         self.at: dict[str, list[int]] = {}
         for i, t in enumerate(self.toks):
@@ -177,7 +198,7 @@ class _Reply:
             if first.text in NEGATION_WORDS and seg is not None:
                 return all(t <= i or self.toks[t].text in FILLER for t in self.segments[seg])
             return True
-        return not negated(self.text, first.start, self.toks[i + n - 1].end)
+        return not negated(self.negation_text, first.start, self.toks[i + n - 1].end)
 
     def counts(self, i: int, n: int, negative: bool) -> bool:
         """Whether this occurrence of a required keyword answers the question.
@@ -229,15 +250,12 @@ def _facts(
     used: set[int] = set()
     missing: list[str] = []
     denied: list[str] = []
-    # "Amazon? No." denies the open answer before it: a bare no after a keyword.
-    denial = [
-        seg[0]
-        for seg in r.segments
-        if len(seg) == 1 and r.toks[seg[0]].text in NEGATION_WORDS and r.asserted(seg[0], 1)
-    ]
+    # "Amazon? No.", "Amazon (not really)": an item that only denies denies the answer
+    # before it (a yes/no answer excepted: "No, not really" is a no).
+    denial = [seg[0] for seg in r.segments if denies([r.toks[t].text for t in seg])]
     for k in required:
         occ = r.occurrences(k)
-        if denial and keyword_kind(k) == "word":
+        if denial and keyword_kind(k) != "polarity":
             occ_denied = [(i, n) for i, n in occ if any(d > i for d in denial)]
             if occ_denied and len(occ_denied) == len(occ):
                 denied.append(k)
@@ -257,25 +275,45 @@ def _facts(
         ), []
     if missing:
         return TurnGrade(0.0, "missing", words, missing=tuple(missing)), []
-    if any(keyword_kind(k) == "word" for k in required):
-        known = _known((expected, context, *required, *allowed, *extra_words))
-        extra = [
-            r.toks[t].text
-            for n, seg in enumerate(r.segments)
-            if len(seg) <= _BARE
-            and not used.intersection(seg)
-            # "your current employer" describes the answer; "or the Hyatt" offers another
-            and (n in r.offered or not any(r.toks[t].text in DESCRIPTIVE for t in seg))
-            for t in seg
-            if r.toks[t].kind == "word"
-            and r.toks[t].text not in FILLER
-            and not carries_negation(r.toks[t].text)
-            and not known.intersection(_stem(part) for part in r.toks[t].text.split("-"))
-            and r.asserted(t, 1)
-        ]
-        if extra:
-            return TurnGrade(0.0, "hedge", words, competing=tuple(dict.fromkeys(extra))), []
+    extra = _candidates(r, used, required, (expected, context, *required, *allowed, *extra_words))
+    if extra:
+        return TurnGrade(0.0, "hedge", words, competing=extra), []
     return None, positions
+
+
+def _candidates(
+    r: _Reply, used: set[int], required: Sequence[str], sources: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Other candidates listed beside the answer (the hedge check); empty when none.
+
+    For every kind of answer, an item offered with "or" that names no value is one ("or
+    some other big tech company"). For an open answer, so is a bare item with a word
+    nobody said that describes nothing ("Amazon, Apple, Meta"); exact answers have their
+    competitors instead. Confidence hedges and denial phrasings ("I'm not sure", "anything
+    but") are never candidates.
+    """
+    free = [(n, seg) for n, seg in enumerate(r.segments) if not used.intersection(seg)]
+    for n, seg in free:
+        if n in r.offered and open_alternative([r.toks[t].text for t in seg if t not in r.cues]):
+            return tuple(r.toks[t].text for t in seg)
+    if not any(keyword_kind(k) == "word" for k in required):
+        return ()
+    known = _known(sources)
+    extra = [
+        r.toks[t].text
+        for n, seg in free
+        if len(seg) <= _BARE
+        # "your current employer" describes the answer; "or the Hyatt" offers another
+        and (n in r.offered or not any(r.toks[t].text in DESCRIPTIVE for t in seg))
+        for t in seg
+        if r.toks[t].kind == "word"
+        and t not in r.cues
+        and r.toks[t].text not in FILLER
+        and not carries_negation(r.toks[t].text)
+        and not known.intersection(_stem(part) for part in r.toks[t].text.split("-"))
+        and r.asserted(t, 1)
+    ]
+    return tuple(dict.fromkeys(extra))
 
 
 def grade_keywords(

@@ -83,7 +83,7 @@ class ScenarioSuite(BaseSuite):
     """
 
     name: ClassVar[str] = "scenarios"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     """2: negation, competing values, hedges, canonical times and dates, no rescue for exact
     answers (1: whole words, forbidden words, order)."""
     systems: ClassVar[frozenset[str]] = frozenset({"agent"})
