@@ -3,8 +3,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Extras the test suite exercises for real (heavy backends run embedded, offline).
-TEST_EXTRAS ?= embeddings,mem0,vector,local-llm,letta,analysis,report,distributed,graphiti,langmem
+# Extras the fast group exercises for real (heavy backends run embedded, offline). The
+# live group adds what only it needs (LIVE_EXTRAS: llama.cpp, compiled once per machine,
+# and Ray), so `make test` on a fresh machine never compiles llama.cpp.
+TEST_EXTRAS ?= embeddings,mem0,vector,letta,analysis,report,graphiti,langmem
+LIVE_EXTRAS ?= local-llm,distributed
 # llama.cpp compiles from source. Its default build targets the building CPU
 # (-march=native) and crashed with a general protection fault on an AMX machine here, so
 # we build it portable (AVX2) once per machine and keep the wheel outside pip's cache,
@@ -41,9 +44,15 @@ $(VENV)/.demo: pyproject.toml constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install -q -c constraints.txt -e ".[report]"
 	@touch $@ $(VENV)/.core
 
-$(VENV)/.test: pyproject.toml constraints.txt | $(BIN)/python $(VENV)/.llama
+$(VENV)/.test: pyproject.toml constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install -q -c constraints.txt -e ".$(if $(TEST_EXTRAS),[$(TEST_EXTRAS)])" --group dev
 	@touch $@ $(VENV)/.core $(VENV)/.demo
+
+# The live group's own extras, on top of the fast group's (llama.cpp's wheel first: pip
+# then finds it installed and only adds its server's dependencies).
+$(VENV)/.live: pyproject.toml constraints.txt $(VENV)/.test | $(VENV)/.llama
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[$(TEST_EXTRAS),$(LIVE_EXTRAS)]" --group dev
+	@touch $@
 
 demo: $(VENV)/.demo
 	@bash scripts/demo.sh $(BIN)
@@ -103,7 +112,7 @@ test-cognee: cognee-env
 	$(COGNEE_VENV)/bin/python -m pytest -q -m "slow or live" tests/live/test_cognee_live.py
 
 # The marked groups (real servers, models, browsers, clusters); CI runs them too.
-test-live: $(VENV)/.test letta-env chromium bubblewrap
+test-live: $(VENV)/.live letta-env chromium bubblewrap
 	$(BIN)/python -m pytest -q -m "slow or live"
 	@if [ "$(COGNEE_TESTS)" != 0 ]; then $(MAKE) test-cognee; \
 	  else echo "cognee's tests left out (COGNEE_TESTS=0): make test-cognee runs them"; fi
@@ -116,7 +125,7 @@ screenshot: $(VENV)/.test chromium
 	$(BIN)/mnemometer report runs/demo/demo-en-bm25 -o runs/demo/demo-en-bm25.html
 	$(BIN)/python scripts/screenshot.py runs/demo/demo-en-bm25.html docs/images/report.png
 
-bench: $(VENV)/.test
+bench: $(VENV)/.live
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
