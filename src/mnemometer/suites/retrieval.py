@@ -201,9 +201,19 @@ class RetrievalSuite(BaseSuite):
         self._ranking = Ranking(self.ks, self.top_k, ["abstains"] if self._abstains else [])
         self._known = {m.id for m in dataset.memories}
         tally = IngestTally()
-        timings = index_dataset(system, dataset, ctx, self.versions)
-        if dataset.memories or not dataset.conversations:
-            tally.add(system, len(dataset.memories), timings.get("index", 0.0))
+        # A conversation's turns go to its own store only: a turn-memory view
+        # (``Dataset.with_turn_memories``) also lists them as memories, and storing them in
+        # the run's store too stored every turn twice (and, across conversations, in one).
+        convs = {c.id for c in dataset.conversations}
+        own = [m for m in dataset.memories if m.metadata.get("conversation") not in convs]
+        main = (
+            dataset
+            if len(own) == len(dataset.memories)
+            else dataset.model_copy(update={"memories": own})
+        )
+        timings = index_dataset(system, main, ctx, self.versions)
+        if main.memories or not dataset.conversations:
+            tally.add(system, len(main.memories), timings.get("index", 0.0))
         for n, conv in enumerate(dataset.conversations, 1):
             ctx.report("ingest", n - 1, len(dataset.conversations))
             store = ctx.isolated(_namespace(conv.id), lang=dataset.info.language)
