@@ -239,3 +239,21 @@ def test_an_unfinished_run_is_not_scored(tmp_path):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_results_read_in_one_line(tmp_path):
+    # print(mnemometer.run(...)) printed over 100,000 characters (issue 32 §5).
+    a = mnemometer.run("retrieval", "keyword", dataset="demo-en", out=tmp_path / "a")
+    b = mnemometer.run("retrieval", "bm25", dataset="demo-en", out=tmp_path / "b")
+    assert repr(a) == (
+        f"RunResult({a.path}: retrieval on demo-en, hit@20 "
+        f"{a.summary.headline.value:.3f} [{a.summary.headline.interval.low:.3f}, "
+        f"{a.summary.headline.interval.high:.3f}], 15 items)"
+    )
+    assert str(a) == repr(a) and len(repr(a)) < 200
+    assert "<table>" in a._repr_html_() and "hit@20" in a._repr_html_()
+    assert a.table().startswith("retrieval · keyword · demo-en")
+    c = compare([a.path], [b.path], resamples=200)
+    assert (
+        repr(c).startswith("Comparison(retrieval: bm25 vs keyword, hit@20 ") and len(repr(c)) < 300
+    )

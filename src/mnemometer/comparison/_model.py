@@ -236,6 +236,25 @@ class Comparison(StrictModel):
             rows += [row(g.key, m.key, m) for m in g.metrics]
         return pandas().DataFrame(rows)
 
+    def __repr__(self) -> str:
+        """One line: the sides, the headline both ways, its delta, interval and test."""
+        h = self.headline
+        sides = f"{', '.join(self.candidate.conditions)} vs {', '.join(self.baseline.conditions)}"
+        if h.delta is None or h.baseline is None or h.candidate is None:
+            return f"Comparison({self.suite}: {sides}, no paired headline values)"
+        iv = preferred(h.intervals)
+        ci = (
+            f", 95% CI [{100 * iv.low:+.1f}, {100 * iv.high:+.1f}]"
+            if iv is not None and iv.low is not None and iv.high is not None
+            else ""
+        )
+        test = f", {h.test} p={h.p_value:.3g}" if h.p_value is not None else f", {h.no_claim}"
+        return (
+            f"Comparison({self.suite}: {sides}, {self.headline_spec.label} "
+            f"{100 * h.baseline:.1f}% -> {100 * h.candidate:.1f}% ({100 * h.delta:+.1f} pp{ci}"
+            f"{test}), {self.items} items)"
+        )
+
     def group(self, key: str) -> GroupStats | None:
         """The group with ``key``, if any."""
         return next((g for g in self.groups if g.key == key), None)

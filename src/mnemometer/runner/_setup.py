@@ -93,6 +93,44 @@ class RunResult:
         c = self.summary.counts
         return c.get("errors", 0) + c.get("timeouts", 0) + c.get("judge_errors", 0)
 
+    def __repr__(self) -> str:
+        """``RunResult(runs/x: retrieval on demo-en, hit@20 0.846 [0.578, 0.957], 15 items)``."""
+        h = self.summary.headline
+        lead = "no headline"
+        if h is not None and h.value is not None:
+            lead = f"{h.label} {h.value:.3f}"
+            iv = h.interval
+            if iv is not None and iv.low is not None and iv.high is not None:
+                lead += f" [{iv.low:.3f}, {iv.high:.3f}]"
+        items = self.summary.counts.get("items", self.header.item_count)
+        failed = f", {self.failed_items} failed" if self.failed_items else ""
+        return (
+            f"RunResult({self.path}: {self.header.suite} on {self.header.dataset.name}, "
+            f"{lead}, {items} items{failed})"
+        )
+
+    def table(self) -> str:
+        """The run's text report (what ``mnemometer report RUN`` prints)."""
+        from mnemometer.report import render
+        from mnemometer.report._run import RunView
+
+        return render(RunView(self.path, self.header, self.summary), "text")
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the headline and every overall metric, as a small table."""
+        from html import escape
+
+        rows = "".join(
+            f"<tr><td>{escape(m.key)}</td><td>{'' if m.value is None else f'{m.value:.4g}'}"
+            f"</td><td>{'' if m.n is None else m.n}</td></tr>"
+            for m in self.summary.overall
+            if m.percentile is None
+        )
+        return (
+            f"<p><b>{escape(repr(self))}</b></p><table><thead><tr><th>metric</th>"
+            f"<th>value</th><th>n</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+
 
 def with_llm(settings: RunSettings, header: RunHeader | None = None) -> RunSettings:
     """The settings with the run's LLM endpoint resolved: the one place a run reads it.
