@@ -116,9 +116,15 @@ class Registry:
         return made
 
     def describe(self, name: str) -> str:
-        """First docstring line of the plug-in, or a warning when it cannot load."""
+        """First docstring line of the plug-in, or why it cannot load.
+
+        A plug-in whose optional extra is missing is not installed (it says what to
+        install); only one whose import fails is broken (and a warning names it).
+        """
         try:
             factory = self.load(name)
+        except MissingExtraError as e:
+            return f"(not installed: pip install 'mnemometer[{e.extra}]')"
         except MnemometerError as e:
             warnings.warn(str(e), stacklevel=2)
             return f"(broken: {e})"

@@ -62,3 +62,14 @@ def test_a_resumed_run_names_its_own_suite_in_progress(tmp_path: Path):
     r = invoke_cli("run", "--resume", out, "--format", "none")
     assert r.exit_code == 0, r.output
     assert "memtest · items" in r.output and "retrieval ·" not in r.output
+
+
+def test_a_store_whose_extra_is_missing_is_not_installed_not_broken(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cognee", None)  # as if not installed (it never is here)
+    r = invoke_cli("list", "stores")
+    assert r.exit_code == 0
+    line = next(x for x in r.output.splitlines() if x.startswith("cognee"))
+    assert line.split(maxsplit=1)[1] == "(not installed: pip install 'mnemometer[cognee]')"
+    assert "broken" not in r.output
