@@ -76,6 +76,35 @@ class KillerStore:
         return [{"memory_id": mid, "score": float(s), "content": ""} for s, _, mid in scored[:top_k]]
 
 
+class WaitingStore:
+    """bm25 whose ``at``-th search says so through the FIFO ``ready`` and then waits.
+
+    The test opens the FIFO for reading (so the store's write returns) and then knows the
+    run is in the middle of an item: the moment to interrupt it. Without ``ready`` it is
+    plain bm25 (a resume).
+    """
+
+    def __init__(self, at=3, ready="", lang="auto"):
+        from mnemometer.stores.bm25 import BM25Store
+
+        self._inner = BM25Store(lang=lang)
+        self.at, self.ready, self.n = int(at), ready, 0
+
+    def reset(self):
+        self._inner.reset()
+
+    def store(self, text, metadata):
+        self._inner.store(text, metadata)
+
+    def search(self, query, top_k):
+        self.n += 1
+        if self.ready and self.n == self.at:
+            with open(self.ready, "w") as f:  # blocks until the test reads
+                f.write("searching\\n")
+            threading.Event().wait()  # until the process is interrupted
+        return self._inner.search(query, top_k)
+
+
 class NeedsExtra:
     """A store whose SDK is not installed."""
 
@@ -110,6 +139,7 @@ ENTRY_POINTS = """
 [mnemometer.stores]
 killer = mnemo_test_plugin:KillerStore
 slow = mnemo_test_plugin:SlowStore
+waiting = mnemo_test_plugin:WaitingStore
 needs-extra = mnemo_test_plugin:NeedsExtra
 broken = mnemo_test_broken:Store
 """

@@ -204,6 +204,24 @@ def _log_to_stderr() -> None:
     warnings.showwarning = show
 
 
+def _interrupted(cause: BaseException | None) -> None:
+    """Ctrl-C: say where the run is and how to continue it, then exit 130 at once."""
+    run_dir = getattr(cause, "run_dir", None)
+    if run_dir is not None:
+        click.echo(
+            f"interrupted: run directory {run_dir}; continue it with "
+            f"`mnemometer run --resume {run_dir}`",
+            err=True,
+        )
+    else:
+        click.echo("interrupted", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Exit now: a native library's threads (torch) abort the normal shutdown after an
+    # interrupt ("terminate called without an active exception", exit 134).
+    os._exit(130)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit code 2.
 
@@ -227,15 +245,13 @@ def main(argv: list[str] | None = None) -> None:
     except MnemometerError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(130)
+    except click.exceptions.Abort as e:  # click's name for Ctrl-C (and end of input)
+        _interrupted(e.__cause__ or e.__context__)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
-    except KeyboardInterrupt:
-        click.echo("interrupted; continue with --resume RUN_DIR", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as e:
+        _interrupted(e)
     sys.exit(0)
 
 

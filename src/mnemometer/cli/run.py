@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,10 +113,11 @@ def run_cmd(suite: str, **kw: Any) -> None:
     with PhaseProgress(_label(suite, kw)) as progress:
         settings = run_settings(kw, llm=_llm(kw), progress=progress)
         try:
-            _run(suite, kw, settings)
+            show = _run(suite, kw, settings)
         finally:
             if settings.executor is not None:
                 settings.executor.close()
+    show()  # once the bars are gone: nothing redraws over the report or the run directory
 
 
 def _label(suite: str, kw: dict[str, Any]) -> str:
@@ -132,37 +134,39 @@ def _label(suite: str, kw: dict[str, Any]) -> str:
         return suite
 
 
-def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> None:
+def _run(suite: str, kw: dict[str, Any], settings: RunSettings) -> Callable[[], None]:
+    """Run (or resume) what was asked; returns what prints its outcome."""
     if kw["resume"] is not None:
         from mnemometer.runner import is_experiment
 
         _refuse_with_resume(kw)
         if is_experiment(kw["resume"]):
-            _experiment_out(_resume_experiment(kw, settings), kw)
-        else:
-            _single_out(_resume(kw, settings), kw)
-        return
+            done = _resume_experiment(kw, settings)
+            return lambda: _experiment_out(done, kw)
+        resumed = _resume(kw, settings)
+        return lambda: _single_out(resumed, kw)
     if kw["allow_llm_change"]:
         raise MnemometerError("--allow-llm-change applies with --resume only")
     name, options = _suite_and_options(suite, kw)
     if name == "items":
-        _experiment_out(_suite_dir(options, kw, settings), kw)
-    elif kw["conditions"] or (kw["repeat"] or 1) > 1:
-        _experiment_out(_experiment(name, options, kw, settings), kw)
-    else:
-        from mnemometer.runner import run
+        exp = _suite_dir(options, kw, settings)
+        return lambda: _experiment_out(exp, kw)
+    if kw["conditions"] or (kw["repeat"] or 1) > 1:
+        exp = _experiment(name, options, kw, settings)
+        return lambda: _experiment_out(exp, kw)
+    from mnemometer.runner import run
 
-        result = run(
-            name,
-            _system(kw),
-            dataset=kw["dataset"],
-            suite_options=options,
-            out=kw["out"],
-            settings=settings,
-            limit=kw["limit"],
-            sample=kw["sample"],
-        )
-        _single_out(result, kw)
+    result = run(
+        name,
+        _system(kw),
+        dataset=kw["dataset"],
+        suite_options=options,
+        out=kw["out"],
+        settings=settings,
+        limit=kw["limit"],
+        sample=kw["sample"],
+    )
+    return lambda: _single_out(result, kw)
 
 
 def _llm(kw: dict[str, Any]) -> Any:

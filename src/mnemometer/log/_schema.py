@@ -239,8 +239,9 @@ class RunHeader(StrictModel):
     """Git revision of the working directory, when it is a repository."""
     created_at: datetime
     """When the run started (UTC)."""
-    status: Literal["running", "finished"] = "running"
-    """``finished`` once every item has a result."""
+    status: Literal["running", "interrupted", "finished"] = "running"
+    """``finished`` once every item has a result; ``interrupted`` when Ctrl-C stopped it
+    (``running`` when it was killed); both resume."""
     item_count: int = 0
     """How many items the run has (the suite's plan, cut to ``limit``)."""
     limit: int | None = None

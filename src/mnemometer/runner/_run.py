@@ -385,6 +385,10 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
         timings["items"] = timings.get("items", 0.0) + time.perf_counter() - t_items
         for phase, secs in (work.timings() if work is not None else {}).items():
             timings[phase] = timings.get(phase, 0.0) + secs
+    except KeyboardInterrupt:
+        # Ctrl-C: every finished item is in the log; the header says the run stopped here.
+        write_header(p.run_dir, p.header.model_copy(update={"status": "interrupted"}))
+        raise RunInterrupted(p.run_dir) from None
     finally:
         writer.close()
         p.suite.teardown()
@@ -401,6 +405,14 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
     if p.spec.instance is None:  # objects passed in are the caller's to close
         close(p.system)
     return RunResult(p.run_dir, header, summary)
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run; its directory resumes it (``mnemometer run --resume``)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        super().__init__(str(run_dir))
+        self.run_dir = run_dir
 
 
 def _item_work(p: _Prepared, settings: RunSettings) -> ItemWork:
