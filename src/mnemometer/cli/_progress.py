@@ -43,6 +43,8 @@ class PhaseProgress:
         self._started: dict[str, float] = {}
         self._last: dict[str, float] = {}
         self._done: set[str] = set()
+        self._count: dict[str, int] = {}
+        self._total: dict[str, int | None] = {}
 
     def __enter__(self) -> PhaseProgress:
         if self.terminal:
@@ -76,10 +78,17 @@ class PhaseProgress:
 
     def __call__(self, phase: str, done: int, total: int | None = None) -> None:
         now = self.clock()
-        first = phase not in self._started
+        # A phase counting from the start again (the next run of an experiment, a resume)
+        # is a new phase: its elapsed time and ETA start over.
+        again = phase in self._started and (
+            done < self._count.get(phase, 0) or total != self._total.get(phase)
+        )
+        first = phase not in self._started or again
         if first:
             self._started[phase] = now
             self._last[phase] = now
+            self._done.discard(phase)
+        self._count[phase], self._total[phase] = done, total
         if self._bar is not None:
             if phase not in self._tasks:
                 self._tasks[phase] = self._bar.add_task(f"{self.label} · {phase}", total=total)

@@ -124,7 +124,7 @@ def _label(suite: str, kw: dict[str, Any]) -> str:
     """What the progress lines name: the suite, the resumed run's own when resuming."""
     resumed = kw.get("resume")
     if resumed is None:
-        return suite
+        return Path(suite).name if Path(suite).exists() else suite  # a suite directory
     from mnemometer.log._schema import HEADER_FILE
 
     path = Path(resumed) / HEADER_FILE
