@@ -65,11 +65,35 @@ def scrub_bytes(data: bytes, secrets: list[bytes]) -> bytes:
     return data
 
 
+_SETTING = re.compile(r"[-+]?\d+(\.\d*)?([eE][-+]?\d+)?|(?i:true|false|none|null)")
+"""A value a secret-sounding option holds without being a secret: a number
+(``max_tokens=32``) or a boolean."""
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def is_secret(name: str, value: Any) -> bool:
+    """Whether option ``name`` holding ``value`` is a credential to hide.
+
+    Decided by the value as much as by the name: a known secret's value is hidden under any
+    name, and a secret-sounding name (``api_key``, ``auth_token``) hides only a string that
+    is not a number or a boolean (``max_tokens=32`` stays readable in headers and on
+    leaderboards), and not an environment variable's name given as ``*_env``
+    (``api_key_env=OPENAI_API_KEY``).
+    """
+    if not isinstance(value, str) or not value:
+        return False
+    if value in secret_values():
+        return True
+    if not _SECRET.search(name) or _SETTING.fullmatch(value):
+        return False
+    return not (name.lower().endswith("_env") and _ENV_NAME.fullmatch(value))
+
+
 def redact(options: dict[str, Any]) -> dict[str, Any]:
-    """Copy ``options`` with secret-looking values replaced by ``"***"`` (recursively)."""
+    """Copy ``options`` with credentials (:func:`is_secret`) replaced by ``"***"`` (recursively)."""
     out: dict[str, Any] = {}
     for k, v in options.items():
-        if _SECRET.search(str(k)) and v not in (None, ""):
+        if is_secret(str(k), v):
             remember_secret(v)  # hidden here, and scrubbed wherever else it turns up
             out[k] = "***"
         elif isinstance(v, dict):

@@ -328,3 +328,35 @@ def test_the_suites_that_spread_items_are_those_that_say_so() -> None:
     listed = str(refused.value).rsplit("Suites that spread items: ", 1)[1].split(", ")
     assert {"retrieval", "scenarios", "spreads-items"} <= set(listed)
     assert not {"memtest", "items"} & set(listed)
+
+
+def test_redaction_is_by_value_not_by_name(tmp_path: Path, monkeypatch) -> None:
+    """``max_tokens=32`` is a setting, an environment secret is hidden under any name."""
+    monkeypatch.setenv("MNEMOMETER_TEST_API_KEY", "sk-from-the-environment")
+
+    class TunedStore(Flaky):
+        def __init__(self, max_tokens: int = 0, note: str = "", api_key_env: str = ""):
+            super().__init__()
+
+    STORES.register("tuned-test", TunedStore)
+    try:
+        res = run(
+            "retrieval",
+            SystemSpec.store(
+                "tuned-test",
+                max_tokens="32",
+                note="sk-from-the-environment",
+                api_key_env="MNEMOMETER_TEST_API_KEY",
+            ),
+            dataset="demo-en",
+            out=tmp_path / "r",
+            settings=RunSettings(timeout=None),
+        )
+    finally:
+        STORES.unregister("tuned-test")
+    assert read_header(res.path).system.options == {
+        "max_tokens": "32",
+        "note": "***",
+        "api_key_env": "MNEMOMETER_TEST_API_KEY",
+    }
+    assert "sk-from-the-environment" not in (res.path / "header.json").read_text()
