@@ -148,3 +148,103 @@ def test_serve_llm_bad_model_file(tmp_path):
     res = CliRunner().invoke(cli, ["serve-llm", "--model", str(tmp_path / "none.gguf")])
     assert isinstance(res.exception, MnemometerError)
     assert "no such model file" in str(res.exception)
+
+
+_NEVER_STOP = {"0": -100, "1": -100, "2": -100}  # SmolLM2's end tokens: generate to the limit
+
+
+def test_generation_stops_at_the_next_token_once_the_client_is_gone():
+    """In process, on the real model: the hang-up flag stops ``generate`` mid-reply."""
+    import llama_cpp
+
+    from mnemometer.local_llm import _Request, _request, model_path, stop_when_abandoned
+
+    stop_when_abandoned(llama_cpp.Llama)
+    llm = llama_cpp.Llama(str(model_path()), n_ctx=512, seed=0, verbose=False)
+    request = _Request()
+    seen = 0
+
+    def hang_up_at_five(ids, logits) -> bool:  # the client leaves after five tokens
+        nonlocal seen
+        seen += 1
+        if seen == 5:
+            request.gone.set()
+        return False
+
+    never = {int(k): v for k, v in _NEVER_STOP.items()}
+    token = _request.set(request)
+    try:
+        cut = llm.create_completion(
+            "Once upon a time",
+            max_tokens=200,
+            temperature=0,
+            logit_bias=never,
+            stopping_criteria=llama_cpp.StoppingCriteriaList([hang_up_at_five]),
+        )
+    finally:
+        _request.reset(token)
+    assert cut["usage"]["completion_tokens"] < 6 and request.tokens == 5
+    # The same call with nobody hanging up runs to its limit.
+    full = llm.create_completion("Once upon a time", max_tokens=40, temperature=0, logit_bias=never)
+    assert full["usage"]["completion_tokens"] == 40
+
+
+def test_serve_llm_drops_a_reply_whose_client_hung_up():
+    """A client that gives up mid-reply frees the server: it stops and says so on stderr."""
+    import http.client
+    import queue
+    import threading
+
+    from mnemometer.local_llm import free_port
+
+    port = free_port()
+    exe = str(Path(sys.executable).parent / "mnemometer")
+    proc = subprocess.Popen(
+        [exe, "serve-llm", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for raw in proc.stderr:
+            lines.put(raw.decode(errors="replace"))
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        _wait_until_serving(port, proc)
+        body = {
+            "model": "smollm2",
+            "messages": [{"role": "user", "content": "Tell me a very long story."}],
+            "max_tokens": 1900,
+            "logit_bias": _NEVER_STOP,
+        }
+        client = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+        client.request(
+            "POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"}
+        )
+        busy_by = time.monotonic() + 60  # /v1/models waits for the model while it generates
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=0.5):
+                    pass
+            except TimeoutError:
+                break
+            assert time.monotonic() < busy_by, "the server never got busy"
+        client.close()  # the client gives up mid-reply
+        # (the busy probes above hung up too: they are reported as well)
+        while "POST /v1/chat/completions hung up" not in (line := lines.get(timeout=300)):
+            pass
+        stopped_after = int(line.rsplit("after ", 1)[1].split()[0])
+        assert 0 < stopped_after < 1900
+        # The model is free again: a short request is answered.
+        short = {**body, "max_tokens": 8}
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/chat/completions",
+            json.dumps(short).encode(),
+            {"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=300) as r:
+            assert json.load(r)["usage"]["completion_tokens"] == 8
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -18,9 +18,14 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from collections import deque
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mnemometer.errors import MissingExtraError, MnemometerError
 
@@ -85,16 +90,129 @@ def server_command(
     ]
 
 
+@dataclass
+class _Request:
+    """One HTTP request's hang-up flag and how many tokens it has generated."""
+
+    gone: threading.Event = field(default_factory=threading.Event)
+    tokens: int = 0
+
+
+_request: ContextVar[_Request | None] = ContextVar("mnemometer_llm_request", default=None)
+
+
+def stop_when_abandoned(llama_class: type) -> None:
+    """Make ``llama_class.generate`` stop at the next token once its client has hung up.
+
+    Every completion (chat or plain) generates through ``Llama.generate``; its stopping
+    criteria are checked after each token. The request in progress is found through a
+    context variable set by :class:`_HangUpWatch` (starlette's thread pool copies the
+    context into the generating thread).
+    """
+    original = llama_class.generate
+    if getattr(original, "_stops_when_abandoned", False):
+        return
+
+    def generate(self: Any, tokens: Any, *args: Any, stopping_criteria: Any = None, **kw: Any):
+        request = _request.get()
+        if request is None:
+            return original(self, tokens, *args, stopping_criteria=stopping_criteria, **kw)
+        inner = stopping_criteria
+
+        def stop(ids: Any, logits: Any) -> bool:
+            request.tokens += 1
+            if inner is not None and inner(ids, logits):
+                return True
+            return request.gone.is_set()
+
+        return original(self, tokens, *args, stopping_criteria=stop, **kw)
+
+    generate._stops_when_abandoned = True  # type: ignore[attr-defined]
+    llama_class.generate = generate
+
+
+class _HangUpWatch:
+    """ASGI middleware: notice a client that hangs up before its reply, and say so.
+
+    llama-cpp-python only checks for a disconnect before generating; a client that times
+    out mid-reply (``build``'s timeout, a judge retry) left the model generating up to the
+    context window, and a queue of such requests kept the server busy for minutes after
+    the run had given up. Here the request body is read first, then the connection is
+    watched: a hang-up sets the request's flag (generation stops at the next token) and
+    is reported on stderr with the tokens generated.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        import anyio
+
+        pending = []
+        while True:  # the whole body first: the app reads it before anything else
+            message = await receive()
+            pending.append(message)
+            if message["type"] != "http.request" or not message.get("more_body"):
+                break
+        gone_already = pending[-1]["type"] == "http.disconnect"
+        request = _Request()
+        hung_up = anyio.Event()
+        answered = False
+
+        async def replay() -> dict:
+            if pending:
+                return pending.pop(0)
+            if not request.gone.is_set():  # starlette polls with a cancelled scope
+                await hung_up.wait()
+            return {"type": "http.disconnect"}
+
+        async def tracked_send(message: dict) -> None:
+            nonlocal answered
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                answered = True
+            await send(message)
+
+        async def watch() -> None:
+            if not gone_already:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+            if not answered:
+                request.gone.set()
+            hung_up.set()
+
+        token = _request.set(request)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(watch)
+                await self.app(scope, replay, tracked_send)
+                group.cancel_scope.cancel()
+        finally:
+            _request.reset(token)
+        if request.gone.is_set():
+            print(
+                f"mnemometer serve-llm: the client of {scope['method']} {scope['path']} hung "
+                f"up before its reply; stopped after {request.tokens} tokens",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
 def serve(argv: list[str] | None = None) -> None:
     """Run llama.cpp's server (``llama_cpp.server``'s arguments) until SIGTERM or Ctrl-C.
 
-    The same app as ``python -m llama_cpp.server``, with one difference: a signal ends the
-    process at once. uvicorn's graceful shutdown waits for replies in progress, and a
-    single-threaded model busy with a queue of long replies (each up to the context
-    window) then ignores SIGTERM for minutes. Nothing here needs a graceful stop.
+    The same app as ``python -m llama_cpp.server``, with two differences: a request whose
+    client hangs up stops generating at the next token (:class:`_HangUpWatch`), and a
+    signal ends the process at once. uvicorn's graceful shutdown waits for replies in
+    progress, and a single-threaded model busy with a queue of long replies (each up to
+    the context window) then ignores SIGTERM for minutes. Nothing here needs a graceful
+    stop.
     """
     import argparse
 
+    import llama_cpp
     import uvicorn
     from llama_cpp.server.app import create_app
     from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
@@ -113,7 +231,8 @@ def serve(argv: list[str] | None = None) -> None:
         def handle_exit(self, sig: int, frame: object) -> None:
             os._exit(0)  # a reply in progress is abandoned; its client sees the connection drop
 
-    config = uvicorn.Config(app, host=server_settings.host, port=server_settings.port)
+    stop_when_abandoned(llama_cpp.Llama)
+    config = uvicorn.Config(_HangUpWatch(app), host=server_settings.host, port=server_settings.port)
     _StopAtOnce(config).run()
 
 
@@ -149,6 +268,8 @@ class LocalLLMServer:
         )
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen[bytes] | None = None
+        self.output: deque[str] = deque(maxlen=200)
+        """The server's last lines on stderr (read as they come: a full pipe would stall it)."""
 
     @property
     def base_url(self) -> str:
@@ -169,14 +290,13 @@ class LocalLLMServer:
         self.proc = subprocess.Popen(
             self.command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
+        reader = threading.Thread(target=self._read_output, args=(self.proc,), daemon=True)
+        reader.start()
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                err = (
-                    self.proc.stderr.read().decode(errors="replace")[-500:]
-                    if self.proc.stderr
-                    else ""
-                )
+                reader.join(timeout=5)
+                err = "".join(self.output)[-500:]
                 raise MnemometerError(f"the local LLM server exited at start: {err}")
             try:
                 with urllib.request.urlopen(self.base_url + "/models", timeout=1.0):
@@ -187,6 +307,12 @@ class LocalLLMServer:
         raise MnemometerError(
             f"the local LLM server did not answer within {self.startup_timeout:g} s"
         )
+
+    def _read_output(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stderr is not None
+        with proc.stderr:
+            for line in proc.stderr:
+                self.output.append(line.decode(errors="replace"))
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after 5 s."""
@@ -199,8 +325,6 @@ class LocalLLMServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc.stderr is not None:
-            self.proc.stderr.close()
         self.proc = None
 
     def __enter__(self) -> LocalLLMServer:
