@@ -12,6 +12,7 @@ import sys
 import threading
 from collections import Counter
 
+import numpy as np
 import pytest
 from benchmark_helpers import MINI, metric, run_longmemeval
 from conftest import seed_file
@@ -113,6 +114,22 @@ def test_intervals_widen_when_questions_cluster_in_conversations():
     mixed = [float(i % 2) for i in range(200)]
     iid = interval(mixed, [f"c{i // 20}" for i in range(200)], binary=True)
     assert (iid.high - iid.low) < 1.5 * (naive.high - naive.low)
+
+
+def test_a_summary_interval_claims_exactly_what_compare_claims():
+    """Below five clusters ``compare`` makes no claim; neither may a summary's interval."""
+    from mnemometer.stats import MIN_CLUSTERS, cluster_robust_test
+
+    rng = np.random.default_rng(3)
+    for g in (2, MIN_CLUSTERS - 1, MIN_CLUSTERS, 9):
+        labels = [f"c{c}" for c in range(g) for _ in range(3 + c)]
+        values = [float(v) for v in rng.integers(0, 2, size=len(labels))]
+        iv = interval(values, labels, binary=True)
+        if g < MIN_CLUSTERS:
+            assert (iv.low, iv.high, iv.method) == (0.0, 1.0, "cluster-robust")
+        else:  # the CR2 interval compare uses, clipped to [0, 1]
+            cr2 = cluster_robust_test(values, labels, bounds=(0.0, 1.0)).interval
+            assert (iv.low, iv.high) == pytest.approx((cr2.low, cr2.high))
 
 
 @pytest.fixture

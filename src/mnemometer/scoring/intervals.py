@@ -1,10 +1,12 @@
 """The one interval policy: which interval a mean over items gets, decided here only.
 
 * items that cluster (several items share a conversation, a haystack, a scenario's
-  epochs, a build sequence's steps): a cluster-robust interval (CR1, t on G - 1 degrees of
-  freedom); with one cluster it is the whole feasible range, because nothing about the
-  spread between clusters is known; 0/1 values that are all the same get Wilson's interval
-  on the G clusters (``wilson-clusters``), not CR1's zero width;
+  epochs, a build sequence's steps): the cluster-robust CR2 interval on Bell-McCaffrey
+  degrees of freedom, the same statistic ``compare`` tests a difference with; below
+  :data:`~mnemometer.stats.MIN_CLUSTERS` clusters it is the whole feasible range, because
+  the spread between clusters cannot be estimated from so few (``compare`` makes no claim
+  there either); 0/1 values that are all the same get Wilson's interval on the G clusters
+  (``wilson-clusters``), not CR2's zero width;
 * independent binary items (every value 0 or 1): Wilson's score interval;
 * independent continuous items: Student's t, clipped to the feasible range.
 
@@ -51,8 +53,11 @@ def interval(
         return None
     if clusters is not None and len(set(clusters)) < n:
         g = len(set(clusters))
-        if binary and len(set(values)) == 1 and g > 1:
-            # Every value the same: the spread is 0 and CR1 would say [p, p]. Nothing is
+        if g < stats.MIN_CLUSTERS:
+            low, high = bounds if bounds is not None else (None, None)
+            return Interval(low=low, high=high, method="cluster-robust", confidence=confidence)
+        if binary and len(set(values)) == 1:
+            # Every value the same: the spread is 0 and CR2 would say [p, p]. Nothing is
             # known beyond G clusters that all agree: Wilson's interval on G trials.
             iv = stats.wilson(g if values[0] else 0, g, confidence=confidence)
             iv = type(iv)("wilson-clusters", iv.low, iv.high, iv.confidence)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from mnemometer.stats._clustered import (
         MIN_CLUSTERS,
         ClusteredTest,
+        cluster_robust_interval,
         cluster_robust_test,
         too_few_clusters,
     )
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
         Bounds,
         Interval,
         clip,
-        cluster_robust_interval,
         delta_bounds,
         mean_interval,
         newcombe,
@@ -72,7 +72,7 @@ _WHERE = {
     "PerItem": "mnemometer.stats._items",
     "bootstrap_columns": "mnemometer.stats._bootstrap",
     "clip": "mnemometer.stats._intervals",
-    "cluster_robust_interval": "mnemometer.stats._intervals",
+    "cluster_robust_interval": "mnemometer.stats._clustered",
     "delta_bounds": "mnemometer.stats._intervals",
     "holm": "mnemometer.stats._significance",
     "mcnemar_exact": "mnemometer.stats._significance",

@@ -113,6 +113,31 @@ def cluster_robust_test(
     return ClusteredTest(mean, se, df, min(1.0, p), clip(iv, bounds), g)
 
 
+def cluster_robust_interval(
+    deltas: Sequence[float] | np.ndarray,
+    clusters: Sequence[str] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    bounds: Bounds | None = None,
+) -> Interval:
+    """The CR2 / Bell-McCaffrey interval of a mean over clustered items.
+
+    The interval of :func:`cluster_robust_test`. With one cluster the spread between
+    clusters is unknown and the interval is infinite (then clipped to ``bounds``).
+
+    Raises:
+        MnemometerError: no values, a label count that differs, or a confidence outside
+            (0, 1).
+    """
+    _check_confidence(confidence)
+    if np.unique(np.asarray(clusters)).size < 2:
+        if as_deltas(deltas).size == 0:
+            raise MnemometerError("no values for a clustered interval")
+        return clip(Interval("cluster-robust", -math.inf, math.inf, confidence), bounds)
+    iv = cluster_robust_test(deltas, clusters, confidence=confidence, bounds=bounds).interval
+    return Interval("cluster-robust", iv.low, iv.high, iv.confidence)
+
+
 def bell_mccaffrey_df(sizes: Sequence[float] | np.ndarray) -> float:
     """Satterthwaite df of the CR2 variance of a mean, clusters of ``sizes`` items.
 
@@ -129,4 +154,11 @@ def bell_mccaffrey_df(sizes: Sequence[float] | np.ndarray) -> float:
     return tr_b * tr_b / float(np.sum(w))
 
 
-__all__ = ["METHOD", "MIN_CLUSTERS", "ClusteredTest", "cluster_robust_test", "too_few_clusters"]
+__all__ = [
+    "METHOD",
+    "MIN_CLUSTERS",
+    "ClusteredTest",
+    "cluster_robust_interval",
+    "cluster_robust_test",
+    "too_few_clusters",
+]

@@ -15,7 +15,6 @@ from numbers import Real
 import numpy as np
 
 from mnemometer.errors import MnemometerError
-from mnemometer.stats._common import as_deltas
 from mnemometer.stats._quantiles import norm_ppf, t_ppf
 
 Bounds = tuple[float, float]
@@ -79,44 +78,6 @@ def _check_confidence(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise MnemometerError(f"confidence must be in (0, 1), got {confidence}")
     return norm_ppf(1.0 - (1.0 - confidence) / 2.0)
-
-
-def _cluster_sums(
-    d: np.ndarray, clusters: Sequence[str] | np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    labels = np.asarray(clusters)
-    if labels.shape != d.shape:
-        raise MnemometerError(f"one cluster label per delta: {labels.size} vs {d.size}")
-    _, inverse = np.unique(labels, return_inverse=True)
-    sums = np.bincount(inverse, weights=d)
-    counts = np.bincount(inverse).astype(float)
-    return sums, counts
-
-
-def cluster_robust_interval(
-    deltas: Sequence[float] | np.ndarray,
-    clusters: Sequence[str] | np.ndarray,
-    *,
-    confidence: float = 0.95,
-    bounds: Bounds | None = None,
-) -> Interval:
-    """Cluster-robust (CR1) interval for the mean delta, with a t reference on G - 1 df.
-
-    ``SE^2 = G/(G-1) * sum_g (sum_{i in g} (d_i - mean))^2 / n^2``. With one cluster the
-    standard error is undefined and the interval is infinite (then clipped to ``bounds``).
-    """
-    d = as_deltas(deltas)
-    if d.size == 0:
-        raise MnemometerError("no paired deltas")
-    _check_confidence(confidence)
-    mean = float(d.mean())
-    sums, counts = _cluster_sums(d - mean, clusters)
-    g = sums.size
-    if g < 2:
-        return clip(Interval("cluster-robust", -math.inf, math.inf, confidence), bounds)
-    se = math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / d.size
-    t = t_ppf(g - 1, 1.0 - (1.0 - confidence) / 2.0)
-    return clip(Interval("cluster-robust", mean - t * se, mean + t * se, confidence), bounds)
 
 
 def wilson(successes: int, n: int, *, confidence: float = 0.95) -> Interval:

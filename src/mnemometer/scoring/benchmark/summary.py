@@ -1,8 +1,8 @@
 """The summary of a benchmark run: accuracy per judge and F1 with cluster-robust intervals.
 
 Questions of one conversation are not independent (LoCoMo has 10 conversations), so every
-interval of a mean over questions is cluster-robust (CR1, t on G - 1 degrees of freedom,
-:func:`mnemometer.stats.cluster_robust_interval`) when conversations hold several questions;
+interval of a mean over questions is cluster-robust (CR2 on Bell-McCaffrey df, no claim below
+five conversations: :mod:`mnemometer.scoring.intervals`) when conversations hold several questions;
 otherwise a Wilson interval for a proportion and a t interval for a mean. The minimum
 detectable effect of each accuracy is the smallest difference a paired comparison against
 a system of the same accuracy would detect (alpha 0.05, power 0.8), assuming independent
@@ -21,7 +21,6 @@ from mnemometer.scoring.aggregate import distribution, mean_metrics
 from mnemometer.scoring.benchmark.probes import false_positives
 from mnemometer.scoring.intervals import interval
 from mnemometer.scoring.judges import cohen_kappa, raw_agreement
-from mnemometer.stats._quantiles import t_ppf
 
 PERCENTILES = (50, 95, 99)
 PHASES = ("ingest", "search", "answer", "judge")
@@ -43,12 +42,11 @@ def mde(values: list[float], clusters: list[str]) -> float | None:
     if sd == 0:
         return None
     deff = 1.0
-    if len(set(clusters)) < n:
-        iv = stats.cluster_robust_interval(values, clusters)
+    if 2 <= len(set(clusters)) < n:
+        se = stats.cluster_robust_test(values, clusters).se  # CR2, as every interval
         iid = math.sqrt(p * (1 - p) / n)
-        if math.isfinite(iv.high) and iid > 0:
-            z = t_ppf(len(set(clusters)) - 1, 0.975)
-            deff = max(1.0, ((iv.high - iv.low) / (2 * z) / iid) ** 2)
+        if iid > 0:
+            deff = max(1.0, (se / iid) ** 2)
     return stats.minimum_detectable_effect(n, sd) * math.sqrt(deff)
 
 
