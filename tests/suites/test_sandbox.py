@@ -386,3 +386,26 @@ def test_nothing_a_sandboxed_command_starts_outlives_its_timeout(tmp_path):
     while _alive(f"sleep {marker}") and time.monotonic() < deadline:
         time.sleep(0.05)  # polling the process table, bounded: the kill is asynchronous
     assert not _alive(f"sleep {marker}")
+
+
+@needs_bwrap
+def test_a_script_named_through_dotdot_is_visible_inside_the_sandbox(tmp_path):
+    """The README's build-site agent path: ``{suite_dir}/../../build-agents/fake_agent.py``.
+
+    Lexically it lies under the suite directory (already mounted), so it was never mounted
+    itself and the agent exited 2 with "can't open file".
+    """
+    import subprocess
+
+    suite = tmp_path / "suites" / "site"
+    suite.mkdir(parents=True)
+    agent = tmp_path / "agents" / "agent.py"
+    agent.parent.mkdir()
+    agent.write_text("print('agent ran')\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    box = _sandbox.Sandbox(isolation="bwrap", read_only=[suite])
+    argv = [sys.executable, f"{suite}/../../agents/agent.py"]
+    with box.command(argv, work, [work]) as wrapped:
+        done = subprocess.run(wrapped, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "agent ran\n"), done.stderr

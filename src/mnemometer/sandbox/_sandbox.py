@@ -210,8 +210,9 @@ class Sandbox:
         out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"]
         rw = [Path(w).resolve() for w in writable]
         ro = [*_python_paths(), *(Path(p).resolve() for p in self.read_only)]
-        # The programs and scripts the command names (an agent script, a check script).
-        ro += [Path(a) for a in argv if os.path.isabs(a) and os.path.isfile(a)]
+        # The programs and scripts the command names (an agent script, a check script),
+        # normalised: `{suite_dir}/../../agent.py` is not under the suite directory.
+        ro += [Path(os.path.normpath(a)) for a in argv if os.path.isabs(a) and os.path.isfile(a)]
         shown: list[Path] = [Path(d) for d in _SYSTEM]
         for p in sorted(dict.fromkeys(ro), key=lambda p: len(p.parts)):
             if p.exists() and not _under(p, rw) and not _under(p, shown):
