@@ -529,3 +529,20 @@ def test_setup_commands_and_a_sequence_whose_workspace_is_deleted(tmp_path):
     assert metric(hang, "agent_timed_out") == 1.0 and metric(hang, "success") == 0.0
     assert hang.latency_ms < 10_000  # the step's 1 s, not the item's 20 s
     assert metric(then, "success") == 1.0 and then.extra["sequence"]["steps_succeeded"] == 1
+
+
+def test_an_agent_that_cannot_start_is_named_by_the_item_the_summary_and_the_run(tmp_path):
+    """0/4 with exit 0 and the reason only in agent.stderr.txt: the audit's build-site run."""
+    suite = tmp_path / "site"
+    shutil.copytree(SITE, suite)
+    items = suite / "items.jsonl"
+    items.write_text(
+        items.read_text().replace(
+            "{suite_dir}/../../build-agents/fake_agent.py", "{suite_dir}/gone.py"
+        )
+    )
+    r = cli("run", suite, "--allow-shell", "-o", tmp_path / "out", "--condition", "lexical")
+    assert "the agent failed in 4 of 4 item(s)" in r.output and "gone.py" in r.output, r.output
+    log = read_log(tmp_path / "out" / "lexical-r0")
+    assert all(i.output.startswith("the agent exited 2: ") for i in log.items)
+    assert any("the agent failed in 4 of 4" in n for n in log.summary.notes)

@@ -352,6 +352,9 @@ def _on_run(kw: dict[str, Any]) -> Any:
             f"{r['condition']} r{r['repeat']} ({r['system']}{', a fallback' if fell else ''}): "
             f"{score}, {r['tokens']} tokens -> {r['path']}"
         )
+        for note in result.summary.notes:  # an agent that never ran must not look like 0/4
+            if note.startswith("the agent failed"):
+                echo_err(f"  note: {note}")
 
     return on_run
 

@@ -244,6 +244,14 @@ class ItemsSummary(MeansSummary):
                 f"{len(self.skipped)} item(s) skipped (shell items without --allow-shell): "
                 + ", ".join(self.skipped[:5])
             )
+        failed = [r for r in items if (r.extra.get("scores") or {}).get("agent_exit_code", 0)]
+        if failed:
+            first = failed[0]
+            notes.append(
+                f"the agent failed in {len(failed)} of {len(items)} item(s) "
+                f"(first, {first.item_id}: {first.output}); each build directory keeps "
+                "its agent.stderr.txt"
+            )
         return summary.model_copy(update={"counts": counts, "notes": notes})
 
 

@@ -266,6 +266,8 @@ def _agent_turn(
         )
         if sc.agent.timed_out:
             sc.notes.append(f"agent killed at its timeout ({timeout:g} s)")
+        elif not sc.agent.ok:
+            sc.notes.append(_agent_failure(sc.agent))
         if not ws.is_dir():
             sc.notes.append("the agent deleted the workspace")
     sc.workspace_present = ws.is_dir()
@@ -292,6 +294,18 @@ def _agent_turn(
         elif source:
             sc.notes.append(f"token usage from {source}")
     return sc
+
+
+def _agent_failure(agent: CommandResult) -> str:
+    """Why the agent failed, in one line: its exit code and the last line of its stderr."""
+    if agent.exit_code is None:
+        return f"the agent could not start: {agent.error or 'no exit code'}"
+    try:
+        tail = Path(agent.stderr_path).read_text("utf-8", errors="replace").strip()
+    except OSError:
+        tail = ""
+    last = tail.splitlines()[-1].strip() if tail else "(nothing on stderr)"
+    return f"the agent exited {agent.exit_code}: {last[:300]}"
 
 
 def _start(it: Any, ctx: Any) -> ItemResult | tuple[_Env, Path, list[CommandResult]]:
