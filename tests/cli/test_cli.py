@@ -172,3 +172,24 @@ def test_item_failures_exit_1(tmp_path: Path) -> None:
         env=env,
     )
     assert_one_line_error(p, r"--top-k must be at least 1")
+
+
+def test_no_help_prints_a_literal_backslash_b() -> None:
+    """Click keeps an example block unwrapped only after a real backspace (``\\b``)."""
+    import click
+    from click.testing import CliRunner
+
+    from mnemometer.cli.main import cli as root
+
+    def commands(group: click.Group, path: list[str]):
+        for name, cmd in group.commands.items():
+            yield [*path, name]
+            if isinstance(cmd, click.Group):
+                yield from commands(cmd, [*path, name])
+
+    for path in commands(root, []):
+        out = CliRunner().invoke(root, [*path, "--help"]).output
+        assert "\\b" not in out, path
+        if "Examples:" in out:  # each example on a line of its own, not wrapped into one
+            after = out.split("Examples:", 1)[1].splitlines()
+            assert after[0].strip() == "" and after[1].strip().startswith("mnemometer"), path

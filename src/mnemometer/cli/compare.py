@@ -78,7 +78,7 @@ def compare_cmd(
     outs: tuple[Path, ...],
     policy: Path | None,
 ) -> None:
-    r"""Compare BASELINE runs with CANDIDATE runs, paired item by item.
+    """Compare BASELINE runs with CANDIDATE runs, paired item by item.
 
     RUNS are run directories or directories holding them. Give them as
     `BASELINE... vs CANDIDATE...`, as two run directories, or mixed with --baseline and
@@ -89,7 +89,7 @@ def compare_cmd(
       mnemometer compare runs/team --baseline no-memory --candidate hybrid -o cmp.json
       mnemometer compare runs/kw vs runs/bm25 --format html -o cmp.html
       mnemometer compare runs/locomo-lenient vs runs/locomo-strict --vary judge
-    """
+    """  # noqa: D301 (click needs a real backspace before an unwrapped paragraph)
     from mnemometer.comparison import compare, split_sides
     from mnemometer.report import render
 

@@ -19,7 +19,7 @@ from mnemometer.cli._progress import PhaseProgress
     default="auto",
     show_default=True,
     help="What each cell shows: success, a metric such as accuracy or hit@10, or auto "
-    "(per column: memtest's overall, else accuracy, else success).",
+    "(each run's declared headline, with its interval).",
 )
 @format_option(
     "leaderboard",

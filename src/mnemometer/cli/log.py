@@ -30,7 +30,10 @@ def schema_cmd(dataset: bool) -> None:
 @log_group.command("summarize")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def summarize_cmd(run_dir: Path) -> None:
-    """Recompute RUN_DIR's summary.json with its suite (needs the suite and its extras).
+    """Recompute RUN_DIR's summary.json with the scorers its header records.
+
+    No suite and no system are needed; a run written before scoring was a stage is
+    summarised by its suite (then it needs the suite's inputs and extras).
 
     Reports never need this: they read summary.json, or summarise the items generically.
     Use it after resuming by hand, or to upgrade a run written by an older mnemometer.

@@ -94,7 +94,7 @@ from mnemometer.runner._run import RunSettings
     help="Report printed when the run ends: text, md, json or none.",
 )
 def run_cmd(suite: str, **kw: Any) -> None:
-    r"""Run SUITE (default: retrieval) and write a run directory.
+    """Run SUITE (default: retrieval) and write a run directory.
 
     SUITE is a registered suite (retrieval, memtest, scenarios, items) or a suite directory
     (suite.toml + items.jsonl). Every finished item is written at once; a run killed at any
@@ -109,7 +109,7 @@ def run_cmd(suite: str, **kw: Any) -> None:
       mnemometer run scenarios --agent rag --store bm25 --llm-base-url URL --llm-model M
       mnemometer run examples/suites/team-memory --condition no-memory --condition hybrid
       mnemometer run retrieval -d demo-en -s bm25 --executor ray --ray-address 127.0.0.1:6379
-    """
+    """  # noqa: D301 (click needs a real backspace before an unwrapped paragraph)
     with PhaseProgress(_label(suite, kw)) as progress:
         settings = run_settings(kw, llm=_llm(kw), progress=progress)
         try:

@@ -52,7 +52,7 @@ from mnemometer.cli._progress import PhaseProgress
     help="Report printed when the scoring ends: text, md, json or none.",
 )
 def score_cmd(run_dir: Path, **kw: Any) -> None:
-    r"""Re-score RUN_DIR without its system: other judges, another headline, a new run.
+    """Re-score RUN_DIR without its system: other judges, another headline, a new run.
 
     Only scorers run: the store, the agent and the reader are never called. The new run
     directory's header names RUN_DIR as its parent and records both scorings; it shares
@@ -63,7 +63,7 @@ def score_cmd(run_dir: Path, **kw: Any) -> None:
     Examples:
       mnemometer score runs/locomo-bm25 --judge strict@qwen --judge-endpoint qwen=URL
       mnemometer score runs/hp-bm25 --headline recall@10 --out runs/hp-bm25-recall
-    """
+    """  # noqa: D301 (click needs a real backspace before an unwrapped paragraph)
     from mnemometer.runner import RunSettings
     from mnemometer.runner._score import resume_scoring, score
 

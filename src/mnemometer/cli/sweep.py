@@ -36,7 +36,7 @@ from mnemometer.cli._common import (
 )
 @llm_options
 def sweep_cmd(file: Path, out: Path, **kw: Any) -> None:
-    r"""Run the sweep in FILE (TOML) into OUT and end with its leaderboard.
+    """Run the sweep in FILE (TOML) into OUT and end with its leaderboard.
 
     FILE names a suite, its options, [[systems]], named conditions, [[datasets]], the
     repeats and the [[compare]] pairs (see docs/scaling.md). Each dataset becomes one
@@ -48,7 +48,7 @@ def sweep_cmd(file: Path, out: Path, **kw: Any) -> None:
     Examples:
       mnemometer sweep sweep.toml --out runs/sweep
       mnemometer sweep sweep.toml --out runs/sweep --executor ray --ray-address 10.0.0.5:6379
-    """
+    """  # noqa: D301 (click needs a real backspace before an unwrapped paragraph)
     from mnemometer.workflows import sweep
 
     settings = run_settings(kw, llm=llm_settings(kw, required=False))
