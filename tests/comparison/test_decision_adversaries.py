@@ -143,3 +143,22 @@ def test_two_judge_models_on_the_same_answers_never_pair_or_share_a_cell_silentl
     assert c.headline.no_claim and c.headline.intervals == [] and c.headline.p_value is None
     board = leaderboard([a, b])
     assert len(board.columns) == 2  # never one cell
+
+
+def test_two_endpoints_of_one_model_are_told_apart_by_compare_and_the_leaderboard(tmp_path):
+    """The same reader model at two endpoints: labels and the differs line name the port."""
+    from test_compare import make_run
+
+    runs = []
+    for port, outcomes in ((18620, [True, False] * 5), (18622, [True] * 10)):
+        path = make_run(tmp_path / str(port), outcomes)
+        header = json.loads((path / "header.json").read_text())
+        header["llm"] = {"model": "smollm2", "base_url": f"http://127.0.0.1:{port}/v1"}
+        (path / "header.json").write_text(json.dumps(header))
+        runs.append(path)
+    c = compare([runs[0]], [runs[1]], vary=["reader"], resamples=200)
+    (line,) = c.differs
+    assert ":18620/v1" in line and ":18622/v1" in line, line
+    board = leaderboard(runs)
+    labels = sorted(col.label for col in board.columns)
+    assert len(labels) == 2 and ":18620/v1" in labels[0] and ":18622/v1" in labels[1], labels

@@ -86,9 +86,10 @@ def compare(
         notes.append(f"{len(same)} run(s) on both sides: a self-comparison (delta 0, p = 1)")
     for r in b_runs + c_runs:
         if r.header.status != "finished":
+            done = len({i.item_id for i in r.items})  # a conversation's questions: one item
             notes.append(
-                f"{r.path} did not finish ({len(r.items)} of {r.header.item_count} "
-                "items); continue it with `mnemometer run --resume`"
+                f"{r.path} did not finish ({done} of {r.header.item_count} items, "
+                f"{len(r.items)} results); continue it with `mnemometer run --resume`"
             )
         if r.header.scoring is None:
             notes.append(

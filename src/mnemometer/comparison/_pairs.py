@@ -162,12 +162,20 @@ def _show(a: Any, b: Any, prefix: str = "") -> str:
     if isinstance(a, dict) and isinstance(b, dict):
         keys = [k for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)]
         return "; ".join(_show(a.get(k), b.get(k), f"{prefix}{k}.") for k in keys)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple) and len(a) == len(b):
+        # Two judges that differ only in their endpoint: say which judge and which field.
+        at = prefix.rstrip(".")
+        return "; ".join(
+            _show(x, y, f"{at}[{i}].") for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y
+        )
     return f"{prefix.rstrip('.')} {_short(a)} -> {_short(b)}".strip()
 
 
 def _short(v: Any) -> str:
+    # Cut from the middle: what tells two long values apart (a port, a hash's end) is
+    # as often at the end as at the start.
     text = v if isinstance(v, str) else repr(v)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return text if len(text) <= 80 else text[:40] + "..." + text[-37:]
 
 
 def same_system_notes(base: Sequence[RunLog], cand: Sequence[RunLog]) -> list[str]:

@@ -369,17 +369,34 @@ def _disambiguate(columns: list[BoardColumn]) -> None:
                     ]
                     if diff:
                         c.label += " " + ", ".join(
-                            f"{k}={_brief(getattr(c, field).get(k))}" for k in diff
+                            f"{k}={_brief(getattr(c, field).get(k), [getattr(g, field).get(k) for g in group])}"
+                            for k in diff
                         )
 
 
-def _brief(v: Any) -> str:
-    if isinstance(v, list) and v and isinstance(v[0], dict) and "judge" in v[0]:
-        return "+".join(f"{j.get('judge')}@{j.get('model')}" for j in v)
-    if isinstance(v, dict) and "model" in v:
-        return str(v.get("model"))
-    text = json.dumps(v, default=str)
-    return text if len(text) <= 40 else text[:37] + "..."
+def _same(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, default=str)
+
+
+def _brief(v: Any, group: list[Any]) -> str:
+    """``v`` only as far as it tells apart the values in ``group`` (``v`` among them).
+
+    A judge or a reader is named (``lenient@judge-b``, ``smollm2``) and followed by the
+    fields that differ in the group: two readers of one model at two endpoints get
+    ``smollm2(base_url=...:18622/v1)``, never one label for both.
+    """
+    if isinstance(v, list) and all(isinstance(g, list) and len(g) == len(v) for g in group):
+        return "+".join(_brief(x, [g[i] for g in group]) for i, x in enumerate(v))
+    if isinstance(v, dict) and all(isinstance(g, dict) for g in group):
+        head = "judge" if "judge" in v else "model" if "model" in v else None
+        keys = dict.fromkeys(k for g in group for k in g)
+        differ = [k for k in keys if k != head and len({_same(g.get(k)) for g in group}) > 1]
+        parts = ", ".join(f"{k}={_brief(v.get(k), [g.get(k) for g in group])}" for k in differ)
+        if head is None:
+            return parts
+        return f"{v[head]}({parts})" if parts else str(v[head])
+    text = v if isinstance(v, str) else json.dumps(v, default=str)
+    return text if len(text) <= 40 else text[:18] + "..." + text[-19:]
 
 
 def _shared_labels(columns: list[BoardColumn]) -> list[list[BoardColumn]]:
