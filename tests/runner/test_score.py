@@ -257,3 +257,4 @@ def test_results_read_in_one_line(tmp_path):
     assert (
         repr(c).startswith("Comparison(retrieval: bm25 vs keyword, hit@20 ") and len(repr(c)) < 300
     )
+    assert str(c) == repr(c)  # print(comparison) too: pydantic's str lists every field

@@ -255,6 +255,10 @@ class Comparison(StrictModel):
             f"{test}), {self.items} items)"
         )
 
+    def __str__(self) -> str:
+        """``print(comparison)``: the one line of :meth:`__repr__` (pydantic prints every field)."""
+        return repr(self)
+
     def group(self, key: str) -> GroupStats | None:
         """The group with ``key``, if any."""
         return next((g for g in self.groups if g.key == key), None)
