@@ -77,3 +77,15 @@ def test_a_phase_counting_from_the_start_again_starts_its_clock_again(capsys):
         "team · items 1/32 (3%) · 0 s · ETA 0 s",
         "team · items 32/32 (100%) · 16 s",
     ]
+
+
+def test_on_a_terminal_a_phase_counting_from_the_start_again_gets_a_fresh_bar():
+    clock = Clock(0.0)
+    with PhaseProgress("team", terminal=True, clock=clock) as p:
+        for n in range(1, 33):
+            p("items", n, 32)
+            clock.now += 0.5
+        clock.now += 100.0
+        p("items", 1, 32)  # the next run of the experiment
+        (task,) = p._bar.tasks
+        assert task.completed == 1 and task.elapsed == 0.0  # not 116 s: no 1-hour ETA

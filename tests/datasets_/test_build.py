@@ -222,6 +222,8 @@ def test_a_chunk_that_never_validates_is_recorded_and_retried_on_resume(en_corpu
     with FakeLLMServer(rules=[never], default=extraction_reply) as srv:
         res = cli_build(en_corpus, out, srv, "--no-llm-cache")
         assert res.exit_code == 1, res.output
+        # Off a terminal the build says it started and when it ended (it was silent).
+        assert "build · chunks 0/3 (0%)" in res.output and "build · chunks 3/3 (100%)" in res.output
         assert "chunks 3 (0 from the checkpoint, 1 failed" in res.output
         assert "failed book2/ch1.txt chunk 0: no JSON object in the reply" in res.output
         notes = json.loads(load_dataset(out).info.notes[-1].split(": ", 1)[1])

@@ -27,23 +27,6 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
     return out
 
 
-def stderr_progress(label: str) -> Any:
-    """A rich progress bar on stderr (silent when stderr is not a terminal)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    console = Console(stderr=True)
-    return Progress(
-        f"[bold]{label}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=not console.is_terminal,
-        transient=False,
-    )
-
-
 def echo_err(message: str) -> None:
     """Print one line to stderr."""
     click.echo(message, err=True)

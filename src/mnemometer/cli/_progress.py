@@ -66,6 +66,7 @@ class PhaseProgress:
                 TimeRemainingColumn(),
                 console=Console(stderr=True),
                 transient=False,
+                get_time=self.clock,
             )
             self._bar.start()
         return self
@@ -92,6 +93,8 @@ class PhaseProgress:
         if self._bar is not None:
             if phase not in self._tasks:
                 self._tasks[phase] = self._bar.add_task(f"{self.label} · {phase}", total=total)
+            elif again:  # its clock and ETA start over too
+                self._bar.reset(self._tasks[phase], total=total, completed=done)
             self._bar.update(self._tasks[phase], completed=done, total=total)
             return
         finished = total is not None and done >= total

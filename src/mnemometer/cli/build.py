@@ -16,8 +16,8 @@ from mnemometer.cli._common import (
     llm_options,
     llm_settings,
     out_option,
-    stderr_progress,
 )
+from mnemometer.cli._progress import PhaseProgress
 from mnemometer.datasets.build._build import BuildConfig
 
 
@@ -104,8 +104,9 @@ def build_cmd(
         cache_dir=cache,
     )
     config = config_from(BuildConfig, kw, classify=not no_classify)
-    with stderr_progress("build · chunks") as bar:
-        task = bar.add_task("chunks", total=None)
+    # Bars on a terminal, a line every 10 s elsewhere: a build of a large corpus is quiet
+    # for minutes otherwise.
+    with PhaseProgress("build") as progress:
         _, report = build_dataset(
             corpus_dir,
             out,
@@ -113,7 +114,7 @@ def build_cmd(
             config,
             merge=merge,
             resume=resume,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
+            progress=lambda done, total: progress("chunks", done, total),
         )
     for line in report.lines():
         click.echo(line)
