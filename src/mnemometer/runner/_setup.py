@@ -111,10 +111,11 @@ class RunResult:
 
     def table(self) -> str:
         """The run's text report (what ``mnemometer report RUN`` prints)."""
-        from mnemometer.report import render
-        from mnemometer.report._run import RunView
+        # The report layer sits above the runner: its text renderer is found by its
+        # registered name (it reads only path, header and summary, which a result has).
+        from mnemometer._registry import Registry
 
-        return render(RunView(self.path, self.header, self.summary), "text")
+        return Registry("mnemometer.renderers", "renderer").load("run.text")(self)
 
     def _repr_html_(self) -> str:
         """A notebook's view: the headline and every overall metric, as a small table."""
