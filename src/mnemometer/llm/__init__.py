@@ -289,9 +289,9 @@ class LLMClient:
             raise LLMError(f"{self.settings.base_url}/models: unexpected reply")
         return names
 
-    def _http_models(self) -> list[str] | None:
+    def _http_models(self, probe: bool = False) -> list[str] | None:
         """``GET /models`` as ids (``None`` for an unexpected reply); transport errors raise."""
-        data = self._http.request_json("GET", "/models")
+        data = self._http.request_json("GET", "/models", probe=probe)
         try:
             return [str(m["id"]) for m in data["data"]]
         except (KeyError, TypeError):
@@ -312,7 +312,7 @@ class LLMClient:
         give_up = time.monotonic() + startup_wait
         while True:
             try:
-                names = self._http_models()
+                names = self._http_models(probe=True)  # waiting for it is no verdict
                 break
             except HttpError as e:
                 if e.kind != "unreachable" or e.reached or time.monotonic() >= give_up:
