@@ -30,8 +30,24 @@ import threading
 import urllib.parse
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One request the proxy received, and the fault it got (``None``: forwarded)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    kind: str | None
+
+    def json(self) -> Any:
+        """The body, decoded."""
+        return json.loads(self.body)
 
 
 class FaultProxy:
@@ -63,8 +79,8 @@ class FaultProxy:
         """Reset every connection (counted in ``resets``) instead of forwarding."""
         self.counts: Counter[str] = Counter()
         """Requests by what happened to them: ``forwarded``, each fault kind, ``down``."""
-        self.bodies: list[tuple[str, dict[str, str], bytes]] = []
-        """Every request that reached the proxy: path, headers, body, in order."""
+        self.requests: list[Seen] = []
+        """Every request that reached the proxy, in order."""
         self._rng = random.Random(seed)
         self._turn = 0
         self._lock = threading.Lock()
@@ -96,7 +112,6 @@ class FaultProxy:
     def _draw(self, method: str, path: str, headers: dict[str, str], body: bytes) -> str | None:
         """The fault for this request (``None``: forward it), and count it."""
         with self._lock:
-            self.bodies.append((path, headers, body))
             if self.down:
                 kind: str | None = "down"
             elif method == "POST" and self.share > 0 and self._rng.random() < self.share:
@@ -105,6 +120,7 @@ class FaultProxy:
             else:
                 kind = None
             self.counts[kind or "forwarded"] += 1
+            self.requests.append(Seen(method, path, headers, body, kind))
             return kind
 
     def forward(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Any:

@@ -169,7 +169,7 @@ def test_a_server_echoing_credentials_leaves_no_key_in_the_cache_items_or_export
         assert r.exit_code == 0, r.output
         monkeypatch.setenv("MNEMOMETER_LLM_API_KEY", by_env)
         assert invoke_cli(*locomo_cli(data, url, "env")).exit_code == 0
-        echoed = [h.get("Authorization") for _, h, _ in proxy.bodies]
+        echoed = [r.headers.get("Authorization") for r in proxy.requests]
         assert f"Bearer {by_flag}" in echoed and f"Bearer {by_env}" in echoed
     for run in ("flag", "env"):
         r = invoke_cli("export", run, "--format", "hypotheses", "-o", f"{run}.jsonl")

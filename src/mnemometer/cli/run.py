@@ -369,8 +369,11 @@ def _single_out(result: Any, kw: dict[str, Any]) -> None:
         click.echo(render(RunView(result.path, result.header, result.summary), kw["fmt"]))
     echo_err(f"run directory: {result.path}")
     _stopped([result])
+    if result.failed_memories:
+        echo_err(f"{result.failed_memories} memories failed to store (noted in the summary)")
     if result.failed_items:
         echo_err(f"{result.failed_items} items failed (recorded in the run log)")
+    if result.failed_items or result.failed_memories:
         sys.exit(1)
 
 
@@ -389,8 +392,12 @@ def _experiment_out(result: Any, kw: dict[str, Any]) -> None:
             )
     _stopped(result.runs)
     failed = sum(r.failed_items for r in result.runs)
+    lost = sum(r.failed_memories for r in result.runs)
+    if lost:
+        echo_err(f"{lost} memories failed to store across the runs (noted in their summaries)")
     if failed:
         echo_err(f"{failed} items failed across the runs (recorded in their run logs)")
+    if failed or lost:
         sys.exit(1)
 
 

@@ -89,6 +89,11 @@ class RunResult:
         return read_log(self.path).to_pandas()
 
     @property
+    def failed_memories(self) -> int:
+        """Memories whose ingest failed (the run went on; the queries that need them say so)."""
+        return self.summary.counts.get("ingest_failures", 0)
+
+    @property
     def stopped(self) -> str | None:
         """Why the run stopped before its end (an endpoint it asks went down), or ``None``.
 
