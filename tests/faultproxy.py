@@ -58,7 +58,7 @@ class FaultProxy:
         share: the share of requests that get a fault (drawn in arrival order from ``seed``).
         faults: the kinds drawn from, in turn.
         seed: seed of the draw.
-        echo: append the request's ``Authorization`` header to every chat reply's content.
+        echo: quote the request's ``Authorization`` header first in every chat reply's content.
     """
 
     def __init__(
@@ -188,5 +188,5 @@ def _echo(payload: bytes, authorization: str) -> bytes:
     """A chat reply whose content also quotes the request's credentials."""
     doc = json.loads(payload)
     message = doc["choices"][0]["message"]
-    message["content"] = f"{message.get('content') or ''} (you sent Authorization: {authorization})"
+    message["content"] = f"(you sent Authorization: {authorization}) {message.get('content') or ''}"
     return json.dumps(doc).encode()
