@@ -72,7 +72,8 @@ def scrub(text: str, secrets: list[str] | None = None) -> str:
 
     Known values are the ones remembered and the secret-named environment variables
     (:func:`secret_values`); shapes are provider keys (``sk-...``, ``hf_...``, ``AKIA...``)
-    and the token after ``Bearer`` or an ``api_key``-like label, which keeps its label.
+    and the token after ``Bearer`` (``Bearer ***``), caught whether or not this process was
+    given them.
     """
     for value in secret_values() if secrets is None else secrets:
         if value in text:

@@ -49,7 +49,10 @@ class Down:
 
     def describe(self) -> str:
         """``URL is down (N connection failures in a row; last: ...)``."""
-        return f"{self.url} is down ({self.failures} connection failures in a row; last: {self.reason})"
+        return (
+            f"{self.url} is down ({self.failures} connection failures in a row; "
+            f"last: {self.reason})"
+        )
 
 
 class Outages:
@@ -72,7 +75,8 @@ class Outages:
     @property
     def failing(self) -> bool:
         """Whether some endpoint's latest attempts all failed to connect (no verdict yet)."""
-        return any(n and origin not in self._down for origin, n in self._failures.items())
+        with self._lock:  # other threads count meanwhile
+            return any(n and origin not in self._down for origin, n in self._failures.items())
 
     def down(self, origin: str) -> Down | None:
         """The verdict on ``origin`` (``None``: up, as far as this run knows)."""
