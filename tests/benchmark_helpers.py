@@ -3,6 +3,7 @@ a metric read from a summary, and the CLI arguments of a LoCoMo run."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -50,5 +51,37 @@ def locomo_argv(srv: Any, questions: int, judge: str, *more: Any) -> list[Any]:
         "--judge",
         judge,
         *llm_flags(srv),
+        *more,
+    ]
+
+
+def small_locomo(path: Path, conversations: int = 3, questions: int = 10) -> Path:
+    """The seed's LoCoMo file cut to its first conversations and their first questions.
+
+    ``--questions`` counts questions over the whole file; this keeps several conversations
+    (several items) with a few questions each.
+    """
+    data = json.loads(seed_file("locomo", "locomo10.json").read_text("utf-8"))
+    path.write_text(json.dumps([{**c, "qa": c["qa"][:questions]} for c in data[:conversations]]))
+    return path
+
+
+def locomo_cli(dataset: Path, base_url: str, out: Path, *more: Any) -> list[Any]:
+    """``run locomo`` on ``dataset`` with bm25, read by the model at ``base_url``, no judge."""
+    return [
+        "run",
+        "locomo",
+        "--dataset",
+        dataset,
+        "--store",
+        "bm25",
+        "--llm-base-url",
+        base_url,
+        "--llm-model",
+        "fake-llm",
+        "--out",
+        out,
+        "--format",
+        "none",
         *more,
     ]

@@ -19,7 +19,7 @@ DOCS = [SRC.parents[1] / "README.md", *sorted((SRC.parents[1] / "docs").rglob("*
 
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "_jsonl", "_env", "_gc", "_lazy", "envfile"),
-    ("config", "_registry", "deadline", "_zhdict"),
+    ("config", "_registry", "deadline", "outage", "_zhdict"),
     ("http", "services", "text"),
     ("log", "llm", "local_llm", "stats", "embeddings", "sandbox"),
     ("datasets", "stores", "scoring"),

@@ -328,3 +328,72 @@ def test_retry_after_and_error_detail_parsing() -> None:
     assert error_detail(b'{"detail": [{"loc": ["q"]}]}') == '[{"loc": ["q"]}]'
     assert error_detail(b"Bad Gateway") == "Bad Gateway"
     assert error_detail(b"") == ""
+
+
+# ---- a run's verdict that an endpoint is down (issue 30 §7) ------------------------------
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:  # a port nobody listens on: every connection is refused
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_watched_run_stops_asking_an_endpoint_after_five_refusals_in_a_row() -> None:
+    from mnemometer import outage
+    from mnemometer.http import EndpointDown
+
+    client = HttpClient(f"http://127.0.0.1:{_closed_port()}/v1", retries=3, backoff=0)
+    watch = outage.Outages()
+    with outage.watching(watch):
+        with pytest.raises(HttpError) as first:  # four attempts: not yet a verdict
+            client.request_json("POST", "/chat")
+        assert first.value.kind == "unreachable" and client.last_attempts == 4
+        assert watch.first is None and watch.failing
+        with pytest.raises(EndpointDown) as second:  # the fifth: down, no more retries
+            client.request_json("POST", "/chat")
+        assert client.last_attempts == 1 and not second.value.retryable
+        with pytest.raises(EndpointDown, match=r"/v1 is down \(5 connection failures in a"):
+            client.request_json("POST", "/chat")  # refused at once, nothing sent
+    assert watch.first is not None and watch.first.failures == 5
+    assert "Connection refused" in watch.first.reason
+    again = pickle.loads(pickle.dumps(second.value))
+    assert isinstance(again, EndpointDown) and str(again) == str(second.value)
+    # Outside a watched run nothing is counted: the same client keeps retrying.
+    with pytest.raises(HttpError) as outside:
+        client.request_json("POST", "/chat")
+    assert outside.value.kind == "unreachable" and client.last_attempts == 4
+
+
+def test_an_answer_or_a_timeout_starts_the_count_again_a_probe_is_not_counted(
+    service: Service,
+) -> None:
+    from mnemometer import outage
+
+    watch = outage.Outages(after=2)
+    dead = HttpClient(f"http://127.0.0.1:{_closed_port()}", retries=0)
+    with outage.watching(watch):
+        for _ in range(3):  # waiting for a server to start is not a verdict
+            with pytest.raises(HttpError):
+                dead.request_json("GET", "/models", probe=True)
+        assert watch.first is None and not watch.failing
+        with pytest.raises(HttpError):
+            dead.request_json("GET", "/x")
+        assert watch.failing
+    # Endpoints are told apart by origin: an answer from another does not help the dead one.
+    live = HttpClient(service.url, retries=0, timeout=0.2)
+    service.script.append(error(500, "an answer, if not a good one"))
+    with outage.watching(watch):
+        with pytest.raises(HttpError, match="HTTP 500"):
+            live.request_json("GET", "/x")
+        assert watch.failing
+        watch.reached(dead.origin)  # as an answer from it would
+        assert not watch.failing and watch.first is None
+        # A timeout means the connection was accepted: slow, not down.
+        watch.failed(live.origin, service.url, "ConnectError: refused")
+        release = threading.Event()
+        service.script.append(Answer(hold=release))
+        with pytest.raises(HttpError, match="timed out"):
+            live.request_json("GET", "/slow")
+        release.set()
+        assert not watch.failing and watch.first is None

@@ -122,3 +122,73 @@ def test_the_file_is_indexed_a_chunk_at_a_time(tmp_path, monkeypatch):
     monkeypatch.setattr(_cache, "_CHUNK", 50)  # most lines span several chunks
     again = ReplyCache(tmp_path)
     assert {key: again.get(key) for key in replies} == replies
+
+
+# ---- what is kept (issue 30 §2) -------------------------------------------------------
+
+
+def _key(srv, n: int) -> str:
+    body = {"model": srv.model, "messages": ask(n), "temperature": 0.0, "seed": 0}
+    return request_key(srv.base_url, "/chat/completions", body)
+
+
+@pytest.mark.parametrize("kind", ["empty", "malformed"])
+def test_a_reply_the_client_refuses_is_not_cached_and_is_asked_again(server, tmp_path, kind):
+    from mnemometer.llm import LLMError
+
+    c = LLMClient(server.base_url, server.model, max_retries=0, cache_dir=tmp_path)
+    server.fail_next(1, kind=kind)  # "choices": [], or a body that is not JSON
+    with pytest.raises(LLMError):
+        c.chat(ask(1))
+    assert not (tmp_path / CACHE_FILE).exists() or not (tmp_path / CACHE_FILE).read_bytes()
+    reply = c.chat(ask(1))  # the healthy server is asked again, and that reply kept
+    assert reply.text == "OK" and not reply.cached
+    assert client(server, tmp_path).chat(ask(1)).cached
+    assert len(server.chat_requests()) == 2
+
+
+def test_content_that_is_not_the_json_asked_for_is_not_cached(tmp_path):
+    from mnemometer.llm import LLMError
+
+    replies = iter(["not json", '{"answer": 1}'])
+    with FakeLLMServer(default=lambda body: next(replies)) as srv:
+        c = client(srv, tmp_path)
+        schema = {"type": "object"}
+        with pytest.raises(LLMError, match="did not return valid JSON"):
+            c.chat_json(ask(1), schema)
+        assert c.chat_json(ask(1), schema) == {"answer": 1}
+        assert client(srv, tmp_path).chat_json(ask(1), schema) == {"answer": 1}
+        assert len(srv.chat_requests()) == 2
+
+
+def test_a_bad_reply_an_older_version_cached_is_asked_again_and_superseded(server, tmp_path):
+    ReplyCache(tmp_path).put(_key(server, 3), {"object": "chat.completion", "choices": []})
+    reply = client(server, tmp_path).chat(ask(3))
+    assert reply.text == "OK" and not reply.cached
+    again = client(server, tmp_path).chat(ask(3))  # the good line wins over the bad one
+    assert again.cached and again.text == "OK"
+    assert len(server.chat_requests()) == 1
+
+
+def test_embeddings_of_the_wrong_count_are_not_served_from_the_cache(tmp_path):
+    with FakeLLMServer(embedding_models=["emb"]) as srv:
+        ReplyCache(tmp_path).put(
+            request_key(srv.base_url, "/embeddings", {"model": "emb", "input": ["a", "b"]}),
+            {"data": [{"index": 0, "embedding": [1.0]}]},  # one vector for two texts
+        )
+        assert len(LLMClient(srv.base_url, "emb", cache_dir=tmp_path).embed(["a", "b"])) == 2
+        assert len(LLMClient(srv.base_url, "emb", cache_dir=tmp_path).embed(["a", "b"])) == 2
+        assert srv.paths.count("/v1/embeddings") == 1
+
+
+def test_a_key_a_server_echoes_never_reaches_the_cache_file(tmp_path, monkeypatch):
+    given = "sk-test-0f1e2d3c4b5a69788796a5b4"  # a key this process was given
+    foreign = "sk-proj-9a8b7c6d5e4f3a2b1c0d9e8f"  # one it never was (another run's)
+    hf = "hf_Zq8vT3mK1pL6wN9rX2cY5bJ4"
+    echo = f"key {foreign}, token {hf}, AKIAIOSFODNN7EXAMPLE, and Bearer {given}"
+    with FakeLLMServer(default=echo) as srv:
+        LLMClient(srv.base_url, srv.model, api_key=given, cache_dir=tmp_path).chat(ask(1))
+    data = (tmp_path / CACHE_FILE).read_text()
+    for secret in (given, foreign, hf, "AKIAIOSFODNN7EXAMPLE"):
+        assert secret not in data
+    assert "Bearer ***" in data and data.count("***") == 4

@@ -26,6 +26,24 @@ _MIN_SECRET = 8
 """Shorter values are not scrubbed from text (they would match ordinary words)."""
 _secrets: set[str] = set()
 
+# Secrets by their shape, caught even when this process was never given them (a cached
+# reply that echoes another run's key): provider keys (OpenAI, Anthropic, DeepSeek and
+# OpenRouter's ``sk-``, Groq, xAI, Perplexity, Hugging Face, Replicate, GitHub, GitLab,
+# Stripe, Slack, AWS, Google) and the token after ``Bearer``. A key's body must hold a
+# digit, so prose (``sk-learn-compatible``) is left alone.
+_KEY = re.compile(
+    rb"(?:sk|gsk|xai|pplx|hf|r8|gh[pousr]|glpat|github_pat|[sr]k_live|[sr]k_test)[_-]"
+    rb"(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{16,}"
+    rb"|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[A-Za-z0-9_-]{35}"
+)
+_BEARER = re.compile(rb"\b([Bb]earer\s+)(?=[^\s\"',;&<>]*[0-9])[^\s\"',;&<>]{8,}")
+# A key is a whole run of 15 or more of these characters. Runs are found in a copy where
+# each byte is its class (a C-speed translate and search): a regular expression tried at
+# every position of an item's line would cost ten times what serialising the line does.
+_KEY_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_CLASSES = bytes(0x61 if b in _KEY_CHARS else 0x20 for b in range(256))
+_RUN = b"a" * 15
+
 
 def remember_secret(value: Any) -> None:
     """Note a secret value so :func:`scrub` removes it from anything written."""
@@ -50,11 +68,17 @@ def secret_values() -> list[str]:
 
 
 def scrub(text: str, secrets: list[str] | None = None) -> str:
-    """``text`` with every known secret value replaced by ``***``."""
+    """``text`` with every known secret value, and anything shaped like a key, as ``***``.
+
+    Known values are the ones remembered and the secret-named environment variables
+    (:func:`secret_values`); shapes are provider keys (``sk-...``, ``hf_...``, ``AKIA...``)
+    and the token after ``Bearer`` (``Bearer ***``), caught whether or not this process was
+    given them.
+    """
     for value in secret_values() if secrets is None else secrets:
         if value in text:
             text = text.replace(value, "***")
-    return text
+    return _scrub_shapes(text.encode()).decode()
 
 
 def scrub_bytes(data: bytes, secrets: list[bytes]) -> bytes:
@@ -62,7 +86,30 @@ def scrub_bytes(data: bytes, secrets: list[bytes]) -> bytes:
     for value in secrets:
         if value in data:
             data = data.replace(value, b"***")
-    return data
+    return _scrub_shapes(data)
+
+
+def _scrub_shapes(data: bytes) -> bytes:
+    """``data`` with each key-shaped run, and each bearer token, replaced by ``***``."""
+    if b"earer" in data:
+        data = _BEARER.sub(rb"\1***", data)
+    classes = data.translate(_CLASSES)
+    keys = []
+    start = classes.find(_RUN)
+    while start != -1:  # a few runs a line: C-speed searches, a match tried at each
+        end = classes.find(b" ", start)
+        end = len(data) if end == -1 else end
+        if _KEY.fullmatch(data, start, end):
+            keys.append((start, end))
+        start = classes.find(_RUN, end)
+    if not keys:
+        return data
+    parts, done = [], 0
+    for start, end in keys:
+        parts += [data[done:start], b"***"]
+        done = end
+    parts.append(data[done:])
+    return b"".join(parts)
 
 
 _SETTING = re.compile(r"[-+]?\d+(\.\d*)?([eE][-+]?\d+)?|(?i:true|false|none|null)")

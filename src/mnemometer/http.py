@@ -27,6 +27,11 @@ happened and where::
 
 ``timeout`` is per attempt: a call that is retried can take up to ``retries + 1`` timeouts
 plus the waits between them.
+
+Inside a run, every attempt is reported to the run's watch (:mod:`mnemometer.outage`):
+after a few connection failures in a row an endpoint is down for the run, and a request to
+it fails at once with :class:`EndpointDown`, retries included, instead of going through
+its retry cycle item after item.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import email.utils
 import functools
 import json as jsonlib
 import ssl
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -43,10 +49,10 @@ import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential, wait_random
 
-from mnemometer import deadline
+from mnemometer import deadline, outage
 from mnemometer.errors import MnemometerError
 
-Kind = Literal["unreachable", "timeout", "dropped", "status", "malformed", "invalid"]
+Kind = Literal["unreachable", "timeout", "dropped", "status", "malformed", "invalid", "down"]
 
 # 501 Not Implemented and 505 HTTP Version Not Supported are answers, not hiccups.
 _NEVER_RETRY_5XX = frozenset({501, 505})
@@ -71,7 +77,8 @@ class HttpError(MnemometerError):
     Args:
         kind: ``unreachable`` (no connection), ``timeout``, ``dropped`` (the connection
             broke mid-exchange), ``status`` (an HTTP error status), ``malformed`` (the
-            reply is not JSON) or ``invalid`` (the URL cannot be requested at all).
+            reply is not JSON), ``invalid`` (the URL cannot be requested at all) or
+            ``down`` (the run found the endpoint down: :class:`EndpointDown`).
         method: the request's method ("" when no request could be built).
         url: the request's URL, without credentials.
         reason: what went wrong, in words (``HTTP 500: index unavailable``).
@@ -132,7 +139,7 @@ class HttpError(MnemometerError):
         """True when asking again may succeed."""
         if self.kind == "status":
             return self.status is not None and retryable_status(self.status)
-        return self.kind != "invalid"
+        return self.kind not in ("invalid", "down")
 
     def after(self, attempts: int, history: tuple[Kind, ...] = (), first: str = "") -> HttpError:
         """The same failure, reported as the last of ``attempts`` attempts."""
@@ -155,6 +162,22 @@ class HttpError(MnemometerError):
     def __reduce__(self) -> tuple[Any, ...]:
         # Keyword-only fields do not survive the default Exception pickling (process pools).
         return (_restore, (self.__class__, self.__dict__))
+
+
+class EndpointDown(HttpError):
+    """The run found this endpoint down; nothing more is sent to it (see :mod:`mnemometer.outage`).
+
+    Args:
+        method: the request's method.
+        verdict: the run's verdict on the endpoint.
+    """
+
+    def __init__(self, method: str, verdict: outage.Down) -> None:
+        super().__init__("down", method, verdict.url, verdict.describe())
+        self.verdict = verdict
+
+    def _message(self) -> str:
+        return f"{self.reason}; nothing more is sent to it in this run"
 
 
 def _restore(cls: type[HttpError], state: dict[str, Any]) -> HttpError:
@@ -216,6 +239,9 @@ class HttpClient:
             )
         except httpx.InvalidURL as e:
             raise HttpError("invalid", "", self.base_url, f"invalid URL: {e}") from None
+        url = self._client.base_url  # what a run's watch counts failures by
+        self.origin = f"{url.scheme}://{url.host}:{url.port or ''}"
+        self._local = threading.local()
         self._backoff = wait_exponential(multiplier=self.backoff, max=self.max_wait) + wait_random(
             0, self.backoff / 2
         )
@@ -238,6 +264,7 @@ class HttpClient:
         headers: Mapping[str, str] | None = None,
         timeout: float | None = None,
         retries: int | None = None,
+        probe: bool = False,
     ) -> Any:
         """Send one request (retrying transient failures) and return the decoded JSON reply.
 
@@ -249,11 +276,14 @@ class HttpClient:
             headers: extra headers for this request only.
             timeout: seconds per attempt for this request (default: the client's).
             retries: extra attempts for this request (default: the client's).
+            probe: asks whether the service is up at all (waiting for one to start): its
+                failures are not counted towards the run's verdict that it is down.
 
         Returns:
             The parsed reply, or ``None`` when the body is empty (``204``, ...).
 
         Raises:
+            EndpointDown: the run found the endpoint down (before or during this request).
             HttpError: the last attempt failed, or the failure is not worth retrying.
         """
         seconds = self.timeout if timeout is None else float(timeout)
@@ -272,10 +302,12 @@ class HttpClient:
         if retries is not None and retries != self.retries:
             retrying = retrying.copy(stop=stop_after_attempt(int(retries) + 1))
         failures: list[HttpError] = []
+        watch = None if probe else outage.current()
 
         def attempt() -> Any:
+            self._local.attempts = len(failures) + 1
             try:
-                return self._send(request, seconds)
+                return self._send(request, seconds, watch)
             except HttpError as e:
                 failures.append(e)
                 raise
@@ -283,10 +315,15 @@ class HttpClient:
         try:
             return retrying(attempt)
         except HttpError as e:
-            if len(failures) > 1:
+            if len(failures) > 1 and not isinstance(e, EndpointDown):
                 first = next((f.reason for f in failures if f.kind != "unreachable"), "")
                 raise e.after(e.attempts, tuple(f.kind for f in failures), first) from None
             raise
+
+    @property
+    def last_attempts(self) -> int:
+        """Attempts the calling thread's last request made (a write retried twice: 3)."""
+        return getattr(self._local, "attempts", 0)
 
     def close(self) -> None:
         """Close pooled connections; the client cannot send afterwards."""
@@ -298,25 +335,36 @@ class HttpClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _send(self, request: httpx.Request, seconds: float) -> Any:
-        """One attempt: send, check the status, decode the body."""
+    def _send(self, request: httpx.Request, seconds: float, watch: outage.Outages | None) -> Any:
+        """One attempt: send, check the status, decode the body; report it to ``watch``."""
         method, url = request.method, _display_url(request.url)
         deadline.check()  # a retry of an abandoned call is never sent
+        if watch is not None and (down := watch.down(self.origin)) is not None:
+            raise EndpointDown(method, down)
         try:
             response = self._client.send(request)
+        except httpx.ConnectTimeout as e:  # no answer to connect: as good as refused
+            timeout = HttpError(
+                "timeout", method, url, f"timed out after {seconds:g} s (connecting)"
+            )
+            raise self._no_connection(watch, e, timeout) from None
         except httpx.TimeoutException as e:
+            if watch is not None:
+                watch.reached(self.origin)  # it accepted the connection: slow, not down
             phase = _TIMEOUT_PHASE.get(type(e), "waiting")
             raise HttpError(
                 "timeout", method, url, f"timed out after {seconds:g} s ({phase})"
             ) from None
-        except httpx.ConnectError as e:
-            raise HttpError("unreachable", method, url, _describe(e)) from None
         except httpx.UnsupportedProtocol as e:
             raise HttpError("invalid", method, url, f"invalid URL: {e}") from None
+        except httpx.ConnectError as e:  # refused, or a name that does not resolve
+            error = HttpError("unreachable", method, url, _describe(e))
+            raise self._no_connection(watch, e, error) from None
         except httpx.TransportError as e:  # reset, truncated body, protocol violation
-            raise HttpError(
-                "dropped", method, url, f"the connection dropped ({_describe(e)})"
-            ) from None
+            error = HttpError("dropped", method, url, f"the connection dropped ({_describe(e)})")
+            raise self._no_connection(watch, e, error) from None
+        if watch is not None:
+            watch.reached(self.origin)
         status, body = response.status_code, response.content
         if status >= 400:
             detail = error_detail(body) or response.reason_phrase
@@ -334,14 +382,21 @@ class HttpClient:
         try:
             return jsonlib.loads(body)
         except ValueError:  # JSONDecodeError, UnicodeDecodeError
-            kind = response.headers.get("Content-Type", "no content type").split(";")[0]
+            ctype = response.headers.get("Content-Type", "no content type").split(";")[0]
             raise HttpError(
                 "malformed",
                 method,
                 url,
-                f"malformed JSON reply (HTTP {status}, {kind}): {body[:120]!r}",
+                f"malformed JSON reply (HTTP {status}, {ctype}): {body[:120]!r}",
                 status=status,
             ) from None
+
+    def _no_connection(
+        self, watch: outage.Outages | None, e: Exception, error: HttpError
+    ) -> HttpError:
+        """``error``, or :class:`EndpointDown` when this failure made the endpoint down."""
+        down = watch.failed(self.origin, self.base_url, _describe(e)) if watch else None
+        return EndpointDown(error.method, down) if down is not None else error
 
     def _wait(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None

@@ -41,11 +41,11 @@ def keyed():
     STORES.unregister("keyed-test")
 
 
-def _leaks(root: Path) -> list[str]:
+def _leaks(root: Path, secret: str = CANARY) -> list[str]:
     return sorted(
         str(p.relative_to(root))
         for p in root.rglob("*")
-        if p.is_file() and CANARY.encode() in p.read_bytes()
+        if p.is_file() and secret.encode() in p.read_bytes()
     )
 
 
@@ -137,3 +137,65 @@ def test_a_mem0_key_lands_in_no_file(tmp_path: Path, monkeypatch) -> None:
         assert invoke_cli("report", name, "--format", "html", "-o", f"{name}.html").exit_code == 0
     leaks = _leaks(work)
     assert not leaks, f"the key was written to {leaks}"
+
+
+def test_a_server_echoing_credentials_leaves_no_key_in_the_cache_items_or_export(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Issue 30 §2: a server that echoes the Authorization header into its replies, the
+    key given by flag in one run and by environment in another; a resume in a process
+    that was given no key reads the cached replies; the hypotheses are exported."""
+    from benchmark_helpers import locomo_cli, small_locomo
+    from faultproxy import FaultProxy
+
+    from mnemometer import _env
+    from mnemometer.testing._bench import benchmark_reply
+
+    by_flag, by_env = "sk-flag-5e1d0c9b8a7f6e5d4c3b", "local-env-key-8c7b6a5f4e3d2c1b"
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    data = small_locomo(tmp_path / "locomo.json", conversations=2, questions=4)
+    with (
+        FakeLLMServer(default=benchmark_reply) as srv,
+        FaultProxy(srv.base_url, echo=True, share=0.3, faults=("empty",), seed=1) as proxy,
+    ):
+        url = proxy.url + "/v1"
+        r = invoke_cli(*locomo_cli(data, url, "flag", "--llm-api-key", by_flag))
+        assert r.exit_code == 1, r.output  # some replies refused: a resume asks them again
+        proxy.share = 0.0
+        monkeypatch.setattr(_env, "_secrets", set())  # a new process: it knows no key
+        r = invoke_cli("run", "--resume", "flag", "--llm-base-url", url, "--llm-model", srv.model)
+        assert r.exit_code == 0, r.output
+        monkeypatch.setenv("MNEMOMETER_LLM_API_KEY", by_env)
+        assert invoke_cli(*locomo_cli(data, url, "env")).exit_code == 0
+        echoed = [r.headers.get("Authorization") for r in proxy.requests]
+        assert f"Bearer {by_flag}" in echoed and f"Bearer {by_env}" in echoed
+    for run in ("flag", "env"):
+        r = invoke_cli("export", run, "--format", "hypotheses", "-o", f"{run}.jsonl")
+        assert r.exit_code == 0, r.output
+    leaks = [p for key in (by_flag, by_env) for p in _leaks(work, key)]
+    assert not leaks, f"a key was written to {leaks}"
+    for run in ("flag", "env"):  # the echo was cached, without its key
+        cached = (work / run / "llm-cache" / "replies.jsonl").read_text()
+        assert "Authorization: Bearer ***" in cached
+
+
+@pytest.mark.parametrize(
+    ("text", "scrubbed"),
+    [
+        ("Authorization: Bearer abc123def456", "Authorization: Bearer ***"),
+        ('{"key": "sk-proj-AbC123dEf456GhI789jKl0"}', '{"key": "***"}'),
+        ("sk-ant-api03-abcdefghij0123456789 and hf_Zq8vT3mK1pL6wN9rX2cY5bJ4", "*** and ***"),
+        ("gsk_0123456789abcdefghijkl ghp_1234567890abcdefghijABCDEFGHIJ", "*** ***"),
+        ("AKIAIOSFODNN7EXAMPLE xoxb-1234-5678-abcdef", "*** ***"),
+        # Prose and ordinary ids are left alone.
+        ("the bearer of bad news; scikit's sk-learn-compatible-estimators", None),
+        ("task-list-of-things-1234567890 duplicates_dropped conv-26/q001", None),
+    ],
+)
+def test_key_shapes_are_scrubbed_and_prose_is_not(text: str, scrubbed: str | None) -> None:
+    from mnemometer import _env
+
+    assert _env.scrub(text, []) == (scrubbed or text)
+    assert _env.scrub_bytes(text.encode(), []) == (scrubbed or text).encode()

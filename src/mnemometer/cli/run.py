@@ -101,7 +101,9 @@ def run_cmd(suite: str, **kw: Any) -> None:
     moment continues with --resume DIR. With --condition or --repeat the run is an
     experiment: one run directory per condition and repeat, sharing a run group, ready for
     `mnemometer compare`. Exit code 0: all items ran; 1: some items failed (recorded and
-    counted); 2: bad input.
+    counted) or memories failed to store; 2: bad input; 75: an endpoint (the LLM, a memory
+    service) went down mid-run: the items left were not attempted, and --resume DIR runs
+    them once it is back.
 
     \b
     Examples:
@@ -366,8 +368,12 @@ def _single_out(result: Any, kw: dict[str, Any]) -> None:
     if kw["fmt"] != "none":
         click.echo(render(RunView(result.path, result.header, result.summary), kw["fmt"]))
     echo_err(f"run directory: {result.path}")
+    _stopped([result])
+    if result.failed_memories:
+        echo_err(f"{result.failed_memories} memories failed to store (noted in the summary)")
     if result.failed_items:
         echo_err(f"{result.failed_items} items failed (recorded in the run log)")
+    if result.failed_items or result.failed_memories:
         sys.exit(1)
 
 
@@ -384,7 +390,23 @@ def _experiment_out(result: Any, kw: dict[str, Any]) -> None:
                 f"next: mnemometer compare {result.out} --baseline {conds[0]} "
                 f"--candidate {conds[-1]} -o {result.out}/comparison.json"
             )
+    _stopped(result.runs)
     failed = sum(r.failed_items for r in result.runs)
+    lost = sum(r.failed_memories for r in result.runs)
+    if lost:
+        echo_err(f"{lost} memories failed to store across the runs (noted in their summaries)")
     if failed:
         echo_err(f"{failed} items failed across the runs (recorded in their run logs)")
+    if failed or lost:
         sys.exit(1)
+
+
+def _stopped(runs: list[Any]) -> None:
+    """Exit 75 with one line when a run stopped because an endpoint went down."""
+    from mnemometer.runner._stop import ENDPOINT_DOWN_EXIT
+
+    reasons = [r.stopped for r in runs if r.stopped]
+    if reasons:
+        more = f" (and {len(reasons) - 1} more runs stopped)" if len(reasons) > 1 else ""
+        echo_err(f"stopped: {reasons[0]}{more}")
+        sys.exit(ENDPOINT_DOWN_EXIT)

@@ -36,10 +36,10 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mnemometer.http import HttpClient, HttpError
 from mnemometer.llm._cache import ReplyCache, request_key
@@ -54,6 +54,8 @@ from mnemometer.llm._settings import (
     require_settings,
     resolve_settings,
 )
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,30 +218,8 @@ class LLMClient:
         Raises:
             LLMError: unreachable endpoint, unknown model, bad key, or a malformed reply.
         """
-        body: dict[str, Any] = {
-            "model": self.settings.model,
-            "messages": [dict(m) for m in messages],
-            "temperature": temperature,
-        }
-        if max_tokens is not None:
-            body["max_tokens"] = int(max_tokens)
-        if seed is not None:
-            body["seed"] = int(seed)
-        if response_format is not None:
-            body["response_format"] = dict(response_format)
-        body.update(extra)
-        data, seconds, cached = self._post("/chat/completions", body)
-        try:
-            message = data["choices"][0]["message"]
-            text = message.get("content") or ""
-        except (KeyError, IndexError, TypeError, AttributeError):
-            raise LLMError(
-                f"{self.settings.base_url}: chat reply has no choices[0].message: "
-                f"{json.dumps(data)[:200]}"
-            ) from None
-        usage = _usage(data.get("usage"), cached)
-        self._account(usage)
-        return ChatReply(str(text), usage, 0.0 if cached else seconds, cached, data)
+        body = self._chat_body(messages, temperature, max_tokens, seed, response_format, extra)
+        return self._chat(body)[0]
 
     def chat_json(
         self,
@@ -247,9 +227,14 @@ class LLMClient:
         schema: Mapping[str, Any],
         *,
         name: str = "answer",
-        **kwargs: Any,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = 0,
+        **extra: Any,
     ) -> Any:
         """Ask for JSON constrained by ``schema`` and return it parsed.
+
+        Takes :meth:`chat`'s options. A reply whose content is not JSON is never cached.
 
         Raises:
             LLMError: the model's content is not valid JSON.
@@ -261,13 +246,8 @@ class LLMClient:
             }
         else:
             fmt = {"type": "json_object", "schema": dict(schema)}
-        reply = self.chat(messages, response_format=fmt, **kwargs)
-        try:
-            return json.loads(reply.text)
-        except json.JSONDecodeError:
-            raise LLMError(
-                f"model {self.model!r} did not return valid JSON: {reply.text[:200]!r}"
-            ) from None
+        body = self._chat_body(messages, temperature, max_tokens, seed, fmt, extra)
+        return self._chat(body, self._parse_json)[1]
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed ``texts`` with ``/embeddings``; one vector per text, in order.
@@ -278,18 +258,24 @@ class LLMClient:
         if not texts:
             return []
         body = {"model": self.settings.model, "input": list(texts)}
-        data, _, cached = self._post("/embeddings", body)
-        try:
-            rows = sorted(data["data"], key=lambda r: r.get("index", 0))
-            vectors = [[float(x) for x in r["embedding"]] for r in rows]
-        except (KeyError, TypeError, ValueError):
-            raise LLMError(
-                f"{self.settings.base_url}/embeddings: reply is not OpenAI-shaped (one flat "
-                "vector per input); llama.cpp's server returns per-token vectors — use the "
-                "MiniLM model instead"
-            ) from None
-        if len(vectors) != len(texts):
-            raise LLMError(f"/embeddings returned {len(vectors)} vectors for {len(texts)} texts")
+
+        def accept(data: dict[str, Any]) -> list[list[float]]:
+            try:
+                rows = sorted(data["data"], key=lambda r: r.get("index", 0))
+                vectors = [[float(x) for x in r["embedding"]] for r in rows]
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise LLMError(
+                    f"{self.settings.base_url}/embeddings: reply is not OpenAI-shaped (one flat "
+                    "vector per input); llama.cpp's server returns per-token vectors — use the "
+                    "MiniLM model instead"
+                ) from None
+            if len(vectors) != len(texts):
+                raise LLMError(
+                    f"/embeddings returned {len(vectors)} vectors for {len(texts)} texts"
+                )
+            return vectors
+
+        vectors, data, _, cached = self._post("/embeddings", body, accept)
         self._account(_usage(data.get("usage"), cached))
         return vectors
 
@@ -303,9 +289,9 @@ class LLMClient:
             raise LLMError(f"{self.settings.base_url}/models: unexpected reply")
         return names
 
-    def _http_models(self) -> list[str] | None:
+    def _http_models(self, probe: bool = False) -> list[str] | None:
         """``GET /models`` as ids (``None`` for an unexpected reply); transport errors raise."""
-        data = self._http.request_json("GET", "/models")
+        data = self._http.request_json("GET", "/models", probe=probe)
         try:
             return [str(m["id"]) for m in data["data"]]
         except (KeyError, TypeError):
@@ -326,7 +312,7 @@ class LLMClient:
         give_up = time.monotonic() + startup_wait
         while True:
             try:
-                names = self._http_models()
+                names = self._http_models(probe=True)  # waiting for it is no verdict
                 break
             except HttpError as e:
                 if e.kind != "unreachable" or e.reached or time.monotonic() >= give_up:
@@ -351,19 +337,84 @@ class LLMClient:
         with self._lock:
             self._usage = self._usage + usage
 
-    def _post(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
+    def _chat_body(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        temperature: float,
+        max_tokens: int | None,
+        seed: int | None,
+        response_format: Mapping[str, Any] | None,
+        extra: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": [dict(m) for m in messages],
+            "temperature": temperature,
+        }
+        if max_tokens is not None:
+            body["max_tokens"] = int(max_tokens)
+        if seed is not None:
+            body["seed"] = int(seed)
+        if response_format is not None:
+            body["response_format"] = dict(response_format)
+        body.update(extra)
+        return body
+
+    def _chat(
+        self, body: dict[str, Any], parse: Callable[[str], Any] | None = None
+    ) -> tuple[ChatReply, Any]:
+        """One chat completion, and its text parsed by ``parse`` (``None`` without one)."""
+
+        def accept(data: dict[str, Any]) -> tuple[str, Any]:
+            try:
+                message = data["choices"][0]["message"]
+                text = str(message.get("content") or "")
+            except (KeyError, IndexError, TypeError, AttributeError):
+                raise LLMError(
+                    f"{self.settings.base_url}: chat reply has no choices[0].message: "
+                    f"{json.dumps(data)[:200]}"
+                ) from None
+            return text, parse(text) if parse is not None else None
+
+        (text, parsed), data, seconds, cached = self._post("/chat/completions", body, accept)
+        usage = _usage(data.get("usage"), cached)
+        self._account(usage)
+        return ChatReply(text, usage, 0.0 if cached else seconds, cached, data), parsed
+
+    def _parse_json(self, text: str) -> Any:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise LLMError(
+                f"model {self.model!r} did not return valid JSON: {text[:200]!r}"
+            ) from None
+
+    def _post(
+        self, path: str, body: dict[str, Any], accept: Callable[[dict[str, Any]], T]
+    ) -> tuple[T, dict[str, Any], float, bool]:
+        """Ask or read the cache: ``accept``'s value, the reply, its seconds, whether cached.
+
+        Only a reply ``accept`` takes is cached: one it refuses (``"choices": []`` from a
+        faulty proxy, content that is not the JSON asked for) raises and is asked again
+        next time. A cached reply it refuses (written by an older version) is asked again
+        too, and the new reply's line supersedes it.
+        """
         key = None
         if self._cache is not None:
             key = request_key(self.settings.base_url, path, body)
             hit = self._cache.get(key)
             if hit is not None:
-                return hit, 0.0, True
+                try:
+                    return accept(hit), hit, 0.0, True
+                except LLMError:
+                    pass  # a bad reply cached by an older version: ask again
         t0 = time.perf_counter()
         data = self._request("POST", path, body)
         seconds = time.perf_counter() - t0
+        value = accept(data)  # raises before anything is cached
         if key is not None and self._cache is not None:
             self._cache.put(key, data)
-        return data, seconds, False
+        return value, data, seconds, False
 
     def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
         try:

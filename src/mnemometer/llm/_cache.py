@@ -13,6 +13,10 @@ stays an ignored line of its own. Several clients and processes may share a dire
 each line goes in one ``O_APPEND`` write, and a miss reads what others appended since
 (one ``fstat`` when nothing was). Directories written by earlier versions (a file per
 reply, ``ab/ab12....json``) are still read.
+
+What is kept: only replies the client accepted (a chat reply with a message, the JSON asked
+for, one vector per text), each scrubbed of every secret :func:`mnemometer._env.scrub`
+knows (the keys given to this process, anything shaped like a key, bearer tokens).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import re
 import threading
 from pathlib import Path
 from typing import Any
+
+from mnemometer import _env
 
 CACHE_FILE = "replies.jsonl"
 """The file of cached replies inside the cache directory."""
@@ -75,8 +81,13 @@ class ReplyCache:
         return self._legacy_get(key) if self._legacy else None  # absent, or a torn line
 
     def put(self, key: str, reply: dict[str, Any]) -> None:
-        """Append ``reply`` under ``key``: in the kernel's hands when this returns."""
-        line = json.dumps({"key": key, "reply": reply}, ensure_ascii=False).encode() + b"\n"
+        """Append ``reply`` under ``key``, scrubbed of secrets: in the kernel's hands on return.
+
+        The client puts only replies it accepted (:meth:`mnemometer.llm.LLMClient._post`).
+        """
+        # A server may echo the request's key (or another's): none reaches the file.
+        text = _env.scrub(json.dumps({"key": key, "reply": reply}, ensure_ascii=False))
+        line = text.encode() + b"\n"
         with self._lock:
             f = self._open()
             data = (b"\n" + line) if self._torn else line

@@ -22,7 +22,8 @@ from mnemometer.log._schema import (
 def atomic_write(path: Path, text: str) -> None:
     """Write ``text`` so a crash leaves the old file or the new one, never half of one.
 
-    Known secrets (API keys) are scrubbed first: they never reach a run directory.
+    Secrets (the API keys known here, anything shaped like a key) are scrubbed first: they
+    never reach a run directory.
     """
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(_env.scrub(text), "utf-8")
@@ -76,7 +77,8 @@ class ItemWriter:
         _drop_partial_tail(path)
         self._f: IO[bytes] = open(path, "ab", buffering=0)
         self._fsync = fsync
-        # An error message may quote a key (an SDK echoing its request): scrub every line.
+        # An error message may quote a key (an SDK echoing its request), an answer may echo
+        # one: every line is scrubbed of the keys known here and of anything key-shaped.
         self._secrets = [s.encode() for s in _env.secret_values()]
 
     def write(self, item: ItemResult | dict[str, Any]) -> None:
@@ -90,8 +92,7 @@ class ItemWriter:
     def write_many(self, items: list[ItemResult | dict[str, Any]]) -> None:
         """Append the results of one item (a multi-step item's steps) in one write."""
         data = b"".join(_line(item) + b"\n" for item in items)
-        if self._secrets:
-            data = _env.scrub_bytes(data, self._secrets)
+        data = _env.scrub_bytes(data, self._secrets)
         view = memoryview(data)
         while view:  # an unbuffered write may be short; finish it
             n = self._f.write(view)

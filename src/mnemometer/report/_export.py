@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mnemometer import _env
 from mnemometer.errors import MnemometerError
 from mnemometer.log._reader import read_items
 
@@ -52,6 +53,6 @@ def export_run(run_dir: str | Path, out: str | Path, fmt: str = "hypotheses") ->
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        for row in lines:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        for row in lines:  # a log written by an older version may still hold a key
+            f.write(_env.scrub(json.dumps(row, ensure_ascii=False)) + "\n")
     return len(lines)

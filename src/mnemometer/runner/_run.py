@@ -6,10 +6,11 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from mnemometer import _env, _gc, scoring
+from mnemometer import _env, _gc, outage, scoring
 from mnemometer._registry import SUITES
 from mnemometer.datasets._models import Dataset
 from mnemometer.envfile import quiet_libraries
@@ -51,6 +52,7 @@ from mnemometer.runner._setup import (
     scoring_of,
     with_llm,
 )
+from mnemometer.runner._stop import STOPPED, Recorder, item_watched, setup_watched, stop_note
 from mnemometer.suites import _index_file, create_suite
 from mnemometer.suites._base import Item, RunContext, Suite
 from mnemometer.systems import SystemSpec, close
@@ -330,10 +332,18 @@ def resummarize(run_dir: str | Path) -> Summary:
 
 
 def _summarize(
-    path: Path, header: RunHeader, suite: Suite | None, results: list[ItemResult]
+    path: Path,
+    header: RunHeader,
+    suite: Suite | None,
+    results: list[ItemResult],
+    stopped: tuple[str, int] | None = None,
 ) -> Summary:
     legacy = getattr(suite, "summarize", None) if header.scoring is None else None
     summary = scoring.summarize(header, results, path, fallback=legacy)
+    if stopped is not None:  # (its note, the items not attempted): what is not in the log
+        note, left = stopped
+        counts = {**summary.counts, "not_attempted": left}
+        summary = summary.model_copy(update={"counts": counts, "notes": [note, *summary.notes]})
     write_summary(path, summary)
     return summary
 
@@ -341,7 +351,7 @@ def _summarize(
 def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
     t_start = time.perf_counter()
     timings = dict(p.header.timings)
-    notes = list(p.header.notes)
+    notes = [n for n in p.header.notes if not n.startswith(STOPPED)]  # resumed: it goes on
     todo = [it for it in p.items if it.id not in done]
     writer = ItemWriter(p.run_dir, fsync=settings.fsync)
     ctx = RunContext(
@@ -357,15 +367,17 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
     executor = settings.executor or LocalExecutor()
     timeout = p.suite.item_timeout(settings.timeout)
     work = _item_work(p, settings) if getattr(executor, "remote", False) else None
+    watch = outage.Outages()  # an endpoint found down stops the run (see runner/_stop.py)
     try:
         if todo and work is None:  # a remote executor's workers each run setup
-            for phase, secs in p.suite.setup(p.system, p.dataset, ctx).items():
+            setup = partial(p.suite.setup, p.system, p.dataset, ctx)
+            for phase, secs in setup_watched(setup, watch).items():
                 timings[phase] = timings.get(phase, 0.0) + secs
         t_items = time.perf_counter()
         total = len(p.items)
         finished = [len(p.items) - len(todo)]
 
-        def record(d: Done[Item]) -> None:
+        def write(d: Done[Item]) -> None:
             writer.write_many(_results(p.suite, d, timeout))  # one write: whole or cut
             if d.attempts > 1 or d.lost:
                 notes.append(_retry_note(executor.name, d))
@@ -373,15 +385,17 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
             if settings.progress is not None:
                 settings.progress("items", finished[0], total)
 
-        run_item = p.suite.run_item
+        record = Recorder(write, watch)  # nothing that met a dead endpoint is written
+        fn = work if work is not None else item_watched(partial(p.suite.run_item, p.system), watch)
         with _gc.frozen():  # collections during the items skip what setup loaded
             executor.map(
-                work if work is not None else (lambda it: run_item(p.system, it)),
+                fn,
                 todo,
                 record,
                 concurrency=settings.concurrency,
                 timeout=timeout,
             )
+        record.finish()
         timings["items"] = timings.get("items", 0.0) + time.perf_counter() - t_items
         for phase, secs in (work.timings() if work is not None else {}).items():
             timings[phase] = timings.get(phase, 0.0) + secs
@@ -393,6 +407,15 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
         writer.close()
         p.suite.teardown()
     timings["total"] = timings.get("total", 0.0) + time.perf_counter() - t_start
+    if watch.first is not None:  # still running: the items left wait for --resume
+        left = len(todo) - record.written
+        stopped = stop_note(watch.first, left, len(p.items), p.run_dir)
+        header = p.header.model_copy(update={"timings": timings, "notes": [*notes, stopped]})
+        summary = _summarize(p.run_dir, header, p.suite, read_items(p.run_dir), (stopped, left))
+        write_header(p.run_dir, header)
+        if p.spec.instance is None:
+            close(p.system)
+        return RunResult(p.run_dir, header, summary)
     header = p.header.model_copy(update={"status": "finished", "timings": timings, "notes": notes})
     # The summary and the suite's files first, the header last: a run whose header says
     # finished has all of them, and one killed before that resumes to write them.

@@ -25,6 +25,7 @@ from mnemometer.log._schema import (
     SystemRef,
 )
 from mnemometer.runner._executor import Executor, LocalExecutor
+from mnemometer.runner._stop import stop_reason
 from mnemometer.suites._base import Item, Suite
 from mnemometer.systems import SystemSpec
 
@@ -86,6 +87,20 @@ class RunResult:
         from mnemometer.log._reader import read_log
 
         return read_log(self.path).to_pandas()
+
+    @property
+    def failed_memories(self) -> int:
+        """Memories whose ingest failed (the run went on; the queries that need them say so)."""
+        return self.summary.counts.get("ingest_failures", 0)
+
+    @property
+    def stopped(self) -> str | None:
+        """Why the run stopped before its end (an endpoint it asks went down), or ``None``.
+
+        The items it did not reach were not attempted: they are neither failures nor
+        results, and :func:`resume` runs them once the endpoint is back.
+        """
+        return stop_reason(self.header.notes)
 
     @property
     def failed_items(self) -> int:

@@ -12,6 +12,7 @@ from mnemometer.stores._protocol import (
     IngestCosted,
     ListableStore,
     Persistent,
+    RetryCounted,
     Store,
     capabilities,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "IngestCosted",
     "ListableStore",
     "Persistent",
+    "RetryCounted",
     "Store",
     "capabilities",
     "create_store",

@@ -181,6 +181,15 @@ class IngestCosted(Protocol):
         ...
 
 
+@runtime_checkable
+class RetryCounted(Protocol):
+    """Capability: counts the store calls it sent again after a transient failure."""
+
+    def write_retries(self) -> int:
+        """Store calls retried since the last ``reset`` (a retried write may be a duplicate)."""
+        ...
+
+
 def uses_structured_query(store: object) -> bool:
     """Whether ``store`` declares ``uses_structured_query = True``.
 
@@ -206,6 +215,7 @@ def capabilities(store: object) -> list[str]:
         "list_ids": ListableStore,
         "set_time": ClockAware,
         "ingest_costs": IngestCosted,
+        "write_retries": RetryCounted,
         "persistent": Persistent,
     }
     caps = [name for name, proto in checks.items() if isinstance(store, proto)]

@@ -31,16 +31,26 @@ number); other strings have each ``{name}`` substituted. Names: ``text``, ``memo
 fields as query parameters. Requests go through :class:`mnemometer.http.HttpClient`
 (one pool of connections shared by the run's threads). Every request has a timeout; an HTTP
 error, a timeout or a reply that is not the JSON the mapping describes raises an error
-naming the endpoint, which the runner records against the item.
+naming the endpoint, which the runner records against the item (a search) or the memory
+(a store call: the run goes on, see ``docs/stores.md``).
+
+A write that is retried (``retries``) may already have been applied: every store call
+carries an ``Idempotency-Key`` header (``idempotency_header``), the same on its retries and
+new for each write of each ingest, so a service that honours it applies the write once; a
+service that stores by the memory id it is sent (``id = "{memory_id}"``) is idempotent
+anyway. The retries are counted (:meth:`HttpStore.write_retries`) and reported with what
+storing cost.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import threading
 import urllib.parse
-from collections.abc import Sequence
+import uuid
 from typing import Any, Literal
 
 from pydantic import Field
@@ -88,7 +98,10 @@ class HttpConfig(StrictModel):
     retries: int = Field(0, ge=0)
     """Extra attempts after a transient failure (refused or dropped connection, timeout,
     408/409/425/429/5xx). Off by default: a store call that timed out may have been applied,
-    and sending it again could store a memory twice."""
+    and sending it again stores a memory twice unless the service honours the idempotency
+    key or stores by memory id. Retries are counted and reported."""
+    backoff: float = Field(0.5, ge=0)
+    """Seconds before the first retry; each wait doubles (with jitter), ``Retry-After`` wins."""
     auth_env: str | None = None
     """Environment variable holding a bearer token (never written to the run log)."""
     auth_header: str = "Authorization"
@@ -97,6 +110,9 @@ class HttpConfig(StrictModel):
     """Prefix of the header value (empty for a bare token)."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra headers sent with every request."""
+    idempotency_header: str = "Idempotency-Key"
+    """Header of each store call carrying a key unique to that write and the same on its
+    retries (empty: none is sent)."""
     reset: Endpoint | None = None
     """Forget everything (optional: without it, ``reset`` is a no-op)."""
     store: Endpoint
@@ -160,6 +176,9 @@ class HttpStore:
         self.tie_seed = check_seed(tie_seed)
         self.cfg = load_config(config)
         self._ids: dict[str, None] = {}
+        self._ingest = uuid.uuid4().hex  # a new one at every reset: keys of writes, not texts
+        self._retries = 0
+        self._lock = threading.Lock()
         headers = dict(self.cfg.headers)
         if self.cfg.auth_env:
             token = os.environ.get(self.cfg.auth_env)
@@ -170,39 +189,64 @@ class HttpStore:
             scheme = f"{self.cfg.auth_scheme} " if self.cfg.auth_scheme else ""
             headers[self.cfg.auth_header] = scheme + token
         self._http = HttpClient(
-            self.cfg.base_url, headers=headers, timeout=self.cfg.timeout, retries=self.cfg.retries
+            self.cfg.base_url,
+            headers=headers,
+            timeout=self.cfg.timeout,
+            retries=self.cfg.retries,
+            backoff=self.cfg.backoff,
         )
 
-    def _call(self, ep: Endpoint, values: dict[str, Any]) -> Any:
+    def _call(
+        self,
+        ep: Endpoint,
+        values: dict[str, Any],
+        headers: dict[str, str] | None = None,
+        retries: int | None = None,
+    ) -> Any:
         path = fill(ep.path, {k: urllib.parse.quote(str(v)) for k, v in values.items()})
         body = fill(ep.body, values) if ep.body is not None else None
         if ep.method == "GET":
-            return self._http.request_json("GET", path, params=_query(body))
-        return self._http.request_json(ep.method, path, json=body)
+            params, body = _query(body), None
+        else:
+            params = None
+        return self._http.request_json(
+            ep.method, path, json=body, params=params, headers=headers, retries=retries
+        )
 
     def resolved_options(self) -> dict[str, Any]:
         """The tie seed, for the run log."""
         return {"tie_seed": self.tie_seed}
 
     def reset(self) -> None:
-        """Call the reset endpoint (when configured)."""
+        """Call the reset endpoint (when configured); what follows is a new ingest.
+
+        Forgetting everything twice is forgetting everything: the call is retried (at
+        least twice) even when writes are not.
+        """
         if self.cfg.reset is not None:
-            self._call(self.cfg.reset, {})
+            self._call(self.cfg.reset, {}, retries=max(self.cfg.retries, 2))
         self._ids.clear()
+        self._ingest = uuid.uuid4().hex
+        self._retries = 0
 
     def store(self, text: str, metadata: dict[str, Any]) -> None:
-        """Call the store endpoint once."""
+        """Call the store endpoint: one write, retried under one idempotency key."""
         mid = str(metadata["memory_id"])
-        self._call(
-            self.cfg.store,
-            {"text": text, "memory_id": mid, "timestamp": metadata.get("timestamp") or ""},
-        )
+        headers = {}
+        if self.cfg.idempotency_header:
+            key = hashlib.sha256(f"{self._ingest}\0{mid}\0{text}".encode()).hexdigest()[:32]
+            headers[self.cfg.idempotency_header] = key
+        values = {"text": text, "memory_id": mid, "timestamp": metadata.get("timestamp") or ""}
+        try:
+            self._call(self.cfg.store, values, headers)
+        finally:
+            with self._lock:
+                self._retries += max(0, self._http.last_attempts - 1)
         self._ids[mid] = None
 
-    def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        """One store call per text."""
-        for text, metadata in items:
-            self.store(text, metadata)
+    def write_retries(self) -> int:
+        """Store calls sent again after a transient failure, since the last reset."""
+        return self._retries
 
     def list_ids(self) -> list[str]:
         """Ids of every memory sent to the service."""

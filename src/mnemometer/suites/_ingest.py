@@ -1,12 +1,16 @@
 """What storing cost, per memory: seconds for every store, LLM calls and tokens where metered.
 
 A suite that stores a dataset calls :meth:`IngestTally.add` once per store it filled (the
-run's store and each conversation's own). Stores with the ``ingest_costs`` capability
-(:class:`~mnemometer.stores.IngestCosted`: Graphiti, cognee, LangMem) report every ingest
-call's LLM calls, tokens, seconds, what it extracted and whether it failed; for the others
-the tally knows the wall time and the number of memories. It records counts, notes that say
-when memories failed or nothing was extracted, and one row of figures in ``ingest.json``;
-the summary (:class:`mnemometer.scoring.summaries.RetrievalSummary`) shows them as a table.
+run's store and each conversation's own), with the memories whose store call failed (the
+suite catches those and goes on, see :func:`mnemometer.suites.retrieval.store_dataset`).
+Stores with the ``ingest_costs`` capability (:class:`~mnemometer.stores.IngestCosted`:
+Graphiti, cognee, LangMem) report every ingest call's LLM calls, tokens, seconds, what it
+extracted and whether it failed; stores with ``write_retries``
+(:class:`~mnemometer.stores.RetryCounted`: ``http``) count the store calls they sent again;
+for the others the tally knows the wall time and the number of memories. It records
+counts, notes that say which memories failed and which queries need them, and one row of
+figures in ``ingest.json``; the summary (:class:`mnemometer.scoring.summaries.RetrievalSummary`)
+shows them as a table.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemometer.stores._protocol import IngestCost, IngestCosted
+from mnemometer.stores._protocol import IngestCost, IngestCosted, RetryCounted
 
 
 @dataclass
@@ -29,19 +33,48 @@ class IngestTally:
     seconds: float = 0.0
     metered: bool = False
     costs: list[IngestCost] = field(default_factory=list)
+    unstored: dict[str, str] = field(default_factory=dict)
+    """Memory id -> why its store call failed (caught by the suite; the run went on)."""
+    retries: int | None = None
+    """Store calls sent again after a transient failure (``None``: no store counts them)."""
+    affected: list[str] = field(default_factory=list)
+    """Queries that need a memory that failed (they are asked all the same)."""
 
-    def add(self, store: Any, memories: int, seconds: float) -> None:
-        """Record one filled store: how many memories it was given and how long it took."""
+    def add(
+        self, store: Any, memories: int, seconds: float, failures: dict[str, str] | None = None
+    ) -> None:
+        """Record one filled store: its memories, how long it took, the ones that failed."""
         self.memories += memories
         self.seconds += seconds
+        self.unstored.update(failures or {})
         if isinstance(store, IngestCosted):
             self.metered = True
             self.costs.extend(store.ingest_costs())
+        if isinstance(store, RetryCounted):
+            self.retries = (self.retries or 0) + store.write_retries()
 
     def record(self, path: Path) -> None:
-        """What storing cost, for the summary (``ingest.json``: counts, notes, one row)."""
-        doc = {"counts": self.counts(), "notes": self.notes(), "row": self.row()}
+        """What storing cost, for the summary (``ingest.json``: counts, notes, one row).
+
+        ``unstored`` is kept too: a resume that loads a saved index reads it back.
+        """
+        doc = {
+            "counts": self.counts(),
+            "notes": self.notes(),
+            "row": self.row(),
+            "unstored": self.failed_ids(),
+        }
         path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+
+    @staticmethod
+    def recorded_failures(path: Path) -> dict[str, str]:
+        """The ``unstored`` memories an earlier ``ingest.json`` recorded ({} without one)."""
+        try:
+            doc = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        unstored = doc.get("unstored") if isinstance(doc, dict) else None
+        return {str(k): str(v) for k, v in unstored.items()} if isinstance(unstored, dict) else {}
 
     def write(self, path: Path) -> None:
         """One JSON line per ingest call (``ingest.jsonl``), for a closer look."""
@@ -49,17 +82,28 @@ class IngestTally:
             for c in self.costs:
                 f.write(json.dumps(asdict(c), ensure_ascii=False) + "\n")
 
+    def failed_ids(self) -> dict[str, str]:
+        """Memory id -> why its ingest failed (a store's own report, or its call's error)."""
+        out = {m: c.error for c in self.costs if c.error is not None for m in c.memory_ids}
+        return {**out, **self.unstored}
+
     @property
     def failed(self) -> int:
         """Memories whose ingest failed."""
-        return sum(len(c.memory_ids) for c in self.costs if c.error is not None)
+        return len(self.failed_ids())
+
+    @property
+    def counted(self) -> bool:
+        """Whether failures are known here (a metered store, a failure, counted retries)."""
+        return self.metered or bool(self.unstored) or self.retries is not None
 
     def row(self) -> dict[str, Any]:
         """The raw values of the ``ingest`` table's one row."""
         n = max(self.memories, 1)
         out: dict[str, Any] = {
             "memories": self.memories,
-            "failed": self.failed if self.metered else None,
+            "failed": self.failed if self.counted else None,
+            "retries": self.retries,
             "seconds_per_memory": self.seconds / n,
             "seconds_p50": None,
             "seconds_p95": None,
@@ -83,21 +127,44 @@ class IngestTally:
         return out
 
     def counts(self) -> dict[str, int]:
-        """``memories_stored`` and, where metered, ``ingest_failures``."""
-        out = {"memories_stored": self.memories}
-        if self.metered:
+        """``memories_stored`` (those that did not fail), and what is known of the rest.
+
+        ``ingest_failures`` when failures are known here, ``ingest_retries`` when a store
+        counts them, ``queries_affected`` when a query needs a memory that failed.
+        """
+        out = {"memories_stored": self.memories - self.failed}
+        if self.counted:
             out["ingest_failures"] = self.failed
+        if self.retries is not None:
+            out["ingest_retries"] = self.retries
+        if self.affected:
+            out["queries_affected"] = len(self.affected)
         return out
 
     def notes(self) -> list[str]:
-        """Failed memories, and a warning when the store extracted nothing at all."""
+        """Failed memories and the queries that need them, retried writes, extraction.
+
+        The last is a warning when the store extracted nothing from the whole dataset.
+        """
         out: list[str] = []
-        failed = [c for c in self.costs if c.error is not None]
+        failed = self.failed_ids()
         if failed:
-            first = failed[0]
+            first = list(failed.items())[:3]
             out.append(
-                f"{self.failed} of {self.memories} memories failed to ingest and are not in "
-                f"the store (first: {', '.join(first.memory_ids[:3])}: {first.error})"
+                f"{len(failed)} of {self.memories} memories failed to ingest and are not in "
+                f"the store (first: {', '.join(m for m, _ in first)}: {first[0][1]})"
+            )
+        if self.affected:
+            shown = ", ".join(self.affected[:5]) + (", ..." if len(self.affected) > 5 else "")
+            out.append(
+                f"{len(self.affected)} queries need a memory that failed to store ({shown}): "
+                "they were asked and scored as usual; each item names them in extra.unstored"
+            )
+        if self.retries:
+            out.append(
+                f"{self.retries} store calls were sent again after a transient failure, each "
+                "under the idempotency key of its write: a service that honours the key (or "
+                "stores by memory id) applied each write once"
             )
         extracted = [c.extracted for c in self.costs if c.error is None]
         if self.metered and extracted and all(e == 0 for e in extracted):

@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from mnemometer import outage
 from mnemometer._gc import paused
 from mnemometer.datasets._models import Dataset, Query
 from mnemometer.errors import MnemometerError
@@ -43,12 +44,20 @@ def _set_reference_time(store: Any, dataset: Dataset) -> None:
 
 
 def store_dataset(
-    store: Any, dataset: Dataset, versions: str = "all", progress: Any = None
+    store: Any,
+    dataset: Dataset,
+    versions: str = "all",
+    progress: Any = None,
+    failures: dict[str, str] | None = None,
 ) -> dict[str, float]:
     """Reset ``store`` and give it every memory; return ``{"index": seconds}``.
 
     The store sees text, ``memory_id`` and ``timestamp`` only: never the answer-key labels.
-    Time-aware stores first learn the dataset's reference time.
+    Time-aware stores first learn the dataset's reference time. With ``failures``, a store
+    call that raises is recorded there (memory id -> error) and storing goes on, one call
+    per text; without, it raises. A store that takes batches (``store_many``) reports its
+    own failures (``ingest_costs``) or raises. A failure after the run found an endpoint
+    down is raised: the run stops (:mod:`mnemometer.outage`).
     """
     t0 = time.perf_counter()
     store.reset()
@@ -67,7 +76,13 @@ def store_dataset(
     else:
         step = max(1, total // 100)
         for n, (text, meta) in enumerate(batch, 1):
-            store.store(text, meta)
+            try:
+                store.store(text, meta)
+            except Exception as e:
+                watch = outage.current()
+                if failures is None or (watch is not None and watch.first is not None):
+                    raise
+                failures.setdefault(meta["memory_id"], f"{type(e).__name__}: {e}")
             if progress is not None and (n % step == 0 or n == total):
                 progress("index", n, total)
     if progress is not None:
@@ -84,20 +99,25 @@ deleted)."""
 
 
 def index_dataset(
-    store: Any, dataset: Dataset, ctx: RunContext, versions: str = "all"
+    store: Any,
+    dataset: Dataset,
+    ctx: RunContext,
+    versions: str = "all",
+    failures: dict[str, str] | None = None,
 ) -> dict[str, float]:
     """:func:`store_dataset`, saving the index of a ``Persistent`` store in the run directory.
 
     A resumed run loads that index instead when it was built from the same dataset, store
     and options (``{"index_load": seconds}``; see :mod:`mnemometer.suites._index_file`).
-    An index built in under :data:`SAVE_INDEX_AFTER` seconds is not saved.
+    An index built in under :data:`SAVE_INDEX_AFTER` seconds is not saved. ``failures`` is
+    :func:`store_dataset`'s.
     """
     t0 = time.perf_counter()
     key = index_key(store, dataset, ctx.system, versions)
     if ctx.pending is not None and load_index(store, dataset, ctx.run_dir, key):
         _set_reference_time(store, dataset)
         return {"index_load": time.perf_counter() - t0}
-    timings = store_dataset(store, dataset, versions, ctx.report)
+    timings = store_dataset(store, dataset, versions, ctx.report, failures)
     if key is not None and timings["index"] >= SAVE_INDEX_AFTER:
         t1 = time.perf_counter()
         save_index(store, ctx.run_dir, key)
@@ -175,6 +195,7 @@ class RetrievalSuite(BaseSuite):
         self._abstains = False
         self._stores: dict[str, Any] = {}  # conversation id -> its own store
         self._known: set[str] = set()  # memory ids the store was given
+        self._unstored: set[str] = set()  # memory ids whose store call failed
         self._ranking = Ranking(self.ks, self.top_k)
 
     def options(self) -> dict[str, Any]:
@@ -195,7 +216,9 @@ class RetrievalSuite(BaseSuite):
 
         A conversation dataset (LoCoMo, LongMemEval) asks each question against its own
         conversation only: one isolated store per conversation, built from the run's system
-        spec, so no conversation's turns can answer another's questions.
+        spec, so no conversation's turns can answer another's questions. A memory whose
+        store call fails is recorded and the run goes on; the queries that need it are
+        asked all the same, and say so (``extra.unstored``, the ingest notes).
         """
         self._abstains = bool(getattr(system, "abstains", False))
         self._ranking = Ranking(self.ks, self.top_k, ["abstains"] if self._abstains else [])
@@ -211,18 +234,27 @@ class RetrievalSuite(BaseSuite):
             if len(own) == len(dataset.memories)
             else dataset.model_copy(update={"memories": own})
         )
-        timings = index_dataset(system, main, ctx, self.versions)
+        failed: dict[str, str] = {}
+        timings = index_dataset(system, main, ctx, self.versions, failed)
+        if "index" not in timings:  # a resume loaded the saved index, and its failures
+            failed.update(IngestTally.recorded_failures(ctx.run_dir / INGEST_FILE))
         if main.memories or not dataset.conversations:
-            tally.add(system, len(main.memories), timings.get("index", 0.0))
+            tally.add(system, len(main.memories), timings.get("index", 0.0), failed)
         for n, conv in enumerate(dataset.conversations, 1):
             ctx.report("ingest", n - 1, len(dataset.conversations))
             store = ctx.isolated(_namespace(conv.id), lang=dataset.info.language)
             self._stores[conv.id] = store
             turns = dataset.with_turn_memories(conv.id)
             self._known.update(m.id for m in turns.memories)
-            secs = store_dataset(store, turns, self.versions)["index"]
-            tally.add(store, len(turns.memories), secs)
+            lost: dict[str, str] = {}
+            secs = store_dataset(store, turns, self.versions, failures=lost)["index"]
+            tally.add(store, len(turns.memories), secs, lost)
+            failed.update(lost)
             timings["index"] += secs
+        self._unstored = set(tally.failed_ids())
+        tally.affected = [
+            q.id for q in dataset.queries if any(m in self._unstored for m in q.relevant_ids)
+        ]
         if tally.metered:
             tally.write(ctx.run_dir / "ingest.jsonl")
         if "index" in timings or not (ctx.run_dir / INGEST_FILE).exists():
@@ -248,6 +280,8 @@ class RetrievalSuite(BaseSuite):
         hits = more[: self.top_k]
         ranked = dedupe(h.memory_id for h in hits)
         extra: dict[str, Any] = {"duplicates_dropped": duplicate_count([h.memory_id for h in hits])}
+        if self._unstored and (lost := [m for m in q.relevant_ids if m in self._unstored]):
+            extra["unstored"] = lost  # charged here: a memory it needs failed to store
         if len(more) > self.top_k:
             extra["next_hit"] = {"id": more[-1].memory_id, "score": more[-1].score}
         # Contract breaches are recorded and noted, never silently scored away.
