@@ -24,6 +24,7 @@ def spin(deadline: float, parent: int) -> None:
 
 
 def main() -> None:
+    """Start the spinning workers and wait for them."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--max-seconds", type=float, default=3600.0)
