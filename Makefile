@@ -19,7 +19,7 @@ LLAMA_WHEEL = $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl)
 # Browser tests drive Debian's Chromium through playwright (never a downloaded browser).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test test-live test-all letta-env cognee-env test-cognee bench clean chromium bubblewrap screenshot
+.PHONY: demo test test-live test-all letta-env cognee-env test-cognee peers-env bench clean chromium bubblewrap screenshot
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -79,9 +79,24 @@ chromium:
 bubblewrap:
 	$(call apt_install,bwrap,bubblewrap,the sandbox)
 
+# The peer harnesses whose retrieval rules mnemometer transcribes (src/mnemometer/scoring/
+# rules.py), installed from PyPI without their dependencies (the scoring functions the tests
+# call import only the standard library) into a venv of their own under ~/.cache/mnemometer,
+# once per machine (seconds); tests/scoring/test_rules_peers.py runs their code on the same
+# rankings. A changed pin rebuilds it.
+PEERS := infolang-bench==0.1.0 memory-core-eval==0.2.0 benchd-harness==0.2.0
+PEERS_VENV ?= $(HOME)/.cache/mnemometer/peers/venv
+peers-env:
+	@if [ "$$(cat $(PEERS_VENV)/.mnemometer-complete 2>/dev/null)" != "$(PEERS)" ]; then \
+	  echo "installing the peer harnesses in $(PEERS_VENV) (once per machine)"; \
+	  rm -rf $(PEERS_VENV) && $(PYTHON) -m venv $(PEERS_VENV) && \
+	  $(PEERS_VENV)/bin/python -m pip install -q --no-deps $(PEERS) && \
+	  echo "$(PEERS)" > $(PEERS_VENV)/.mnemometer-complete; \
+	fi
+
 # The fast loop: everything but the slow and live-server groups, with its slowest tests
 # named (a test over a few seconds belongs in SLOW_TESTS in tests/conftest.py).
-test: $(VENV)/.test bubblewrap
+test: $(VENV)/.test bubblewrap peers-env
 	$(BIN)/python -m pytest -q --durations=15
 
 # The Letta server stack the live tests start (`mnemometer serve letta`): its own venv,

@@ -52,3 +52,56 @@ def permuted(ds: Dataset, how: str) -> Dataset:
         random.Random(7).shuffle(out.memories)
     out.info.content_hash = None
     return out
+
+
+class SessionSpreadStore:
+    """An adversary of session-level retrieval rules: one turn from each session.
+
+    It ranks sessions as bm25 ranks their turns (a session where bm25's best hit for the
+    query sits ranks first), then answers with each session's *first* turn, never the one
+    bm25 found. A rule that only asks whether a hit's session holds evidence scores it as
+    well as bm25; a rule that asks for the evidence turn itself sees almost nothing.
+    """
+
+    def __init__(self) -> None:
+        from mnemometer.stores.bm25 import BM25Store
+
+        self.bm25 = BM25Store()
+        self.reset()
+
+    def reset(self) -> None:
+        self.bm25.reset()
+        self.session: dict[str, str] = {}
+        self.first: dict[str, str] = {}
+
+    def store(self, text: str, metadata: dict[str, Any]) -> None:
+        mid, session = metadata["memory_id"], metadata["session"]
+        self.session[mid] = session
+        self.first.setdefault(session, mid)
+        self.bm25.store(text, metadata)
+
+    def flush(self) -> None:
+        self.bm25.flush()
+
+    def search(self, query: str, top_k: int) -> list[dict[str, Any]]:
+        ranked = self.bm25.search(query, len(self.session))
+        sessions = list(dict.fromkeys(self.session[h.memory_id] for h in ranked))
+        turns = [self.first[s] for s in sessions][:top_k]
+        return [{"memory_id": m, "score": 1.0 / (1 + r)} for r, m in enumerate(turns)]
+
+
+class RandomStore:
+    """A store that knows nothing: a random order of what it holds, seeded by the query."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.ids: list[str] = []
+
+    def store(self, text: str, metadata: dict[str, Any]) -> None:
+        self.ids.append(metadata["memory_id"])
+
+    def search(self, query: str, top_k: int) -> list[dict[str, Any]]:
+        drawn = random.Random(f"random-store/{query}").sample(self.ids, min(top_k, len(self.ids)))
+        return [{"memory_id": m, "score": 1.0 / (1 + r)} for r, m in enumerate(drawn)]

@@ -19,6 +19,7 @@ from mnemometer import stats
 from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
 from mnemometer.scoring.aggregate import distribution, mean_metrics
 from mnemometer.scoring.benchmark.probes import false_positives
+from mnemometer.scoring.benchmark.rules import rule_sensitivity
 from mnemometer.scoring.intervals import interval
 from mnemometer.scoring.judges import cohen_kappa, raw_agreement
 
@@ -137,6 +138,11 @@ def summarize_benchmark(
         t, section = judge_tables(headline, judges)
         tables += t
         sections["judges"] = section
+    rules, section, rule_notes = rule_sensitivity(header, rows)
+    if rules is not None:
+        tables.append(rules)
+        sections["rules"] = section
+    notes += rule_notes
     mdes = {}
     for j in judges:
         vals = [m.value for m in overall if m.name == f"accuracy:{j}"]

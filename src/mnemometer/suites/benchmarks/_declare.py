@@ -8,6 +8,7 @@ from mnemometer.log._schema import ScoringRecord
 from mnemometer.scoring import judges as J
 from mnemometer.scoring.benchmark import Answer, BenchmarkSummary, Judge, headline_spec
 from mnemometer.scoring.benchmark.answers import judge_target
+from mnemometer.scoring.rules import Rule, default_rules
 
 
 class Declared:
@@ -35,6 +36,13 @@ class Declared:
     """Per-question answer scores summarised with intervals (a failed question scores 0)."""
     cluster_key: ClassVar[str] = "conversation"
     """What the questions of one item share, for the headline's interval."""
+    retrieval_rules: ClassVar[bool] = False
+    """Whether every peer's retrieval rule scores each question's ranking (LoCoMo,
+    LongMemEval): the summary's rule-sensitivity table."""
+
+    def rule_scorers(self) -> list[Rule]:
+        """The retrieval rules that score each ranking (none unless declared)."""
+        return default_rules() if self.retrieval_rules else []
 
     def group_order(self) -> list[str]:
         """The order categories are shown in (the rest sorted after them)."""
@@ -53,7 +61,7 @@ class Declared:
         )
 
     def scoring(self, llm: Any = None) -> ScoringRecord:
-        """The answer rule, each judge, the ``benchmark`` summary and the headline.
+        """The answer rule, each judge, the retrieval rules, the summary and the headline.
 
         Each judge's model and endpoint are recorded when the run's LLM is known; the
         headline is the first judge's accuracy, else the first answer score, over the
@@ -70,7 +78,11 @@ class Declared:
                 Judge(j.name, self.rubric, self.judge_exclude, model=model, base_url=url).spec()
             )
         return ScoringRecord(
-            scorers=[Answer(self.answer_rule).spec(), *judges],
+            scorers=[
+                Answer(self.answer_rule).spec(),
+                *judges,
+                *(r.spec() for r in self.rule_scorers()),
+            ],
             summary=self.summary_scorer().spec(),
             headline=headline_spec(
                 [j.name for j in self.judges],

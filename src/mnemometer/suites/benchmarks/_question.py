@@ -8,6 +8,7 @@ later from the log alone (``mnemometer score``).
 
 from __future__ import annotations
 
+import random
 import time
 from typing import Any
 
@@ -17,6 +18,7 @@ from mnemometer.log._schema import ItemResult
 from mnemometer.scoring import judges as J
 from mnemometer.scoring._scorer import apply
 from mnemometer.scoring.retrieval import dedupe
+from mnemometer.scoring.rules import RANDOM_SEED, RULE_DEPTH
 from mnemometer.suites._base import Item
 from mnemometer.suites.benchmarks import _pipeline as P
 
@@ -30,6 +32,7 @@ class Questions:
     turn_ks: tuple[int, ...]
     session_ks: tuple[int, ...]
     judges: list[J.JudgeSpec]
+    retrieval_rules: bool
     _reader: Any
     _scorers: list[Any]
     _summary: Any
@@ -65,6 +68,8 @@ class Questions:
             "baseline": self.baseline,
             **self.facts(q),
         }
+        if self.retrieval_rules and kind != "agent" and self.baseline is None:
+            extra.update(evidence_sessions(q, turns))  # also marks the record as ranked
         metrics: list[dict[str, Any]] = []
         retrieved: list[dict[str, Any]] = []
         tokens: dict[str, int] = {}
@@ -84,6 +89,8 @@ class Questions:
                 if ranking is not None:
                     latency = extra["search_ms"]
                     retrieved = [{"id": i, "score": s} for i, s in ranking]
+                    if self.retrieval_rules:
+                        extra.update(rule_inputs([i for i, _ in ranking], turns, q.id))
                     if q.relevant_ids:
                         metrics += P.retrieval_values(
                             [i for i, _ in ranking],
@@ -208,3 +215,32 @@ class Questions:
         chosen, dropped = P.select_context(top, self.reader_budget)
         extra["dropped_for_budget"] = dropped
         return chosen, ranking
+
+
+def evidence_sessions(q: Query, turns: dict[str, P.TurnRef]) -> dict[str, Any]:
+    """``evidence_sessions``: the sessions that hold the question's evidence (maybe none).
+
+    LongMemEval names them (``answer_session_ids``, also for abstention questions); for
+    LoCoMo they are the evidence turns' sessions.
+    """
+    named = q.metadata.get("answer_session_ids")
+    if named:
+        return {"evidence_sessions": [str(s) for s in named]}
+    return {"evidence_sessions": dedupe(turns[e].session.id for e in q.relevant_ids if e in turns)}
+
+
+def rule_inputs(ids: list[str], turns: dict[str, P.TurnRef], qid: str) -> dict[str, Any]:
+    """What the peers' retrieval rules read beside the ranking (:mod:`mnemometer.scoring.rules`).
+
+    The session and text (the turn's words, without its speaker) of the first
+    ``RULE_DEPTH`` hits, and as many turns of a random permutation of the conversation's
+    turns, seeded by the question id (the same random ranking for every system), with their
+    sessions.
+    """
+    top = ids[:RULE_DEPTH]
+    drawn = random.Random(RANDOM_SEED + qid).sample(list(turns), min(RULE_DEPTH, len(turns)))
+    return {
+        "sessions": [turns[i].session.id for i in top],
+        "texts": [turns[i].turn.text for i in top],
+        "random": {"ids": drawn, "sessions": [turns[i].session.id for i in drawn]},
+    }

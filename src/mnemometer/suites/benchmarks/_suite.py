@@ -327,6 +327,7 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
                 Judge(j.name, self.rubric, self.judge_exclude, llm=self._judge_llms[j.name])
                 for j in self.judges
             ),
+            *self.rule_scorers(),
         ]
         if self.judges and self.judge_probes:
             self._probes = probe_answers(

@@ -26,6 +26,7 @@ class LocomoSuite(BenchmarkSuite):
     version: ClassVar[str] = "1"
     reader_format: ClassVar[str] = "locomo"
     group_key: ClassVar[str] = "category"
+    retrieval_rules: ClassVar[bool] = True
     answer_rule: ClassVar[str] = "locomo"
     headline_exclude: ClassVar[dict[str, list[str]]] = ADVERSARIAL
     judge_exclude: ClassVar[dict[str, list[str]]] = ADVERSARIAL

@@ -23,6 +23,7 @@ class LongMemEvalSuite(BenchmarkSuite):
     version: ClassVar[str] = "1"
     reader_format: ClassVar[str] = "longmemeval"
     group_key: ClassVar[str] = "type"
+    retrieval_rules: ClassVar[bool] = True
 
     def load(self) -> Dataset:
         """The streamed index: questions, and haystack stubs with byte offsets."""
