@@ -131,6 +131,8 @@ class ProtocolSpec:
         exclude: group key -> values the headline leaves out (``None``: the suite's own).
         texts: the prompts by slot (the layout's names).
         sources: where it comes from.
+        score: the answer score the headline reads without a judge (``locomo_score``:
+            LoCoMo's own, every category); ``None``: the suite's.
         notes: where this transcription departs from upstream, and why.
     """
 
@@ -149,6 +151,7 @@ class ProtocolSpec:
     exclude: dict[str, list[str]] | None
     texts: dict[str, Text]
     sources: tuple[Source, ...]
+    score: str | None = None
     notes: tuple[str, ...] = ()
 
     # ---- hashing ------------------------------------------------------------------------
@@ -185,6 +188,7 @@ class ProtocolSpec:
             "judges": list(self.judges),
             "judge_model": self.judge_model,
             "exclude": self.exclude,
+            "score": self.score,
             "sources": [s.pinned() for s in self.sources],
         }
         return _sha(doc)
@@ -288,6 +292,7 @@ class ProtocolSpec:
             "judges": list(self.judges),
             "judge_model": self.judge_model,
             "exclude": self.exclude,
+            "score": self.score,
             "texts": {
                 k: {
                     "source": t.source,
@@ -351,6 +356,7 @@ def parse(doc: dict[str, Any], where: str) -> ProtocolSpec:
             exclude=judging.get("exclude"),
             texts={k: _text(k, v, where) for k, v in (doc.get("texts") or {}).items()},
             sources=tuple(Source(**s) for s in doc.get("sources") or ()),
+            score=judging.get("score"),
             notes=tuple(doc.get("notes") or ()),
         )
     except (KeyError, TypeError) as e:

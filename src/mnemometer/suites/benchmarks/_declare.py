@@ -22,6 +22,7 @@ class Declared:
     rubric: str | None
     group_key: ClassVar[str]
     _endpoints: dict[str, str]
+    _judge_source: str | None
 
     headline_rule: ClassVar[str] = "every question"
     """Which questions the headline numbers (``overall``) are over, in words."""
@@ -35,6 +36,14 @@ class Declared:
     """Per-question answer scores summarised with intervals (a failed question scores 0)."""
     cluster_key: ClassVar[str] = "conversation"
     """What the questions of one item share, for the headline's interval."""
+
+    def judge_rubric(self, judge: J.JudgeSpec) -> str | None:
+        """The file a judge's text is read from: Zep's grader for ``zep``, else the rubric."""
+        return self._judge_source if judge.name.partition("@")[0] == "zep" else self.rubric
+
+    def answer_scorer(self) -> Answer:
+        """The answer rule's scorer (with LoCoMo's own score when the headline reads it)."""
+        return Answer(self.answer_rule, official="locomo_score" in self.answer_scores)
 
     def group_order(self) -> list[str]:
         """The order categories are shown in (the rest sorted after them)."""
@@ -67,10 +76,12 @@ class Declared:
                 else (j.model or self.judge_model, None)
             )
             judges.append(
-                Judge(j.name, self.rubric, self.judge_exclude, model=model, base_url=url).spec()
+                Judge(
+                    j.name, self.judge_rubric(j), self.judge_exclude, model=model, base_url=url
+                ).spec()
             )
         return ScoringRecord(
-            scorers=[Answer(self.answer_rule).spec(), *judges],
+            scorers=[self.answer_scorer().spec(), *judges],
             summary=self.summary_scorer().spec(),
             headline=headline_spec(
                 [j.name for j in self.judges],
