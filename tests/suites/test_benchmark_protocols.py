@@ -280,3 +280,19 @@ def test_a_resumed_run_keeps_its_protocol_and_refuses_a_changed_one(server, tmp_
         LocomoSuite(**{**h.suite_options, **h.suite_inputs, "protocol": changed})
     with pytest.raises(MnemometerError, match="reader prompt changed"):
         LocomoSuite(**{**h.suite_options, **h.suite_inputs, "reader_sha256": READER_SHA256})
+
+
+def test_runs_under_different_protocols_never_pair_or_share_a_column(server, tmp_path):
+    from mnemometer.comparison import PairingError, compare
+    from mnemometer.report import leaderboard
+
+    base = ("--questions", "3", "--judge", "lenient", "--judge-model", "fake-llm")
+    assert _run(server, tmp_path / "runs" / "neutral", *base).exit_code == 0
+    res = _run(server, tmp_path / "runs" / "mem0", *base, "--protocol", "mem0")
+    assert res.exit_code == 0, res.output
+    a, b = tmp_path / "runs" / "neutral", tmp_path / "runs" / "mem0"
+    with pytest.raises(PairingError, match=r"options\.protocol\.name mnemometer -> mem0"):
+        compare([a], [b])
+    assert compare([a], [b], vary=["suite", "reader"]) is not None  # when that is the experiment
+    board = leaderboard([tmp_path / "runs"])
+    assert len(board.columns) == 2
