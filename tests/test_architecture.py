@@ -20,7 +20,7 @@ DOCS = [SRC.parents[1] / "README.md", *sorted((SRC.parents[1] / "docs").rglob("*
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "_jsonl", "_env", "_gc", "_lazy", "envfile"),
     ("config", "_registry", "deadline", "outage", "_zhdict"),
-    ("http", "services", "text"),
+    ("http", "services", "text", "protocols"),
     ("log", "llm", "local_llm", "stats", "embeddings", "sandbox"),
     ("datasets", "stores", "scoring"),
     ("agents",),
@@ -195,6 +195,7 @@ def test_the_top_level_surface_is_small_and_exact():
         "datasets",
         "llm",
         "log",
+        "protocols",
         "report",
         "runner",
         "sandbox",

@@ -193,3 +193,27 @@ def test_no_help_prints_a_literal_backslash_b() -> None:
         if "Examples:" in out:  # each example on a line of its own, not wrapped into one
             after = out.split("Examples:", 1)[1].splitlines()
             assert after[0].strip() == "" and after[1].strip().startswith("mnemometer"), path
+
+
+def test_list_protocols_names_each_with_its_sources_and_licence() -> None:
+    from mnemometer.protocols import PROTOCOL_NAMES, get_protocol
+
+    p = cli("list", "protocols")
+    assert p.returncode == 0, p.stderr
+    text = p.stdout
+    names = [ln.split()[0] for ln in text.splitlines() if ln and not ln.startswith(" ")]
+    assert names == list(PROTOCOL_NAMES) and len(names) >= 5
+    for name in names:
+        for s in get_protocol(name).sources:
+            assert f"{s.repository} {s.path} @{s.commit[:7]} ({s.licence})" in text
+    assert "snap-research/LoCoMo task_eval/gpt_utils.py @3eb6f2c (CC-BY-NC-4.0)" in text
+    assert "mem0ai/mem0 evaluation/prompts.py @aae5989 (Apache-2.0)" in text
+    rows = json.loads(cli("list", "protocols", "--format", "json").stdout)
+    assert [r["name"] for r in rows] == names
+    for r in rows:
+        assert r["sha256"] == get_protocol(r["name"]).sha256
+        assert r["prompts"] in ("shipped", "read from your copy")
+        assert all(len(s["commit"]) == 40 and s["licence"] for s in r["sources"])
+    assert {r["name"]: r["prompts"] for r in rows}["zep"] == "read from your copy"
+    stores = json.loads(cli("list", "stores", "--format", "json").stdout)
+    assert any(r["name"] == "bm25" and r["description"] for r in stores)

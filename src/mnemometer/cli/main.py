@@ -76,7 +76,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "list": (
         "list",
         "list_cmd",
-        "List registered stores, suites, agents, scorers or dataset readers, or the datasets.",
+        "List registered stores, suites, agents, scorers, readers, protocols, or the datasets.",
     ),
     "log": ("log", "log_group", "Inspect the run-log format."),
     "query": (

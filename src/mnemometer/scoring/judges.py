@@ -20,6 +20,10 @@ Families (``JUDGES``):
 * ``letta-rubric``: Letta's SimpleQA-style rubric for the core-memory update set. Its text
   is not shipped: it is read from ``core_memory_update_rubric.txt`` beside the dataset
   (or a file you name) and pinned by its hash like the others.
+* ``zep``: Zep's LoCoMo grader (getzep/zep-papers ``locomo_eval/zep_locomo_eval.py``: mem0's
+  prompt re-indented behind a system prompt). The repository is CC BY-NC-SA 4.0, so its text
+  is not shipped either: it is read from your copy (``--protocol-source``), as the ``zep``
+  protocol says (:mod:`mnemometer.protocols`).
 
 The verdict is asked for as JSON (``{"label": ...}`` with an enum), and both the verdict
 and the raw reply are returned, so a reply that is not valid JSON is a recorded failure,
@@ -131,6 +135,8 @@ class JudgeSpec:
         max_tokens: reply cap.
         model: the judge's own model (``--judge lenient@smollm2``); ``None`` means the
             run's judge model. Not in :attr:`prompt_hash`: the model is recorded beside it.
+        system: a system message sent before the prompt (Zep's grader has one); hashed
+            when set.
     """
 
     name: str
@@ -141,6 +147,7 @@ class JudgeSpec:
     max_tokens: int = 64
     key: str = "label"
     model: str | None = None
+    system: str | None = None
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -161,6 +168,8 @@ class JudgeSpec:
             "max_tokens": self.max_tokens,
             "response": RESPONSE_ENCODING,
         }
+        if self.system is not None:
+            doc["system"] = self.system
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
     def prompt_for(self, question_type: str | None, abstention: bool = False) -> str:
@@ -171,7 +180,7 @@ class JudgeSpec:
 
     def record(self, model: str | None) -> dict[str, Any]:
         """What a run log records about this judge (full prompt text included)."""
-        return {
+        out = {
             "name": self.name,
             "family": self.family,
             "model": model,
@@ -181,6 +190,14 @@ class JudgeSpec:
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
+        if self.system is not None:
+            out["system"] = self.system
+        return out
+
+    def messages(self, prompt: str) -> list[dict[str, str]]:
+        """The chat messages of one verdict: the system message, if any, then the prompt."""
+        head = [{"role": "system", "content": self.system}] if self.system is not None else []
+        return [*head, {"role": "user", "content": prompt}]
 
 
 def builtin_judges() -> dict[str, JudgeSpec]:
@@ -201,8 +218,60 @@ def builtin_judges() -> dict[str, JudgeSpec]:
     }
 
 
-JUDGE_NAMES = ("lenient", "strict", "longmemeval", "letta-rubric")
+JUDGE_NAMES = ("lenient", "strict", "longmemeval", "letta-rubric", "zep")
 """Every judge name a run accepts."""
+
+_ZEP_TEXTS = ("judge_system", "judge_prompt")
+"""The ``zep`` protocol's texts that make Zep's grader."""
+
+
+def _zep_protocol() -> Any:
+    from dataclasses import replace as _replace
+
+    from mnemometer.protocols import get_protocol
+
+    p = get_protocol("zep")
+    return _replace(p, texts={k: p.texts[k] for k in _ZEP_TEXTS})
+
+
+def judge_source(names: Sequence[str], roots: Sequence[Path]) -> str | None:
+    """The file a run's judges read unshipped prompts from (Zep's grader), else ``None``.
+
+    Raises:
+        MnemometerError: a ``zep`` judge whose file is not under ``roots``.
+    """
+    if not any(n.partition("@")[0] == "zep" for n in names):
+        return None
+    from mnemometer.protocols._upstream import find_file
+
+    p = _zep_protocol()
+    src = p.needs()[0]
+    found = find_file(src.path, list(roots))
+    if found is None:
+        where = ", ".join(str(r) for r in roots)
+        raise MnemometerError(
+            f"--judge zep reads Zep's grader from your copy of {src.repository} ({src.licence}: "
+            f"not shipped): {src.path} at commit {src.commit[:7]} was not found (looked in "
+            f"{where}); pass --protocol-source with the checkout or the file"
+        )
+    return str(found)
+
+
+def zep_judge(source: str | Path) -> JudgeSpec:
+    """Zep's LoCoMo grader, its prompts read from ``source`` (your copy of the file).
+
+    Raises:
+        MnemometerError: the file has no grader where the ``zep`` protocol says.
+    """
+    p = _zep_protocol().resolve([Path(source)])
+    return JudgeSpec(
+        "zep",
+        "Zep's LoCoMo grader (getzep/zep-papers zep_locomo_eval.py), read from your copy",
+        {"default": p.text("judge_prompt")},
+        max_tokens=64,
+        key="is_correct",
+        system=p.text("judge_system"),
+    )
 
 
 def letta_rubric_judge(rubric_file: str | Path) -> JudgeSpec:
@@ -229,12 +298,19 @@ def letta_rubric_judge(rubric_file: str | Path) -> JudgeSpec:
     )
 
 
-def resolve_judges(names: Sequence[str], rubric_file: str | Path | None = None) -> list[JudgeSpec]:
+def resolve_judges(
+    names: Sequence[str],
+    rubric_file: str | Path | None = None,
+    source: str | Path | None = None,
+) -> list[JudgeSpec]:
     """The judges named, in order, without repeats.
 
+    ``source`` is the file Zep's grader is read from (:func:`judge_source`); without
+    one, ``rubric_file`` serves (a ``zep`` judge records its file as its rubric).
+
     Raises:
-        MnemometerError: an unknown name (with the known ones), or ``letta-rubric`` without
-            a readable rubric.
+        MnemometerError: an unknown name (with the known ones), ``letta-rubric`` without
+            a readable rubric, or ``zep`` without its file.
     """
     from mnemometer.errors import did_you_mean
 
@@ -251,6 +327,14 @@ def resolve_judges(names: Sequence[str], rubric_file: str | Path | None = None) 
                     "the dataset, or --rubric FILE"
                 )
             spec = letta_rubric_judge(rubric_file)
+        elif name == "zep":
+            source = source or rubric_file
+            if source is None:
+                raise MnemometerError(
+                    "--judge zep needs your copy of Zep's grader (getzep/zep-papers, not "
+                    "shipped): pass --protocol-source with the checkout or the file"
+                )
+            spec = zep_judge(source)
         elif name in known:
             spec = known[name]
         else:
@@ -357,7 +441,7 @@ def judge_once(
     t0 = time.perf_counter()
     try:
         reply = llm.chat(
-            [{"role": "user", "content": prompt}],
+            spec.messages(prompt),
             temperature=spec.temperature,
             max_tokens=spec.max_tokens,
             response_format={"type": "json_object", "schema": spec.schema},

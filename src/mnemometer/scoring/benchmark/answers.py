@@ -53,21 +53,27 @@ class Answer(BaseScorer):
 
     Args:
         benchmark: one of :data:`BENCHMARKS`.
+        official: LoCoMo only: also write ``locomo_score``, LoCoMo's own score of every
+            question (its category's F1 rule; category 5's "not mentioned" rule), which its
+            evaluation averages over all five categories (the ``locomo-official`` protocol).
     """
 
     name: ClassVar[str] = "answer"
     version: ClassVar[str] = "1"
 
-    def __init__(self, benchmark: str = "qa") -> None:
+    def __init__(self, benchmark: str = "qa", official: bool = False) -> None:
         if benchmark not in BENCHMARKS:
             raise MnemometerError(
                 f"answer: unknown benchmark {benchmark!r}; one of {', '.join(BENCHMARKS)}"
             )
+        if official and benchmark != "locomo":
+            raise MnemometerError("answer: official=True is LoCoMo's score (benchmark locomo)")
         self.benchmark = benchmark
+        self.official = official
 
     def args(self) -> dict[str, Any]:
-        """The benchmark whose rule applies."""
-        return {"benchmark": self.benchmark}
+        """The benchmark whose rule applies (and ``official`` when set)."""
+        return {"benchmark": self.benchmark, **({"official": True} if self.official else {})}
 
     def outputs(self) -> list[str]:
         """The metric names this scorer writes."""
@@ -76,7 +82,7 @@ class Answer(BaseScorer):
             "locomo": ["f1", "bleu1", "adversarial"],
             "letta-core-memory": ["f1", "bleu1", "contains"],
             "memoryagentbench": ["score", "substring_exact_match", "exact_match", "f1"],
-        }[self.benchmark]
+        }[self.benchmark] + (["locomo_score"] if self.official else [])
 
     def score(self, record: dict[str, Any]) -> list[dict[str, Any]]:
         """The answer's scores (a question whose reader call failed gets none)."""
@@ -89,11 +95,12 @@ class Answer(BaseScorer):
         if self.benchmark == "locomo":
             cat = category(record)
             if cat == 5:
-                return [{"name": "adversarial", "value": qa.adversarial_score(hypothesis)}]
+                adv = qa.adversarial_score(hypothesis)
+                return [{"name": "adversarial", "value": adv}, *self._official(adv)]
             f1 = qa.locomo_f1(hypothesis, gold, cat)
             gold_text = qa.locomo_gold(gold, cat) if gold is not None else None
             b = qa.bleu1(hypothesis, gold_text) if gold_text is not None else None
-            return [{"name": "f1", "value": f1}, {"name": "bleu1", "value": b}]
+            return [{"name": "f1", "value": f1}, {"name": "bleu1", "value": b}, *self._official(f1)]
         f1 = qa.locomo_f1(hypothesis, gold, None) if gold is not None else None
         b = qa.bleu1(hypothesis, gold) if gold is not None else None
         out = [{"name": "f1", "value": f1}, {"name": "bleu1", "value": b}]
@@ -101,6 +108,9 @@ class Answer(BaseScorer):
             contains = qa.contains_answer(hypothesis, gold) if gold is not None else None
             out.append({"name": "contains", "value": float(contains)})
         return out
+
+    def _official(self, value: float | None) -> list[dict[str, Any]]:
+        return [{"name": "locomo_score", "value": value}] if self.official else []
 
 
 def _mab_scores(record: dict[str, Any], hypothesis: str, gold: str | None) -> list[dict]:
@@ -129,7 +139,8 @@ class Judge(BaseScorer):
 
     Args:
         judge: the judge's name as a run names it (``lenient``, ``strict@MODEL``, ...).
-        rubric: Letta's rubric file, for ``letta-rubric``.
+        rubric: the file a judge's text is read from: Letta's rubric (``letta-rubric``),
+            your copy of Zep's grader (``zep``).
         exclude: group key -> values of questions this judge does not judge (LoCoMo's
             category 5, as mem0's J).
         model: the model it asks (recorded; the client comes from ``llm``).

@@ -63,6 +63,8 @@ def _applies(r: ItemResult, name: str) -> bool:
     adversarial = "adversarial" in r.groups.values()
     if name == "evidence_recall":
         return bool(r.expected)
+    if name == "locomo_score":  # LoCoMo's own score: every category
+        return True
     return adversarial if name == "adversarial" else not adversarial
 
 

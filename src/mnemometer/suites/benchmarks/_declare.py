@@ -23,6 +23,7 @@ class Declared:
     rubric: str | None
     group_key: ClassVar[str]
     _endpoints: dict[str, str]
+    _judge_source: str | None
 
     headline_rule: ClassVar[str] = "every question"
     """Which questions the headline numbers (``overall``) are over, in words."""
@@ -43,6 +44,14 @@ class Declared:
     def rule_scorers(self) -> list[Rule]:
         """The retrieval rules that score each ranking (none unless declared)."""
         return default_rules() if self.retrieval_rules else []
+
+    def judge_rubric(self, judge: J.JudgeSpec) -> str | None:
+        """The file a judge's text is read from: Zep's grader for ``zep``, else the rubric."""
+        return self._judge_source if judge.name.partition("@")[0] == "zep" else self.rubric
+
+    def answer_scorer(self) -> Answer:
+        """The answer rule's scorer (with LoCoMo's own score when the headline reads it)."""
+        return Answer(self.answer_rule, official="locomo_score" in self.answer_scores)
 
     def group_order(self) -> list[str]:
         """The order categories are shown in (the rest sorted after them)."""
@@ -75,11 +84,13 @@ class Declared:
                 else (j.model or self.judge_model, None)
             )
             judges.append(
-                Judge(j.name, self.rubric, self.judge_exclude, model=model, base_url=url).spec()
+                Judge(
+                    j.name, self.judge_rubric(j), self.judge_exclude, model=model, base_url=url
+                ).spec()
             )
         return ScoringRecord(
             scorers=[
-                Answer(self.answer_rule).spec(),
+                self.answer_scorer().spec(),
                 *judges,
                 *(r.spec() for r in self.rule_scorers()),
             ],

@@ -224,12 +224,15 @@ def retrieval_values(
 
 
 def select_context(
-    refs: Sequence[TurnRef], budget: int, *, newest_first: bool = False
+    refs: Sequence[TurnRef], budget: int | None, *, newest_first: bool = False
 ) -> tuple[list[TurnRef], int]:
-    """The turns that fit ``budget`` tokens (in the given priority), shown oldest first.
+    """The turns that fit ``budget`` tokens (in the given priority), in the order given.
 
-    Returns the chosen turns and how many were dropped for the budget.
+    Returns the chosen turns and how many were dropped for the budget (``None``: no
+    budget, every turn).
     """
+    if budget is None:
+        return list(refs), 0
     order = list(reversed(refs)) if newest_first else list(refs)
     chosen: list[TurnRef] = []
     used = 0
@@ -244,8 +247,13 @@ def select_context(
     return chosen, len(refs) - len(chosen)
 
 
-def reader_prompt(question: str, context: Sequence[TurnRef], today: datetime | None) -> str:
-    """The reader's prompt for one question over ``context``."""
+def reader_prompt(
+    question: str,
+    context: Sequence[TurnRef],
+    today: datetime | None,
+    template: str = READER_PROMPT,
+) -> str:
+    """The reader's prompt for one question over ``context`` (mnemometer's layout)."""
     lines = "\n".join(r.line() for r in context) if context else "(none)"
     day = f"Today is {render_date(today)}.\n" if today is not None else ""
-    return READER_PROMPT.format(context=lines, today=day, question=question)
+    return template.format(context=lines, today=day, question=question)

@@ -15,11 +15,13 @@ from typing import Any
 from mnemometer import deadline
 from mnemometer.datasets._models import Conversation, Query
 from mnemometer.log._schema import ItemResult
+from mnemometer.protocols import ProtocolSpec
 from mnemometer.scoring import judges as J
 from mnemometer.scoring._scorer import apply
 from mnemometer.scoring.retrieval import dedupe
 from mnemometer.scoring.rules import RANDOM_SEED, RULE_DEPTH
 from mnemometer.suites._base import Item
+from mnemometer.suites.benchmarks import _layouts as L
 from mnemometer.suites.benchmarks import _pipeline as P
 
 
@@ -28,7 +30,8 @@ class Questions:
 
     baseline: str | None
     top_k: int
-    reader_budget: int
+    reader_budget: int | None
+    protocol: ProtocolSpec
     turn_ks: tuple[int, ...]
     session_ks: tuple[int, ...]
     judges: list[J.JudgeSpec]
@@ -74,7 +77,7 @@ class Questions:
         retrieved: list[dict[str, Any]] = []
         tokens: dict[str, int] = {}
         latency: float | None = None
-        today = q.asked_at
+        proto = self.protocol
         try:
             if kind == "agent" and self.baseline is None:
                 t0 = time.perf_counter()
@@ -99,7 +102,8 @@ class Questions:
                             self.turn_ks,
                             self.session_ks,
                         )
-                shown = {r.turn.id for r in context}
+                call = L.render(proto, q, context, conv)
+                shown = {r.turn.id for r in call.shown}
                 if q.relevant_ids:
                     metrics.append(
                         {
@@ -107,8 +111,7 @@ class Questions:
                             "value": sum(e in shown for e in q.relevant_ids) / len(q.relevant_ids),
                         }
                     )
-                prompt = P.reader_prompt(q.text, context, today)
-                extra["context_tokens"] = sum(P.estimate_tokens(r.line()) + 1 for r in context)
+                extra["context_tokens"] = call.context_tokens
                 metrics.append(
                     {
                         "name": "context_tokens",
@@ -119,13 +122,13 @@ class Questions:
                 )
                 t0 = time.perf_counter()
                 reply = self._reader.chat(
-                    [{"role": "user", "content": prompt}],
-                    temperature=0.0,
-                    max_tokens=P.READER_MAX_TOKENS,
+                    call.messages, temperature=proto.temperature, max_tokens=proto.max_tokens
                 )
                 extra["answer_ms"] = (time.perf_counter() - t0) * 1000.0
                 extra["reader_cached"] = reply.cached
-                hypothesis = reply.text.strip()
+                hypothesis = L.finish(call, reply.text)
+                if call.choices:
+                    extra["reader_reply"] = reply.text
                 paid = J.paid_tokens(reply)
                 tokens.update(
                     {"reader_prompt": paid["prompt"], "reader_completion": paid["completion"]}
@@ -143,9 +146,13 @@ class Questions:
             extra["probe_answers"] = self._probes[q.id]
         # The reader's cap holds whatever answered: a longer answer is cut to it before it
         # is scored (a reader listing every phrase of its context scores F1 on the list).
-        hypothesis, extra["answer_tokens"], cut = P.cap_answer(hypothesis, P.READER_MAX_TOKENS)
-        if cut:
-            extra["answer_cut"] = True
+        # A protocol without a cap (mem0's, Zep's) sends none and cuts nothing.
+        if proto.max_tokens is None:
+            extra["answer_tokens"] = P.estimate_tokens(hypothesis)
+        else:
+            hypothesis, extra["answer_tokens"], cut = P.cap_answer(hypothesis, proto.max_tokens)
+            if cut:
+                extra["answer_cut"] = True
         extra["judges"] = {}
         extra["judge_ms"] = None
         # Plain data: the log writer serialises it as is and the run's summary reads it
@@ -195,7 +202,7 @@ class Questions:
             )
             extra["dropped_for_budget"] = dropped
             return chosen, None
-        depth = max((self.top_k, *self.turn_ks))
+        depth = max((L.depth(self.protocol, self.top_k), *self.turn_ks))
         hits, ms = P.search(store, q.text, depth)
         extra["search_ms"] = ms
         ranking: list[tuple[str, float]] = []
@@ -211,8 +218,8 @@ class Questions:
                 unknown += 1
         if unknown:
             extra["unknown_hits"] = unknown
-        top = [turns[i] for i in dedupe(i for i, _ in ranking[: self.top_k])]
-        chosen, dropped = P.select_context(top, self.reader_budget)
+        ranked = [turns[i] for i in dedupe(i for i, _ in ranking)]
+        chosen, dropped = L.choose(self.protocol, ranked, self.top_k, self.reader_budget)
         extra["dropped_for_budget"] = dropped
         return chosen, ranking
 

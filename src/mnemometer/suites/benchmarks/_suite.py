@@ -21,66 +21,17 @@ from mnemometer import deadline
 from mnemometer.datasets._models import Conversation, Dataset, Query
 from mnemometer.errors import DatasetError, MnemometerError
 from mnemometer.log._schema import ItemResult
+from mnemometer.protocols import ProtocolSpec, for_suite
 from mnemometer.scoring import judges as J
-from mnemometer.scoring.benchmark import Answer, Judge
+from mnemometer.scoring.benchmark import Judge
 from mnemometer.scoring.benchmark.answers import connect_judges
 from mnemometer.scoring.benchmark.probes import KINDS, PROBE_QUESTIONS, probe_answers
-from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites.benchmarks import _pipeline as P
 from mnemometer.suites.benchmarks._declare import Declared
+from mnemometer.suites.benchmarks._flags import FLAGS
 from mnemometer.suites.benchmarks._question import Questions
 from mnemometer.systems import close
-
-FLAGS: tuple[Flag, ...] = (
-    Flag(
-        "--judge",
-        "judges",
-        "LLM judge (repeatable): lenient, strict, longmemeval, letta-rubric, each optionally "
-        "NAME@MODEL for its own model; the first decides success.",
-        multiple=True,
-    ),
-    Flag(
-        "--judge-endpoint",
-        "judge_endpoints",
-        "Where a NAME@MODEL judge's model is served: MODEL=URL (repeatable; default: the "
-        "reader's endpoint).",
-        multiple=True,
-    ),
-    Flag(
-        "--judge-model",
-        "judge_model",
-        "Model for the judges at the same endpoint (default: the reader's).",
-    ),
-    Flag(
-        "--questions",
-        "questions",
-        "Ask only the first N selected questions (--limit N counts conversations).",
-        "int",
-    ),
-    Flag(
-        "--category",
-        "categories",
-        "Only questions of this category or type (repeatable).",
-        multiple=True,
-    ),
-    Flag(
-        "--baseline",
-        "baseline",
-        "Answer from a baseline context instead of the system's retrieval.",
-        "choice:" + ",".join(P.BASELINES),
-    ),
-    Flag(
-        "--errata", "errata", "Errata file: corrected or excluded questions, with reasons.", "path"
-    ),
-    Flag(
-        "--reader-budget",
-        "reader_budget",
-        "Token budget of the reader's context (default 4000).",
-        "int",
-    ),
-    Flag("--rubric", "rubric", "Letta's rubric file for --judge letta-rubric.", "path"),
-    TOP_K,
-)
 
 
 class BenchmarkSuite(Declared, Questions, BaseSuite):
@@ -98,9 +49,15 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
         categories: only these categories (LoCoMo words or codes) or question types.
         baseline: ``full-context``, ``no-memory`` or ``oracle`` instead of the system.
         errata: an errata file applied at load.
-        reader_budget: context token budget of the reader (every system gets the same).
-        top_k: retrieved turns given to the reader.
+        reader_budget: context token budget of the reader (every system gets the same;
+            default: the protocol's).
+        top_k: retrieved turns given to the reader (default: the protocol's).
         rubric: Letta's rubric (``letta-rubric`` judge).
+        protocol: the evaluation protocol (:mod:`mnemometer.protocols`): the reader's
+            prompt, top-k, formatting and budget, and the default judges and judge model;
+            the arguments above override it.
+        protocol_source: where a protocol's unshipped prompts are read from (a checkout
+            of the peer's repository, or the file); default: beside the dataset.
         judge_probes: questions whose known-wrong answers every judge is also asked about
             (its false-positive rate; 0: none).
     """
@@ -132,9 +89,11 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
         categories: Sequence[str] = (),
         baseline: str | None = None,
         errata: str | None = None,
-        reader_budget: int = 4000,
-        top_k: int = 10,
+        reader_budget: int | None = None,
+        top_k: int | None = None,
         rubric: str | None = None,
+        protocol: str | dict[str, Any] | None = None,
+        protocol_source: str | None = None,
         judge_probes: int = PROBE_QUESTIONS,
         turn_ks: Sequence[int] | None = None,
         session_ks: Sequence[int] | None = None,
@@ -143,11 +102,6 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
         judge_names: Sequence[str] | None = None,
     ) -> None:
         # The last five come back from a run header on resume: they must still hold.
-        if reader_sha256 is not None and reader_sha256 != P.READER_SHA256:
-            raise MnemometerError(
-                "the reader prompt changed since this run started (its SHA-256 differs); "
-                "start a new run"
-            )
         if turn_ks is not None:
             self.turn_ks = tuple(int(k) for k in turn_ks)
         if session_ks is not None:
@@ -161,6 +115,29 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
         self.path = Path(dataset).resolve()
         if not self.path.is_file():
             raise DatasetError(f"{self.path}: no such file")
+        self.protocol_source = str(Path(protocol_source).resolve()) if protocol_source else None
+        self.protocol = self._protocol(protocol)
+        if reader_sha256 is not None and reader_sha256 != self.protocol.reader_sha256:
+            raise MnemometerError(
+                "the reader prompt changed since this run started (its SHA-256 differs); "
+                "start a new run"
+            )
+        top_k = self.protocol.top_k if top_k is None else top_k
+        if reader_budget is None:
+            reader_budget = self.protocol.reader_budget
+        if not judges and judge_names is None:
+            judges = list(self.protocol.judges)
+        if judge_model is None:
+            judge_model = self.protocol.judge_model
+        if self.protocol.score is not None:
+            self.answer_scores = (self.protocol.score, *type(self).answer_scores)
+        if self.protocol.exclude is not None and self.protocol.exclude != self.headline_exclude:
+            self.headline_exclude = dict(self.protocol.exclude)
+            self.headline_rule = (
+                f"every question, all categories (the {self.protocol.name} protocol)"
+                if not self.protocol.exclude
+                else f"every question but {self.protocol.exclude} ({self.protocol.name})"
+            )
         if baseline is not None and baseline not in P.BASELINES:
             raise MnemometerError(f"--baseline must be one of {', '.join(P.BASELINES)}")
         for name, value, least in (
@@ -173,7 +150,7 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
         self.baseline = baseline
         self.questions = None if questions is None else int(questions)
         self.categories = [str(c) for c in categories]
-        self.reader_budget = int(reader_budget)
+        self.reader_budget = None if reader_budget is None else int(reader_budget)
         self.top_k = int(top_k)
         if int(judge_probes) < 0:
             raise MnemometerError(f"judge_probes must be 0 or more, got {judge_probes}")
@@ -185,7 +162,8 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
         self._endpoints = J.judge_endpoints(self.judge_endpoints)
         rubric = rubric or self._default_rubric()
         self.rubric = str(rubric) if rubric else None
-        self.judges = J.resolve_judges(list(judges), self.rubric)
+        self._judge_source = J.judge_source(list(judges), self._protocol_roots())
+        self.judges = J.resolve_judges(list(judges), self.rubric, self._judge_source)
         self._dataset: Dataset | None = None
         self._errata_sha: str | None = None
         self._ctx: RunContext | None = None
@@ -207,7 +185,8 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
             "turn_ks": list(self.turn_ks),
             "session_ks": list(self.session_ks),
             "reader_budget": self.reader_budget,
-            "reader_sha256": P.READER_SHA256,
+            "reader_sha256": self.protocol.reader_sha256,
+            "protocol": self.protocol.option(),
             "judges": [{"name": j.name, "prompt_sha256": j.prompt_hash} for j in self.judges],
             "judge_model": self.judge_model,
             "questions": self.questions,
@@ -222,6 +201,7 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
             "dataset": str(self.path),
             "errata": self.errata,
             "rubric": self.rubric,
+            "protocol_source": self.protocol_source,
             "baseline": self.baseline,
             "judge_names": [j.name for j in self.judges],
             "judge_endpoints": self.judge_endpoints,
@@ -229,6 +209,22 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
 
     def _default_rubric(self) -> Path | None:
         return None
+
+    # ---- the protocol -------------------------------------------------------------------
+
+    def _protocol_roots(self) -> list[Path]:
+        """Where unshipped prompts are looked for: ``--protocol-source``, else beside the data.
+
+        Beside the data: the dataset's folder, and the checkout it sits in (LoCoMo's
+        ``data/locomo10.json``).
+        """
+        if self.protocol_source is not None:
+            return [Path(self.protocol_source)]
+        return [self.path.parent, self.path.parent.parent]
+
+    def _protocol(self, given: str | dict[str, Any] | None) -> ProtocolSpec:
+        """The protocol named (on resume: the header's record, checked), prompts read."""
+        return for_suite(self.name, given, self._protocol_roots())
 
     # ---- the dataset --------------------------------------------------------------------
 
@@ -322,9 +318,11 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
             self.judges, self._reader, self.judge_model, self._endpoints
         )
         self._scorers = [
-            Answer(self.answer_rule),
+            self.answer_scorer(),
             *(
-                Judge(j.name, self.rubric, self.judge_exclude, llm=self._judge_llms[j.name])
+                Judge(
+                    j.name, self.judge_rubric(j), self.judge_exclude, llm=self._judge_llms[j.name]
+                )
                 for j in self.judges
             ),
             *self.rule_scorers(),
@@ -357,14 +355,15 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
         return {
             "reader": {
                 "model": model,
-                "prompt": P.READER_PROMPT,
-                "prompt_sha256": P.READER_SHA256,
-                "temperature": 0.0,
-                "max_tokens": P.READER_MAX_TOKENS,
+                "prompt": self.protocol.text("prompt"),
+                "prompt_sha256": self.protocol.reader_sha256,
+                "temperature": self.protocol.temperature,
+                "max_tokens": self.protocol.max_tokens,
                 "context_budget_tokens": self.reader_budget,
                 "top_k": self.top_k,
             },
             "judges": [self._judge_record(j, jmodel) for j in self.judges],
+            "protocol": self.protocol.record(),
         }
 
     def _judge_record(self, j: J.JudgeSpec, default_model: str | None) -> dict[str, Any]:
