@@ -3,7 +3,8 @@
 Everything a system is given and everything the reader sees is built here, the same for
 every system: a store receives each turn as ``Speaker: text`` with its turn id as
 ``memory_id`` and its session date as ``timestamp``; the reader receives the retrieved turns
-(at most ``top_k``, within the token budget), oldest first, each with its session date.
+(at most ``top_k``, within the token budget) in the store's rank order, each with its
+session date.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from mnemometer import deadline
 from mnemometer.datasets._models import Conversation, Session, Turn
 from mnemometer.stores._protocol import BatchStore, Flushable, Hit
 
-READER_PROMPT = """Answer the question using the excerpts of a conversation below (oldest first, each with the date of its session).
+READER_PROMPT = """Answer the question using the excerpts of a conversation below (most relevant first, each with the date of its session).
 
 Excerpts:
 {context}
