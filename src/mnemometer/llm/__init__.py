@@ -37,12 +37,13 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from mnemometer.http import HttpClient, HttpError
 from mnemometer.llm._cache import ReplyCache, request_key
+from mnemometer.llm._prices import Price, PriceBook, load_prices, no_price
 from mnemometer.llm._settings import (
     ENV_PREFIX,
     NO_ENDPOINT,
@@ -54,6 +55,7 @@ from mnemometer.llm._settings import (
     require_settings,
     resolve_settings,
 )
+from mnemometer.llm._tokens import ESTIMATE, TokenCounter, count_tokens, counter_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +63,16 @@ class Usage:
     """Token counts of one call (or running totals)."""
 
     prompt_tokens: int = 0
+    """Prompt tokens the endpoint reported (0 when it did not say, or for a cache hit)."""
     completion_tokens: int = 0
+    """Completion tokens the endpoint reported."""
     calls: int = 0
     cached_calls: int = 0
+    counted_prompt_tokens: int = 0
+    """Prompt tokens counted here, with the model's tokenizer or the labelled estimate
+    (:attr:`LLMClient.counter`): the text of the messages, without the chat template."""
+    counted_completion_tokens: int = 0
+    """The reply's tokens, counted the same way."""
 
     @property
     def total_tokens(self) -> int:
@@ -76,11 +85,17 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             self.calls + other.calls,
             self.cached_calls + other.cached_calls,
+            self.counted_prompt_tokens + other.counted_prompt_tokens,
+            self.counted_completion_tokens + other.counted_completion_tokens,
         )
 
     def as_dict(self) -> dict[str, int]:
         """Counts for a run log's ``tokens`` field."""
         return {"prompt": self.prompt_tokens, "completion": self.completion_tokens}
+
+    def counted(self) -> dict[str, int]:
+        """The counts made here, keyed as :meth:`as_dict` keys the endpoint's."""
+        return {"prompt": self.counted_prompt_tokens, "completion": self.counted_completion_tokens}
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +199,11 @@ class LLMClient:
         """Running token totals over every call made through this client."""
         return self._usage
 
+    @property
+    def counter(self) -> TokenCounter:
+        """How this client counts tokens: the model's tokenizer, or the labelled estimate."""
+        return counter_for(self.settings.model)
+
     def close(self) -> None:
         """Release pooled connections (and the cache's file)."""
         self._http.close()
@@ -237,7 +257,12 @@ class LLMClient:
                 f"{self.settings.base_url}: chat reply has no choices[0].message: "
                 f"{json.dumps(data)[:200]}"
             ) from None
-        usage = _usage(data.get("usage"), cached)
+        count = self.counter.count
+        usage = replace(
+            _usage(data.get("usage"), cached),
+            counted_prompt_tokens=sum(count(_text(m.get("content"))) for m in messages),
+            counted_completion_tokens=count(str(text)),
+        )
         self._account(usage)
         return ChatReply(str(text), usage, 0.0 if cached else seconds, cached, data)
 
@@ -406,6 +431,15 @@ class LLMClient:
         return LLMError(str(e))
 
 
+def _text(content: Any) -> str:
+    """A message's text: a string, or the text parts of a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+    return ""
+
+
 def _usage(raw: Any, cached: bool) -> Usage:
     if cached:
         return Usage(calls=1, cached_calls=1)
@@ -416,6 +450,7 @@ def _usage(raw: Any, cached: bool) -> Usage:
 
 __all__ = [
     "ENV_PREFIX",
+    "ESTIMATE",
     "NO_ENDPOINT",
     "NO_MODEL",
     "ChatReply",
@@ -423,8 +458,15 @@ __all__ = [
     "LLMConfig",
     "LLMError",
     "LLMSettings",
+    "Price",
+    "PriceBook",
+    "TokenCounter",
     "Usage",
+    "count_tokens",
+    "counter_for",
     "find_settings",
+    "load_prices",
+    "no_price",
     "require_settings",
     "resolve_settings",
 ]
