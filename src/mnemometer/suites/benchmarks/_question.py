@@ -101,7 +101,8 @@ class Questions:
                         }
                     )
                 prompt = P.reader_prompt(q.text, context, today)
-                extra["context_tokens"] = sum(P.estimate_tokens(r.line()) + 1 for r in context)
+                count = self._reader.counter.count
+                extra["context_tokens"] = sum(count(r.line()) + 1 for r in context)
                 metrics.append(
                     {
                         "name": "context_tokens",
@@ -119,10 +120,11 @@ class Questions:
                 extra["answer_ms"] = (time.perf_counter() - t0) * 1000.0
                 extra["reader_cached"] = reply.cached
                 hypothesis = reply.text.strip()
-                paid = J.paid_tokens(reply)
+                paid, counted = J.paid_tokens(reply), J.counted_tokens(reply)
                 tokens.update(
                     {"reader_prompt": paid["prompt"], "reader_completion": paid["completion"]}
                 )
+                extra["counted_tokens"] = {f"reader_{k}": n for k, n in counted.items()}
         except deadline.Cancelled:
             raise  # the item was abandoned: the runner has recorded its timeout
         except Exception as e:  # a reader or search failure fails this question, recorded
@@ -136,7 +138,9 @@ class Questions:
             extra["probe_answers"] = self._probes[q.id]
         # The reader's cap holds whatever answered: a longer answer is cut to it before it
         # is scored (a reader listing every phrase of its context scores F1 on the list).
-        hypothesis, extra["answer_tokens"], cut = P.cap_answer(hypothesis, P.READER_MAX_TOKENS)
+        hypothesis, extra["answer_tokens"], cut = self._reader.counter.cut(
+            hypothesis, P.READER_MAX_TOKENS
+        )
         if cut:
             extra["answer_cut"] = True
         extra["judges"] = {}
@@ -178,13 +182,15 @@ class Questions:
             return [], None
         if self.baseline == "oracle":
             chosen, dropped = P.select_context(
-                [turns[e] for e in q.relevant_ids if e in turns], self.reader_budget
+                [turns[e] for e in q.relevant_ids if e in turns],
+                self.reader_budget,
+                self._reader.counter,
             )
             extra["dropped_for_budget"] = dropped
             return chosen, None
         if self.baseline == "full-context":
             chosen, dropped = P.select_context(
-                list(turns.values()), self.reader_budget, newest_first=True
+                list(turns.values()), self.reader_budget, self._reader.counter, newest_first=True
             )
             extra["dropped_for_budget"] = dropped
             return chosen, None
@@ -205,6 +211,6 @@ class Questions:
         if unknown:
             extra["unknown_hits"] = unknown
         top = [turns[i] for i in dedupe(i for i, _ in ranking[: self.top_k])]
-        chosen, dropped = P.select_context(top, self.reader_budget)
+        chosen, dropped = P.select_context(top, self.reader_budget, self._reader.counter)
         extra["dropped_for_budget"] = dropped
         return chosen, ranking
