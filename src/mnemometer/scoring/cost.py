@@ -28,6 +28,9 @@ TOLERANCE = {True: 0.10, False: 0.50}
 """How far below the count (a share of it) a reported figure may fall before the count is
 billed: tokenizer exact / estimate. The chat template only ever adds tokens to a report."""
 
+UNKNOWN = "unknown"
+"""The model of a role the header did not record (an agent that names none)."""
+
 _SIDES = ("prompt", "completion")
 _PLAIN = {"prompt": "prompt", "input": "prompt", "completion": "completion", "output": "completion"}
 
@@ -123,7 +126,7 @@ def cost_summary(
     tallies: dict[str, _Tally] = {}
 
     def model_of(role: str) -> str:
-        return record.roles.get(role) or record.roles.get(role.split(":")[0]) or "?"
+        return record.roles.get(role) or record.roles.get(role.split(":")[0]) or UNKNOWN
 
     def exact(role: str) -> bool:
         price = record.models.get(model_of(role))
@@ -255,7 +258,12 @@ def cost_notes(c: CostSummary) -> list[str]:
     """Unpriced models and usage disagreements, for the summary's notes."""
     from mnemometer.llm._prices import no_price
 
-    out = [no_price(m) for m in c.unpriced]
+    out = [
+        no_price(m)
+        if m != UNKNOWN
+        else "tokens of a model the run did not record (an agent that names none) are not priced"
+        for m in c.unpriced
+    ]
     if c.unpriced and c.price_map == "none":
         out.append("no price map installed: pip install 'mnemometer[cost]' for LiteLLM's")
     estimated = sorted(m for m, t in c.tokenizers.items() if t.startswith("estimate"))
