@@ -165,3 +165,86 @@ def test_a_resume_whose_token_counter_changed_is_refused(tmp_path):
         (r.path / "items.jsonl").write_text("".join(lines[:-1]))  # one question to ask again
         with pytest.raises(MnemometerError, match="counted by tiktoken:o200k_base"):
             mnemometer.resume(r.path)
+
+
+def test_re_scoring_keeps_the_pinned_prices_and_prices_a_new_judge(tmp_path, price_map):
+    with (
+        FakeLLMServer(default=benchmark_reply) as srv,
+        FakeLLMServer(default=benchmark_reply, models=(MODEL,)) as judge,
+    ):
+        r = _run(srv, tmp_path / "r")
+        assert r.summary.cost.usd is None  # fake-llm has no price
+        new = mnemometer.score(
+            r.path,
+            judges=[f"strict@{MODEL}"],
+            judge_endpoints=[f"{MODEL}={judge.base_url}"],
+            out=tmp_path / "strict",
+        )
+    cost = read_header(new.path).cost
+    assert cost.roles[f"judge:strict@{MODEL}"] == MODEL and "judge:longmemeval" not in cost.roles
+    assert cost.roles["reader"] == "fake-llm"  # the parent's reader, not the judge's model
+    assert cost.models["fake-llm"] == read_header(r.path).cost.models["fake-llm"]  # pinned
+    assert cost.models[MODEL].source == "litellm"
+    judged = next(x for x in new.summary.cost.roles if x.role == f"judge:strict@{MODEL}")
+    assert judged.usd is not None and judged.usd > 0
+    assert new.summary.cost.unpriced == ["fake-llm"]  # the reader's tokens still unpriced
+
+
+def test_score_with_a_price_file_prices_a_finished_run_afresh(tmp_path):
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."fake-llm"]\ninput_per_million = 1\noutput_per_million = 3\n')
+    with FakeLLMServer(default=benchmark_reply) as srv:
+        r = _run(srv, tmp_path / "r")
+    assert r.summary.cost.usd is None  # fake-llm has no price
+    other = ("--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", MODEL)  # never asked
+    res = invoke_cli(
+        "score", str(r.path), "--prices", str(prices), "--out", str(tmp_path / "p"), *other
+    )
+    assert res.exit_code == 0, res.output
+    assert read_header(tmp_path / "p").cost.roles == {
+        "reader": "fake-llm",
+        "judge:longmemeval": "fake-llm",
+    }
+    cost = json.loads((tmp_path / "p" / "summary.json").read_text())["cost"]
+    p = sum(x["prompt_tokens"] for x in cost["roles"])
+    c = sum(x["completion_tokens"] for x in cost["roles"])
+    assert p > c > 0 and cost["usd"] == pytest.approx(p * 1e-6 + c * 3e-6)
+    assert not cost["unpriced"] and cost["per_question"] == pytest.approx(
+        cost["usd"] / cost["questions"]
+    )
+    # The parent's tokens, not new ones: re-pricing calls no model.
+    parent = json.loads((r.path / "summary.json").read_text())["cost"]
+    assert [(x["role"], x["prompt_tokens"]) for x in parent["roles"]] == [
+        (x["role"], x["prompt_tokens"]) for x in cost["roles"]
+    ]
+    # Another price file into the same directory is refused, not silently resumed.
+    prices.write_text('[models."fake-llm"]\ninput_per_million = 9\noutput_per_million = 9\n')
+    again = invoke_cli("score", str(r.path), "--prices", str(prices), "--out", str(tmp_path / "p"))
+    assert again.exit_code != 0 and "already holds another run" in again.output
+
+
+def test_a_new_judge_is_not_priced_by_a_price_file_changed_since_the_run(tmp_path):
+    """The adversary edits the parent's price file after the run to price the new judge."""
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."fake-llm"]\ninput_per_million = 1\noutput_per_million = 1\n')
+    with (
+        FakeLLMServer(default=benchmark_reply) as srv,
+        FakeLLMServer(default=benchmark_reply, models=("judge-llm",)) as judge,
+    ):
+        r = _run(srv, tmp_path / "r", prices=prices)
+        prices.write_text(
+            '[models."fake-llm"]\ninput_per_million = 50\noutput_per_million = 50\n'
+            '[models."judge-llm"]\ninput_per_million = 0\noutput_per_million = 0\n'
+        )
+        new = mnemometer.score(
+            r.path,
+            judges=["strict@judge-llm"],
+            judge_endpoints=[f"judge-llm={judge.base_url}"],
+            out=tmp_path / "strict",
+        )
+    cost = read_header(new.path).cost
+    assert cost.models["fake-llm"] == read_header(r.path).cost.models["fake-llm"]  # pinned
+    assert cost.models["judge-llm"].source is None  # not the edited file's $0
+    assert new.summary.cost.usd is None and new.summary.cost.unpriced == ["judge-llm"]
+    assert "no price for model 'judge-llm': add it with --prices FILE" in new.summary.notes
+    assert any("without the parent's --prices file" in n for n in new.header.notes)

@@ -9,17 +9,21 @@ prices the run's tokens with these, so its dollars never change after the fact.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mnemometer.log._schema import CostRecord, ModelPrice, RunHeader
 
+if TYPE_CHECKING:
+    from mnemometer.llm import PriceBook
 
-def roles(header: RunHeader, llm: Any) -> dict[str, str]:
+
+def roles(header: RunHeader, llm_model: str | None) -> dict[str, str]:
     """Role -> model: ``reader`` (the suite's or the agent's model), ``judge:<name>``, ``ingest``.
 
     ``ingest`` is the model a store that meters its LLM calls (``ingest_costs``) is given:
-    its own ``llm_model`` option, else the run's endpoint's model.
+    its own ``llm_model`` option, else ``llm_model`` (the run's endpoint's model).
     """
     out: dict[str, str] = {}
     resolved = header.system.options.get("resolved")
@@ -34,8 +38,8 @@ def roles(header: RunHeader, llm: Any) -> dict[str, str]:
                 out[f"judge:{s.args['judge']}"] = str(s.args["model"])
     store_model = header.system.options.get("llm_model")
     metered = "ingest_costs" in header.system.capabilities
-    if metered and (store_model or (llm is not None and llm.model)):
-        out["ingest"] = str(store_model or llm.model)
+    if metered and (store_model or llm_model):
+        out["ingest"] = str(store_model or llm_model)
     return out
 
 
@@ -45,10 +49,14 @@ def cost_record(header: RunHeader, llm: Any, prices: str | Path | None = None) -
     Raises:
         MnemometerError: an unreadable or invalid ``--prices`` file.
     """
-    from mnemometer.llm import counter_for, load_prices
+    from mnemometer.llm import load_prices
 
-    book = load_prices(prices)
-    who = roles(header, llm)
+    return _priced(load_prices(prices), roles(header, llm.model if llm is not None else None))
+
+
+def _priced(book: PriceBook, who: dict[str, str]) -> CostRecord:
+    from mnemometer.llm import counter_for
+
     models: dict[str, ModelPrice] = {}
     for model in dict.fromkeys(who.values()):
         price = book.price(model)
@@ -67,3 +75,54 @@ def cost_record(header: RunHeader, llm: Any, prices: str | Path | None = None) -
         roles=who,
         models=models,
     )
+
+
+def repriced(
+    parent: RunHeader, header: RunHeader, llm: Any, prices: str | Path | None = None
+) -> tuple[CostRecord, list[str]]:
+    """A re-scored run's prices, and a note for any model priced from another map.
+
+    The parent's reader and store keep their roles (their tokens are the parent's), and the
+    judges are the re-scoring's. Without ``prices`` every model the parent pinned keeps its
+    price; a model it did not pin (a new judge's) is priced from the installed map and the
+    parent's ``--prices`` file while that file is unchanged. ``prices`` (``mnemometer score
+    --prices FILE``) prices every model afresh, as does a parent from before prices were
+    pinned.
+
+    Raises:
+        MnemometerError: an unreadable or invalid ``prices`` file.
+    """
+    from mnemometer.llm import load_prices
+
+    pinned = parent.cost
+    if pinned is not None:
+        kept = pinned.roles
+    else:
+        kept = roles(parent, (parent.llm or {}).get("model"))
+    judging = roles(header, llm.model if llm is not None else None)
+    who = {r: m for r, m in kept.items() if not r.startswith("judge:")}
+    who |= {r: m for r, m in judging.items() if r.startswith("judge:")}
+    if pinned is None or prices is not None:
+        return _priced(load_prices(prices), who), []
+    same = pinned.overrides is not None and _sha256(pinned.overrides) == pinned.overrides_sha256
+    new = {r: m for r, m in who.items() if m not in pinned.models}
+    book = load_prices(pinned.overrides if same else None)
+    fresh = _priced(book, new).models
+    models = {m: pinned.models.get(m) or fresh[m] for m in dict.fromkeys(who.values())}
+    notes = []
+    if fresh and book.sha256 != pinned.price_map_sha256:
+        notes.append(
+            f"{', '.join(fresh)} priced from {book.source} (sha256 {str(book.sha256)[:12]}), "
+            f"not the parent's pinned map (sha256 {str(pinned.price_map_sha256)[:12]})"
+        )
+    if fresh and pinned.overrides is not None and not same:
+        notes.append(
+            f"{', '.join(fresh)} priced without the parent's --prices file "
+            f"{pinned.overrides} (missing or changed since)"
+        )
+    return pinned.model_copy(update={"roles": who, "models": models}), notes
+
+
+def _sha256(path: str) -> str | None:
+    p = Path(path)
+    return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
