@@ -18,7 +18,9 @@ from conftest import invoke_cli
 import mnemometer
 from mnemometer.llm import resolve_settings
 from mnemometer.llm._prices import price_map_path
+from mnemometer.log import read_summary
 from mnemometer.report import leaderboard, render
+from mnemometer.report._decision import cell_costs
 from mnemometer.runner import RunSettings
 from mnemometer.testing import FakeLLMServer
 from mnemometer.testing._bench import benchmark_reply
@@ -111,3 +113,20 @@ def test_a_model_without_a_price_is_named_on_the_board(tmp_path):
     b = leaderboard([tmp_path])
     assert next(iter(b.rows[0].cells.values())).costs.usd_per_correct is None
     assert any("no price for model 'fake-llm': add it with --prices" in n for n in b.notes)
+
+
+def test_a_repeat_without_a_price_leaves_the_cell_without_dollars(runs):
+    """The mean of the priced repeats alone would look like the whole system's cost."""
+    priced = read_summary(runs / "bm25")
+    assert priced.cost.per_correct is not None
+    unpriced = priced.model_copy(
+        update={
+            "cost": priced.cost.model_copy(
+                update={"usd": None, "per_correct": None, "unpriced": ["my-model"]}
+            )
+        }
+    )
+    assert cell_costs([priced, priced]).usd_per_correct == pytest.approx(priced.cost.per_correct)
+    both = cell_costs([priced, unpriced])
+    assert both.usd_per_correct is None and both.unpriced == ["my-model"]
+    assert both.context_tokens == pytest.approx(cell_costs([priced]).context_tokens)

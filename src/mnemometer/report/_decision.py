@@ -96,13 +96,19 @@ def summary_costs(s: Summary) -> CellCosts:
 
 
 def cell_costs(summaries: list[Summary]) -> CellCosts:
-    """The figures of a system's runs on one column: each the mean over the runs that have it."""
+    """The figures of a system's runs on one column: each the mean over the runs that have it.
+
+    Dollars are the exception: a run whose tokens had no price leaves the cell's
+    ``usd_per_correct`` ``None`` (a mean of the priced repeats alone would look complete).
+    """
     each = [summary_costs(s) for s in summaries]
     out: dict[str, Any] = {}
     for name, _, _ in COLUMNS:
         vals = [v for c in each if (v := getattr(c, name)) is not None]
         out[name] = sum(vals) / len(vals) if vals else None
     out["unpriced"] = sorted({m for c in each for m in c.unpriced})
+    if out["unpriced"]:
+        out["usd_per_correct"] = None
     return CellCosts(**out)
 
 
