@@ -133,6 +133,12 @@ def test_an_endpoint_that_under_reports_is_billed_what_was_counted(
     assert reader.prompt_tokens == reader.counted_prompt_tokens > 100  # billed the count
     price = read_header(r.path).cost.models[MODEL]
     assert cost.usd >= reader.counted_prompt_tokens * price.input_per_token > 0
+    # The judge's calls go through the same endpoint and are held to the same count.
+    judge = next(x for x in cost.roles if x.role == "judge:longmemeval")
+    assert judge.prompt_tokens == judge.counted_prompt_tokens > 10 * judge.reported_prompt_tokens
+    billed = sum(x.prompt_tokens for x in cost.roles) * price.input_per_token
+    billed += sum(x.completion_tokens for x in cost.roles) * price.output_per_token
+    assert cost.usd == pytest.approx(billed, rel=1e-12)
     assert any(flag in n and n.startswith(("reader", "USAGE")) for n in r.summary.notes)
     assert any(f.startswith("reader") or "reader" in f for f in cost.flags)
 
