@@ -254,3 +254,58 @@ def test_a_new_judge_is_not_priced_by_a_price_file_changed_since_the_run(tmp_pat
     assert new.summary.cost.usd is None and new.summary.cost.unpriced == ["judge-llm"]
     assert "no price for model 'judge-llm': add it with --prices FILE" in new.summary.notes
     assert any("without the parent's --prices file" in n for n in new.header.notes)
+
+
+def test_the_reader_budget_counts_the_models_own_tokens(tmp_path, price_map, monkeypatch):
+    """Chinese text is ~1 token a character where the 4-characters estimate says 0.25: a
+    budget in estimated tokens would send the reader about three times what it allows."""
+    from mnemometer.llm import _tokens
+
+    tiktoken = pytest.importorskip("tiktoken")
+    bundled = _tokens.bundled_dir()
+    if bundled is None:
+        pytest.skip("the [cost] extra (LiteLLM's bundled tokenizer files) is not installed")
+    said = [
+        "我昨天去了支持小组，感觉非常温暖。",
+        "梅尔文说他下周要去海边画画。",
+        "我们在公园里散步了两个小时。",
+    ]
+    turns = [{"role": "user", "content": said[i % 3] + f"（第{i}次）"} for i in range(40)]
+    data = [
+        {
+            "question_id": "zh_1",
+            "question_type": "single-session-user",
+            "question": "我昨天去了哪里？",
+            "answer": "支持小组",
+            "question_date": "2023/06/02 (Fri) 18:05",
+            "haystack_session_ids": ["s1"],
+            "haystack_dates": ["2023/05/20 (Sat) 02:21"],
+            "haystack_sessions": [turns],
+            "answer_session_ids": ["s1"],
+        }
+    ]
+    (tmp_path / "zh.json").write_text(json.dumps(data, ensure_ascii=False))
+    budget = 300
+    with FakeLLMServer(default=benchmark_reply, models=(MODEL,)) as srv:
+        r = mnemometer.run(
+            "longmemeval",
+            "bm25",
+            suite_options={
+                "dataset": str(tmp_path / "zh.json"),
+                "baseline": "full-context",
+                "reader_budget": budget,
+                "judges": [],
+            },
+            out=tmp_path / "r",
+            settings=RunSettings(llm=resolve_settings(srv.base_url, srv.model)),
+        )
+        (prompt,) = [b["messages"][0]["content"] for b in srv.chat_requests()]
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(bundled))
+    enc = tiktoken.encoding_for_model(MODEL)
+    lines = prompt.split("Excerpts:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    real = sum(len(enc.encode_ordinary(x)) + 1 for x in lines)
+    estimate = sum(-(-len(x) // 4) + 1 for x in lines)
+    (item,) = read_items(r.path)
+    assert item.extra["context_tokens"] == real <= budget  # the model's tokens, in budget
+    assert budget - real < 30 and 0 < len(lines) < len(turns)  # filled, and some dropped
+    assert estimate < real / 2  # what the estimate would have believed was sent
