@@ -196,6 +196,32 @@ def test_re_scoring_keeps_the_pinned_prices_and_prices_a_new_judge(tmp_path, pri
     assert new.summary.cost.unpriced == ["fake-llm"]  # the reader's tokens still unpriced
 
 
+def test_a_new_judge_priced_from_another_map_than_the_parents_says_so(tmp_path, price_map):
+    with (
+        FakeLLMServer(default=benchmark_reply) as srv,
+        FakeLLMServer(default=benchmark_reply, models=(MODEL,)) as judge,
+    ):
+        r = _run(srv, tmp_path / "r")
+        header = json.loads((r.path / "header.json").read_text())
+        header["cost"]["price_map"] = "litellm 0.0.1 model_prices_and_context_window_backup.json"
+        header["cost"]["price_map_sha256"] = "0" * 64  # pinned by another LiteLLM
+        (r.path / "header.json").write_text(json.dumps(header))
+        new = mnemometer.score(
+            r.path,
+            judges=[f"strict@{MODEL}"],
+            judge_endpoints=[f"{MODEL}={judge.base_url}"],
+            out=tmp_path / "strict",
+        )
+    cost = read_header(new.path).cost
+    assert cost.price_map_sha256 == "0" * 64  # the parent's pins stay the run's
+    assert cost.models[MODEL].source == "litellm"
+    sha = hashlib.sha256(price_map.read_bytes()).hexdigest()[:12]
+    assert any(
+        n.startswith(f"{MODEL} priced from litellm") and sha in n and "000000000000" in n
+        for n in new.header.notes
+    )
+
+
 def test_score_with_a_price_file_prices_a_finished_run_afresh(tmp_path):
     prices = tmp_path / "prices.toml"
     prices.write_text('[models."fake-llm"]\ninput_per_million = 1\noutput_per_million = 3\n')

@@ -80,7 +80,7 @@ def _priced(book: PriceBook, who: dict[str, str]) -> CostRecord:
 def repriced(
     parent: RunHeader, header: RunHeader, llm: Any, prices: str | Path | None = None
 ) -> tuple[CostRecord, list[str]]:
-    """A re-scored run's prices, and a note for any model priced from another map.
+    """A re-scored run's prices, and notes on any model not priced as the parent pinned.
 
     The parent's reader and store keep their roles (their tokens are the parent's), and the
     judges are the re-scoring's. Without ``prices`` every model the parent pinned keeps its
