@@ -253,6 +253,8 @@ def test_score_with_a_price_file_prices_a_finished_run_afresh(tmp_path):
     prices.write_text('[models."fake-llm"]\ninput_per_million = 9\noutput_per_million = 9\n')
     again = invoke_cli("score", str(r.path), "--prices", str(prices), "--out", str(tmp_path / "p"))
     assert again.exit_code != 0 and "already holds another run" in again.output
+    resumed = invoke_cli("score", str(tmp_path / "p"), "--resume", "--prices", str(prices))
+    assert resumed.exit_code != 0 and "priced with another price file" in resumed.output
 
 
 def test_a_new_judge_is_not_priced_by_a_price_file_changed_since_the_run(tmp_path):
