@@ -58,7 +58,9 @@ def bare_loop(base_url: str) -> tuple[float, float, dict[str, str]]:
         store.flush()
         for q in by_conv.get(conv.id, []):
             hits = store.search(q.text, 50)
-            context, _ = P.select_context([turns[h.memory_id] for h in hits[:10]], 4000)
+            context, _ = P.select_context(
+                [turns[h.memory_id] for h in hits[:10]], 4000, llm.counter
+            )
             prompt = P.reader_prompt(q.text, context, q.asked_at)
             reply = llm.chat([{"role": "user", "content": prompt}], max_tokens=64)
             answers[q.id] = answer = reply.text.strip()

@@ -277,7 +277,7 @@ def test_the_comparison_lists_its_discordant_items(open_page, site):
 
 def test_the_leaderboard_sorts_and_links_each_cell_to_its_run(open_page, site):
     p = open_page(site["leaderboard"])
-    table = p.page.locator("table.board")
+    table = p.page.locator("section#board table.board")
     first = table.locator("tbody tr td:first-child").all_inner_texts()
     table.locator("thead tr:last-child th").first.click()
     after = table.locator("tbody tr td:first-child").all_inner_texts()
@@ -288,6 +288,30 @@ def test_the_leaderboard_sorts_and_links_each_cell_to_its_run(open_page, site):
     assert hrefs
     for h in hrefs:
         assert (site["leaderboard"].parent / h).is_file()
-    p.page.click("table.board a >> nth=0")  # a run report opens from the leaderboard
+    p.page.click("section#board table.board a >> nth=0")  # a run report opens from the board
     p.page.wait_for_selector("body[data-ready]")
     assert p.page.locator("#mm-items").count() == 1
+
+
+def test_the_decision_table_sorts_each_figure_by_value_with_missing_ones_last(open_page, site):
+    """Seconds per memory span 1e-5 to 1e-2: sorted as text, 4.7e-05 would follow 0.0003."""
+    p = open_page(site["leaderboard"])
+    table = p.page.locator("section#decision table")
+    heads = table.locator("thead tr:last-child th")
+    col = heads.all_inner_texts().index("ingest s / memory")
+
+    def values() -> list[str]:
+        cells = table.locator(f"tbody tr td:nth-child({col + 1})")
+        return cells.evaluate_all("tds => tds.map(td => td.getAttribute('data-v'))")
+
+    before = values()
+    nums = sorted(float(v) for v in before if v)
+    missing = [""] * (len(before) - len(nums))
+    assert len(nums) >= 3 and missing and nums[-1] / nums[0] > 100
+    heads.nth(col).click()
+    assert [float(v) for v in values()[: len(nums)]] == nums
+    assert values()[len(nums) :] == missing
+    heads.nth(col).click()
+    assert [float(v) for v in values()[: len(nums)]] == nums[::-1]
+    assert values()[len(nums) :] == missing  # last either way
+    assert not p.errors

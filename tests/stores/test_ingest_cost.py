@@ -113,7 +113,7 @@ class _Costed:
 
     abstains = False
 
-    def __init__(self, llm: Any = None, empty: bool = False) -> None:
+    def __init__(self, llm: Any = None, empty: bool = False, llm_model: str | None = None) -> None:
         self.llm = llm
         self.empty = empty
         self.docs: dict[str, str] = {}
@@ -187,6 +187,38 @@ def test_run_reports_cost_per_memory_failures_and_an_empty_extraction(tmp_path) 
         assert any("extracted nothing from the whole dataset" in n for n in empty.summary.notes)
     finally:
         unregister("costed-test")
+
+
+def test_storing_cost_reaches_the_summary_and_the_leaderboard_priced(tmp_path) -> None:
+    """$ per memory is the metered tokens times the pinned price; the board shows each figure."""
+    from mnemometer.report import leaderboard, render
+    from mnemometer.runner import RunSettings
+
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."ext-model"]\ninput_per_million = 1\noutput_per_million = 2\n')
+    register_store("costed-test", _Costed)
+    try:
+        res = mnemometer.run(
+            "retrieval",
+            mnemometer.SystemSpec.store("costed-test", llm_model="ext-model"),
+            dataset=_dataset(
+                ["Alice adopted a beagle named Biscuit", "FAIL here", "Bob likes tea"]
+            ),
+            out=tmp_path / "runs" / "r",
+            settings=RunSettings(prices=prices),
+        )
+    finally:
+        unregister("costed-test")
+    cost = res.summary.cost
+    assert res.header.cost.roles == {"ingest": "ext-model"}
+    (ingest,) = cost.roles
+    assert (ingest.prompt_tokens, ingest.completion_tokens) == (190, 20)  # 2 x 90 + 10; 2 x 10
+    assert cost.per_memory == pytest.approx((190 * 1e-6 + 20 * 2e-6) / 3)
+    board = leaderboard([tmp_path / "runs"])
+    c = next(iter(board.rows[0].cells.values())).costs
+    assert c.ingest_llm_calls == pytest.approx(8 / 3) and c.ingest_tokens == pytest.approx(70)
+    assert c.usd_per_correct == pytest.approx(cost.per_correct) and cost.per_correct > 0
+    assert "| 2.67 | 70 |" in render(board, "md")
 
 
 def test_stores_without_the_capability_report_seconds_only(tmp_path) -> None:

@@ -13,10 +13,10 @@ from pathlib import Path
 from benchmark_helpers import MINI
 
 import mnemometer
-from mnemometer.llm import resolve_settings
+from mnemometer.llm import counter_for, resolve_settings
 from mnemometer.log import read_items
 from mnemometer.runner import RunSettings
-from mnemometer.suites.benchmarks._pipeline import READER_MAX_TOKENS, cap_answer
+from mnemometer.suites.benchmarks._pipeline import READER_MAX_TOKENS
 from mnemometer.testing import FakeLLMServer
 from mnemometer.testing.llm_server import echo_memories
 
@@ -48,6 +48,7 @@ def test_a_shotgun_reader_is_cut_to_the_cap_and_the_run_says_so(tmp_path: Path):
 
 
 def test_the_cap_cuts_at_a_word_and_leaves_short_answers_alone():
+    cap_answer = counter_for("fake-llm").cut  # no tokenizer: the 4-characters estimate
     assert cap_answer("Paris", 64) == ("Paris", 2, False)
     text = " ".join(f"w{i:03d}" for i in range(200))  # 999 characters: 250 tokens
     cut, tokens, was_cut = cap_answer(text, 64)

@@ -247,7 +247,7 @@ def executor_options(fn: Any) -> Any:
 
 
 def run_options(fn: Any) -> Any:
-    """``--concurrency``, ``--timeout``, ``--seed``, ``--fsync`` and the executor options.
+    """``--concurrency``, ``--timeout``, ``--seed``, ``--fsync``, ``--prices``, the executor's.
 
     Shared by ``run`` and ``sweep`` (whose every run takes them); the defaults are
     :class:`~mnemometer.runner.RunSettings`'. Read back with :func:`run_settings`.
@@ -270,6 +270,12 @@ def run_options(fn: Any) -> Any:
             RunSettings,
             "--fsync/--no-fsync",
             help="fsync the run log after every item (survives power loss, not only kills).",
+        ),
+        click.option(
+            "--prices",
+            type=click.Path(exists=True, dir_okay=False),
+            help="Price file (TOML or JSON: [models.NAME] input_per_million, "
+            "output_per_million) over LiteLLM's bundled price map; pinned in the header.",
         ),
         executor_options,
     ]
@@ -294,6 +300,7 @@ def run_settings(kw: dict[str, Any], *, llm: Any, progress: Any = None) -> Any:
         llm=llm,
         executor=make_executor(kw),
         progress=progress,
+        prices=kw.get("prices"),
     ).checked()
 
 

@@ -98,7 +98,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "score": (
         "score",
         "score_cmd",
-        "Re-score RUN_DIR without its system: other judges, another headline, a new run.",
+        "Re-score RUN_DIR without its system: other judges, another headline, prices, a new run.",
     ),
     "serve": (
         "serve",

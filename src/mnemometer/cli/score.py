@@ -33,6 +33,12 @@ from mnemometer.cli._progress import PhaseProgress
 @click.option("--judge-model", help="Model for judges without their own (default: the run's).")
 @click.option("--rubric", type=click.Path(path_type=Path), help="Letta's rubric file.")
 @click.option("--headline", metavar="METRIC[@K]", help="Another headline, e.g. recall@10 or f1.")
+@click.option(
+    "--prices",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Price file over LiteLLM's bundled map: the new run's dollars are priced afresh "
+    "(default: the parent's pinned prices; a new judge priced now).",
+)
 @llm_options
 @out_option("The new run directory (default: beside RUN_DIR, named after the scoring).")
 @click.option(
@@ -52,7 +58,7 @@ from mnemometer.cli._progress import PhaseProgress
     help="Report printed when the scoring ends: text, md, json or none.",
 )
 def score_cmd(run_dir: Path, **kw: Any) -> None:
-    """Re-score RUN_DIR without its system: other judges, another headline, a new run.
+    """Re-score RUN_DIR without its system: other judges, another headline, prices, a new run.
 
     Only scorers run: the store, the agent and the reader are never called. The new run
     directory's header names RUN_DIR as its parent and records both scorings; it shares
@@ -63,6 +69,7 @@ def score_cmd(run_dir: Path, **kw: Any) -> None:
     Examples:
       mnemometer score runs/locomo-bm25 --judge strict@qwen --judge-endpoint qwen=URL
       mnemometer score runs/hp-bm25 --headline recall@10 --out runs/hp-bm25-recall
+      mnemometer score runs/locomo-bm25 --prices prices.toml
     """  # noqa: D301 (click needs a real backspace before an unwrapped paragraph)
     from mnemometer.runner import RunSettings
     from mnemometer.runner._score import resume_scoring, score
@@ -74,7 +81,9 @@ def score_cmd(run_dir: Path, **kw: Any) -> None:
             raise click.UsageError("--no-judge and --judge exclude each other")
         judges = []
     with PhaseProgress("score") as progress:
-        settings = RunSettings(concurrency=kw["concurrency"], llm=llm, progress=progress)
+        settings = RunSettings(
+            concurrency=kw["concurrency"], llm=llm, progress=progress, prices=kw["prices"]
+        )
         if kw["resume_dir"]:
             result = resume_scoring(run_dir, settings)
         else:

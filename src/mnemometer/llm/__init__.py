@@ -37,12 +37,13 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from mnemometer.http import HttpClient, HttpError
 from mnemometer.llm._cache import ReplyCache, request_key
+from mnemometer.llm._prices import Price, PriceBook, load_prices, no_price
 from mnemometer.llm._settings import (
     ENV_PREFIX,
     NO_ENDPOINT,
@@ -54,6 +55,7 @@ from mnemometer.llm._settings import (
     require_settings,
     resolve_settings,
 )
+from mnemometer.llm._tokens import ESTIMATE, TokenCounter, count_tokens, counter_for
 
 T = TypeVar("T")
 
@@ -63,9 +65,16 @@ class Usage:
     """Token counts of one call (or running totals)."""
 
     prompt_tokens: int = 0
+    """Prompt tokens the endpoint reported (0 when it did not say, or for a cache hit)."""
     completion_tokens: int = 0
+    """Completion tokens the endpoint reported."""
     calls: int = 0
     cached_calls: int = 0
+    counted_prompt_tokens: int = 0
+    """Prompt tokens counted here, with the model's tokenizer or the labelled estimate
+    (:attr:`LLMClient.counter`): the text of the messages, without the chat template."""
+    counted_completion_tokens: int = 0
+    """The reply's tokens, counted the same way."""
 
     @property
     def total_tokens(self) -> int:
@@ -78,11 +87,17 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             self.calls + other.calls,
             self.cached_calls + other.cached_calls,
+            self.counted_prompt_tokens + other.counted_prompt_tokens,
+            self.counted_completion_tokens + other.counted_completion_tokens,
         )
 
     def as_dict(self) -> dict[str, int]:
         """Counts for a run log's ``tokens`` field."""
         return {"prompt": self.prompt_tokens, "completion": self.completion_tokens}
+
+    def counted(self) -> dict[str, int]:
+        """The counts made here, keyed as :meth:`as_dict` keys the endpoint's."""
+        return {"prompt": self.counted_prompt_tokens, "completion": self.counted_completion_tokens}
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +200,11 @@ class LLMClient:
     def usage(self) -> Usage:
         """Running token totals over every call made through this client."""
         return self._usage
+
+    @property
+    def counter(self) -> TokenCounter:
+        """How this client counts tokens: the model's tokenizer, or the labelled estimate."""
+        return counter_for(self.settings.model)
 
     def close(self) -> None:
         """Release pooled connections (and the cache's file)."""
@@ -377,7 +397,12 @@ class LLMClient:
             return text, parse(text) if parse is not None else None
 
         (text, parsed), data, seconds, cached = self._post("/chat/completions", body, accept)
-        usage = _usage(data.get("usage"), cached)
+        count = self.counter.count
+        usage = replace(
+            _usage(data.get("usage"), cached),
+            counted_prompt_tokens=sum(count(_text(m.get("content"))) for m in body["messages"]),
+            counted_completion_tokens=count(text),
+        )
         self._account(usage)
         return ChatReply(text, usage, 0.0 if cached else seconds, cached, data), parsed
 
@@ -457,6 +482,15 @@ class LLMClient:
         return LLMError(str(e))
 
 
+def _text(content: Any) -> str:
+    """A message's text: a string, or the text parts of a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+    return ""
+
+
 def _usage(raw: Any, cached: bool) -> Usage:
     if cached:
         return Usage(calls=1, cached_calls=1)
@@ -467,6 +501,7 @@ def _usage(raw: Any, cached: bool) -> Usage:
 
 __all__ = [
     "ENV_PREFIX",
+    "ESTIMATE",
     "NO_ENDPOINT",
     "NO_MODEL",
     "ChatReply",
@@ -474,8 +509,15 @@ __all__ = [
     "LLMConfig",
     "LLMError",
     "LLMSettings",
+    "Price",
+    "PriceBook",
+    "TokenCounter",
     "Usage",
+    "count_tokens",
+    "counter_for",
     "find_settings",
+    "load_prices",
+    "no_price",
     "require_settings",
     "resolve_settings",
 ]

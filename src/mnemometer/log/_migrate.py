@@ -2,7 +2,7 @@
 
 Each step takes raw JSON (a header, or one item line with its migrated header) of one
 version and returns the next version's. Old files are never rewritten: a v1 run directory
-stays v1 on disk and reads as v2.
+stays v1 on disk and reads as the current version.
 """
 
 from __future__ import annotations
@@ -112,7 +112,20 @@ def _v1_success(
     return None
 
 
-HEADER_STEPS = {1: header_v1_to_v2}
+def header_v2_to_v3(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 adds ``cost`` (prices pinned at the start): a v2 run recorded none."""
+    return {**raw, "schema_version": 3}
+
+
+def item_v2_to_v3(raw: dict[str, Any], header: dict[str, Any]) -> dict[str, Any]:
+    """Item lines did not change in version 3."""
+    return raw
+
+
+ITEMS_UNCHANGED_SINCE = 2
+"""Item lines of this version and later read as the current version's, as they are."""
+
+HEADER_STEPS = {1: header_v1_to_v2, 2: header_v2_to_v3}
 """``version → step`` turning a header of that version into the next one."""
-ITEM_STEPS = {1: item_v1_to_v2}
+ITEM_STEPS = {1: item_v1_to_v2, 2: item_v2_to_v3}
 """``version → step`` turning an item line of that version into the next one."""

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from mnemometer._gc import paused
 from mnemometer._jsonl import decode, json_document
 from mnemometer.errors import RunLogError
-from mnemometer.log._migrate import HEADER_STEPS, ITEM_STEPS
+from mnemometer.log._migrate import HEADER_STEPS, ITEM_STEPS, ITEMS_UNCHANGED_SINCE
 from mnemometer.log._schema import (
     HEADER_FILE,
     ITEMS_FILE,
@@ -116,7 +116,7 @@ def _read_items(path: Path, version: int, raw_header: dict[str, Any]) -> list[It
         if not line.strip():
             continue
         try:
-            if version == LOG_SCHEMA_VERSION:
+            if version >= ITEMS_UNCHANGED_SINCE:
                 item = ItemResult.model_validate_json(line)
             else:
                 item = ItemResult.model_validate(_migrate_item(line, version, raw_header))

@@ -1,4 +1,4 @@
-"""Run log schema v2: a JSON header, a JSONL of item results and a JSON summary.
+"""Run log schema v3: a JSON header, a JSONL of item results and a JSON summary.
 
 A run directory holds ``header.json`` (what determines the numbers), ``items.jsonl`` (one
 line per finished item, appended as it finishes) and ``summary.json`` (the suite's own
@@ -19,7 +19,7 @@ from pydantic import Field
 
 from mnemometer.config import StrictModel
 
-LOG_SCHEMA_VERSION = 2
+LOG_SCHEMA_VERSION = 3
 HEADER_FILE = "header.json"
 ITEMS_FILE = "items.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -197,6 +197,39 @@ class SystemRef(StrictModel):
     """Optional capabilities detected at run time."""
 
 
+class ModelPrice(StrictModel):
+    """One model a run asks: its price (USD per token) as found when the run started."""
+
+    tokenizer: str
+    """How its tokens are counted: ``tiktoken:o200k_base (...)``, ``estimate:4-chars (...)``."""
+    key: str | None = None
+    """The price map entry (or override) that priced it; ``None``: no price found."""
+    source: str | None = None
+    """``litellm`` (the bundled map) or ``override`` (``--prices``); ``None``: no price."""
+    input_per_token: float | None = None
+    """USD per prompt token."""
+    output_per_token: float | None = None
+    """USD per completion token."""
+
+
+class CostRecord(StrictModel):
+    """How a run prices its LLM calls, pinned when it starts (``header.json``)."""
+
+    price_map: str
+    """The price map: ``litellm 1.110.2 model_prices_and_context_window_backup.json``, or
+    ``none`` when LiteLLM is not installed."""
+    price_map_sha256: str | None = None
+    """SHA-256 of the price map file."""
+    overrides: str | None = None
+    """The ``--prices`` file, if any."""
+    overrides_sha256: str | None = None
+    """Its SHA-256."""
+    roles: dict[str, str] = Field(default_factory=dict)
+    """Who asks which model: ``reader``, ``judge:<name>``, ``ingest`` -> model."""
+    models: dict[str, ModelPrice] = Field(default_factory=dict)
+    """Model -> its tokenizer and price."""
+
+
 class RunHeader(StrictModel):
     """Everything that determines a run's numbers, and its status."""
 
@@ -266,6 +299,9 @@ class RunHeader(StrictModel):
     llm: dict[str, Any] | None = None
     """The LLM endpoint the suite asks (base URL, model, timeout, retries; never the key),
     when it asks one: the reader of a benchmark, the model of an LLM-answered suite."""
+    cost: CostRecord | None = None
+    """The prices and tokenizers of the models the run asks (``None``: a run from before
+    cost was recorded)."""
 
 
 class ItemResult(StrictModel):
@@ -326,6 +362,63 @@ class Table(StrictModel):
     """The same rows as raw values, for machines."""
 
 
+class RoleCost(StrictModel):
+    """What one role's model (``reader``, ``judge:lenient``, ``ingest``) was paid for."""
+
+    role: str
+    """``reader``, ``judge:<name>`` or ``ingest``."""
+    model: str
+    """The model."""
+    prompt_tokens: int
+    """Prompt tokens billed: the endpoint's figure, or the count where the endpoint
+    reported none or fewer than the count allows (see ``flags``)."""
+    completion_tokens: int
+    """Completion tokens billed, by the same rule."""
+    reported_prompt_tokens: int = 0
+    """Prompt tokens the endpoint reported."""
+    reported_completion_tokens: int = 0
+    """Completion tokens the endpoint reported."""
+    counted_prompt_tokens: int | None = None
+    """Prompt tokens mnemometer counted (``None``: its calls were not counted)."""
+    counted_completion_tokens: int | None = None
+    """Completion tokens mnemometer counted."""
+    usd: float | None = None
+    """Dollars, billed tokens times the pinned price; ``None`` when the model has no price."""
+
+
+class CostSummary(StrictModel):
+    """What a run's LLM calls cost, from its items and the prices its header pinned."""
+
+    currency: Literal["USD"] = "USD"
+    """Always US dollars (the price map's unit)."""
+    usd: float | None
+    """The whole run; ``None`` when a model that was paid has no price (never a silent 0)."""
+    per_question: float | None = None
+    """Per question (per item result)."""
+    per_correct: float | None = None
+    """Per successful item; ``None`` when none succeeded."""
+    per_memory: float | None = None
+    """Storing cost per memory stored (``None``: the store's LLM calls are not metered)."""
+    questions: int = 0
+    """Item results the run has."""
+    correct: int = 0
+    """Successful ones."""
+    memories: int | None = None
+    """Memories stored, when the suite counted them."""
+    roles: list[RoleCost] = Field(default_factory=list)
+    """Tokens and dollars by role."""
+    unpriced: list[str] = Field(default_factory=list)
+    """Models with tokens but no price."""
+    tokenizers: dict[str, str] = Field(default_factory=dict)
+    """Model -> how its tokens were counted."""
+    price_map: str = ""
+    """The price map the header pinned."""
+    price_map_sha256: str | None = None
+    """Its SHA-256."""
+    flags: list[str] = Field(default_factory=list)
+    """Where the endpoint's usage and mnemometer's count disagree."""
+
+
 class Summary(StrictModel):
     """Aggregated results of a run, derived from its items by its suite (``summary.json``)."""
 
@@ -353,6 +446,8 @@ class Summary(StrictModel):
     headline: Headline | None = None
     """The suite's declared headline with its value and interval (``None``: a summary from
     before headlines)."""
+    cost: CostSummary | None = None
+    """What the run's LLM calls cost (``None``: the run recorded no prices)."""
 
     def table(self, name: str) -> Table:
         """The table called ``name``.

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from mnemometer.report import _charts as charts
+from mnemometer.report._decision import COLUMNS, TITLE, decision_rows, figure
 from mnemometer.report._html import esc, interval, notes, num, page, table, when
-from mnemometer.report._leaderboard import BoardCell, Leaderboard
+from mnemometer.report._leaderboard import BoardCell, Leaderboard, cell_text
 
 
 def _cell(cell: BoardCell | None) -> tuple[str, float | None, bool]:
@@ -79,6 +80,7 @@ def leaderboard_html(b: Leaderboard) -> str:
         '<p class="sub">Intervals: Wilson for rates, Student t for other means. Runs of one '
         "system on one column share a cell: each item is averaged over them first, so n counts "
         "items; #2, #3 link the other runs.</p></section>",
+        _decision(b),
         '<section id="columns"><h2>Columns</h2><div class="scroll"><table><thead><tr>'
         "<th>column</th><th>suite</th><th>dataset</th><th>dataset sha256</th><th>options</th>"
         f"<th>metric</th></tr></thead><tbody>{legend}</tbody></table></div></section>",
@@ -87,3 +89,23 @@ def leaderboard_html(b: Leaderboard) -> str:
         else "",
     ]
     return page("Leaderboard — mnemometer", "".join(body), generator="mnemometer leaderboard")
+
+
+def _decision(b: Leaderboard) -> str:
+    """The decision table: every figure sorts by its value; a missing one shows ``–``."""
+    head, rows = decision_rows(b, cell_text)
+    lead = len(head) - len(COLUMNS)
+    body = []
+    for cells, cell, costs in rows:
+        row: list = [*cells[:-1], (cells[-1], cell.value)]
+        row += [(figure(getattr(costs, n), fmt), getattr(costs, n)) for n, _, fmt in COLUMNS]
+        body.append(row)
+    return (
+        f'<section id="decision"><h2>{esc(TITLE)}</h2>'
+        + table(head, body, numeric=range(lead - 1, len(head)), cls="board")
+        + '<p class="sub">Per question: context tokens (the reader model\'s tokenizer, or the '
+        "estimate of 4 characters per token, as each run says), search and answer latency. "
+        "Per memory stored: LLM calls, tokens and seconds (– where the store does not meter its "
+        "LLM calls). Dollars: billed tokens times the price map each run pinned. Click a "
+        "heading to sort.</p></section>"
+    )

@@ -5,7 +5,9 @@ system: one suite (version, options) on one dataset content hash, one reader, th
 judges and the same scoring; runs that differ in any of it never share a column (nor a
 cell). By default a cell is the run's declared headline: each item's headline value
 averaged over its repeats, its interval by the one interval policy (cluster-robust where
-items cluster), so a cell equals the run's own summary.
+items cluster), so a cell equals the run's own summary. Beside it, every cell carries what
+the system costs there (:mod:`mnemometer.report._decision`): context tokens, latency,
+storing cost per memory and dollars per correct answer.
 """
 
 from __future__ import annotations
@@ -27,10 +29,20 @@ from mnemometer.errors import MnemometerError
 from mnemometer.log._reader import RunLog, read_log
 from mnemometer.log._schema import HEADER_FILE, RunHeader
 from mnemometer.report import _figures as fig
+from mnemometer.report._board_labels import disambiguate
+from mnemometer.report._decision import COLUMNS as COST_COLUMNS
+from mnemometer.report._decision import (
+    CellCosts,
+    cell_costs,
+    decision_markdown,
+    decision_text,
+    unpriced_notes,
+)
+from mnemometer.scoring.aggregate import run_summary
 from mnemometer.scoring.headline import spec_of, values
 from mnemometer.scoring.intervals import interval
 
-LEADERBOARD_SCHEMA_VERSION = 1
+LEADERBOARD_SCHEMA_VERSION = 2
 HEADLINE = "headline"
 """The metric name that asks for each run's declared headline (what ``auto`` means)."""
 
@@ -63,6 +75,8 @@ class BoardCell(StrictModel):
     """``wilson``, ``t``, or the suite's method."""
     runs: list[BoardRun] = Field(default_factory=list)
     """The runs."""
+    costs: CellCosts | None = None
+    """What the system costs on this column: tokens, latency, storing, dollars."""
 
 
 class BoardColumn(StrictModel):
@@ -213,8 +227,6 @@ def _headline_cell(runs: list[RunLog]) -> BoardCell:
 
 def _summary_cell(runs: list[RunLog], pick: Callable[[Any], Any]) -> BoardCell:
     """A run-level number read from each run's summary; over repeats, a t interval."""
-    from mnemometer.scoring.aggregate import run_summary
-
     found = []
     for r in runs:
         m = pick(run_summary(r.path))
@@ -313,6 +325,7 @@ def leaderboard(
         )
         for system, rs in systems.items():
             cell = _cell(rs, m)
+            cell.costs = cell_costs([run_summary(r.path) for r in rs])
             cell.runs = [
                 BoardRun(
                     path=str(r.path),
@@ -325,7 +338,7 @@ def leaderboard(
             cells[system][key] = cell
             if any(r.header.status != "finished" for r in rs):
                 notes.append(f"{system} on {columns[-1].label}: a run did not finish")
-    _disambiguate(columns)
+    disambiguate(columns)
     first = columns[0].key
     rows = [BoardRow(system=s, kind=kinds[s], cells=c) for s, c in cells.items()]
 
@@ -336,9 +349,11 @@ def leaderboard(
         return 0, -cell.value, r.system
 
     rows.sort(key=rank)
-    return Leaderboard(
+    board = Leaderboard(
         created_at=datetime.now(UTC), metric=metric, columns=columns, rows=rows, notes=notes
     )
+    board.notes += unpriced_notes(board)
+    return board
 
 
 def _dataset_of(systems: dict[str, list[RunLog]]) -> tuple[str, str]:
@@ -347,64 +362,6 @@ def _dataset_of(systems: dict[str, list[RunLog]]) -> tuple[str, str]:
 
 
 _SETUP = ("reader", "judge", "scoring")
-
-
-def _disambiguate(columns: list[BoardColumn]) -> None:
-    """Columns sharing a label get the dataset hash, then what differs between them.
-
-    First the suite options, then the setup (reader, judges, scoring).
-    """
-    for same in _shared_labels(columns):
-        for c in same:
-            c.label += f" ({c.dataset_hash[:8]})"
-        for group in _shared_labels(same):
-            for field in ("options", "setup"):
-                keys = sorted({k for c in group for k in getattr(c, field)})
-                for c in group:
-                    diff = [
-                        k
-                        for k in keys
-                        if len({json.dumps(getattr(g, field).get(k), default=str) for g in group})
-                        > 1
-                    ]
-                    if diff:
-                        c.label += " " + ", ".join(
-                            f"{k}={_brief(getattr(c, field).get(k), [getattr(g, field).get(k) for g in group])}"
-                            for k in diff
-                        )
-
-
-def _same(v: Any) -> str:
-    return json.dumps(v, sort_keys=True, default=str)
-
-
-def _brief(v: Any, group: list[Any]) -> str:
-    """``v`` only as far as it tells apart the values in ``group`` (``v`` among them).
-
-    A judge or a reader is named (``lenient@judge-b``, ``smollm2``) and followed by the
-    fields that differ in the group: two readers of one model at two endpoints get
-    ``smollm2(base_url=...:18622/v1)``, never one label for both.
-    """
-    if isinstance(v, list) and all(isinstance(g, list) and len(g) == len(v) for g in group):
-        return "+".join(_brief(x, [g[i] for g in group]) for i, x in enumerate(v))
-    if isinstance(v, dict) and all(isinstance(g, dict) for g in group):
-        head = "judge" if "judge" in v else "model" if "model" in v else None
-        keys = dict.fromkeys(k for g in group for k in g)
-        differ = [k for k in keys if k != head and len({_same(g.get(k)) for g in group}) > 1]
-        parts = ", ".join(f"{k}={_brief(v.get(k), [g.get(k) for g in group])}" for k in differ)
-        if head is None:
-            return parts
-        return f"{v[head]}({parts})" if parts else str(v[head])
-    text = v if isinstance(v, str) else json.dumps(v, default=str)
-    return text if len(text) <= 40 else text[:18] + "..." + text[-19:]
-
-
-def _shared_labels(columns: list[BoardColumn]) -> list[list[BoardColumn]]:
-    """The groups of two or more columns with one label, in first-seen order."""
-    by_label: dict[str, list[BoardColumn]] = defaultdict(list)
-    for c in columns:
-        by_label[c.label].append(c)
-    return [same for same in by_label.values() if len(same) > 1]
 
 
 def cell_text(cell: BoardCell | None, digits: int = 3) -> str:
@@ -427,6 +384,7 @@ def leaderboard_text(b: Leaderboard) -> str:
     lines = [
         "  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)) for row in [cols, *rows]
     ]
+    lines += decision_text(b, cell_text)
     return "\n".join([*lines, *(f"note: {n}" for n in b.notes)])
 
 
@@ -442,6 +400,7 @@ def leaderboard_markdown(b: Leaderboard) -> str:
             link = cell.runs[0].report if cell and cell.runs else None
             cells.append(f"[{text}]({link})" if text and link else text)
         out.append("| " + " | ".join([r.system, *cells]) + " |")
+    out += decision_markdown(b, cell_text)
     out += [
         "",
         "Each cell is the run's declared headline (the metric beside the column name); 95% "
@@ -472,6 +431,7 @@ def leaderboard_csv(b: Leaderboard) -> str:
             "n",
             "method",
             "runs",
+            *(name for name, _, _ in COST_COLUMNS),
         ]
     )
     cols = {c.key: c for c in b.columns}
@@ -494,6 +454,10 @@ def leaderboard_csv(b: Leaderboard) -> str:
                     cell.n,
                     cell.method,
                     " ".join(x.path for x in cell.runs),
+                    *(
+                        "" if cell.costs is None else getattr(cell.costs, name)
+                        for name, _, _ in COST_COLUMNS
+                    ),
                 ]
             )
     return buf.getvalue()

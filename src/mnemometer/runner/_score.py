@@ -35,6 +35,7 @@ from mnemometer.log._schema import (
     ScoringRecord,
 )
 from mnemometer.log._writer import ItemWriter, write_header, write_summary
+from mnemometer.runner._prices import repriced
 from mnemometer.runner._setup import RunResult, RunSettings, scoring_of
 from mnemometer.scoring import judges as J
 from mnemometer.scoring._scorer import apply, build, summarize
@@ -72,14 +73,17 @@ def score(
         headline: another headline metric (``recall@10``, ``f1``); default: the suite's
             (following the first judge when the judges change).
         out: the new run directory (default: beside the run, named after the scoring).
-        settings: the LLM endpoint judges ask by default, concurrency, progress.
+        settings: the LLM endpoint judges ask by default, concurrency, progress, and a
+            price file (``prices``) that prices the new run afresh; without one the parent's
+            pinned prices are kept and a model they lack (a new judge's) is priced now.
 
     Returns:
         The new run's :class:`~mnemometer.runner.RunResult`.
 
     Raises:
         MnemometerError: an unfinished run, a scorer that cannot be changed this way, no
-            endpoint for a judge, or an output directory that holds another run.
+            endpoint for a judge, an output directory that holds another run (or this
+            one priced with another file), or an invalid price file.
     """
     settings = (settings or RunSettings()).checked()
     parent_dir = Path(run_dir)
@@ -97,7 +101,7 @@ def score(
     target = (
         Path(out)
         if out is not None
-        else parent_dir.with_name(f"{parent_dir.name}-scored-{_digest(new)}")
+        else parent_dir.with_name(f"{parent_dir.name}-scored-{_digest(new, settings.prices)}")
     )
     target.mkdir(parents=True, exist_ok=True)
     with DirLock(target):
@@ -110,6 +114,7 @@ def resume_scoring(run_dir: str | Path, settings: RunSettings | None = None) -> 
 
     Raises:
         RunLogError: not a re-scored run.
+        MnemometerError: ``settings.prices`` names another file than it was priced with.
     """
     settings = (settings or RunSettings()).checked()
     path = Path(run_dir)
@@ -117,6 +122,10 @@ def resume_scoring(run_dir: str | Path, settings: RunSettings | None = None) -> 
         header = read_header(path)
         if header.parent is None or header.scoring is None:
             raise RunLogError(f"{path}: not a re-scored run")
+        if _other_prices(header, settings.prices):
+            raise MnemometerError(
+                f"{path}: was priced with another price file; re-price into a new --out"
+            )
         return _finish(path, header, settings)
 
 
@@ -233,9 +242,19 @@ def _headline(spec: HeadlineSpec, metric: str) -> HeadlineSpec:
     )
 
 
-def _digest(scoring: ScoringRecord) -> str:
+def _digest(scoring: ScoringRecord, prices: str | Path | None = None) -> str:
     doc = json.dumps(scoring.model_dump(mode="json"), sort_keys=True)
+    if prices is not None:  # another price file, another run directory
+        doc += hashlib.sha256(Path(prices).read_bytes()).hexdigest()
     return hashlib.sha256(doc.encode()).hexdigest()[:8]
+
+
+def _other_prices(have: RunHeader, prices: str | Path | None) -> bool:
+    """Whether ``--prices`` names a file other than the one ``have`` was priced with."""
+    if prices is None:
+        return False
+    sha = hashlib.sha256(Path(prices).read_bytes()).hexdigest()
+    return have.cost is None or have.cost.overrides_sha256 != sha
 
 
 def _start(
@@ -249,7 +268,12 @@ def _start(
     """The new run's header: a fresh one, or the one of a scoring that was killed."""
     if (target / HEADER_FILE).exists():
         have = read_header(target)
-        if have.parent is None or have.parent.run_id != parent.run_id or have.scoring != new:
+        if (
+            have.parent is None
+            or have.parent.run_id != parent.run_id
+            or have.scoring != new
+            or _other_prices(have, settings.prices)
+        ):
             raise MnemometerError(f"{target}: already holds another run; choose another --out")
         return have
     for name in SIDE_FILES:
@@ -275,6 +299,8 @@ def _start(
             "llm": settings.llm.redacted() if settings.llm is not None else parent.llm,
         }
     )
+    cost, notes = repriced(parent, header, settings.llm, settings.prices)
+    header = header.model_copy(update={"cost": cost, "notes": [*header.notes, *notes]})
     write_header(target, header)
     return header
 

@@ -36,7 +36,7 @@ then ``items`` after every item (``total`` ``None`` when unknown)."""
 
 @dataclass(frozen=True)
 class RunSettings:
-    """How a run executes; none of it changes the numbers except ``seed``.
+    """How a run executes; none of it changes the measurements except ``seed``.
 
     Attributes:
         concurrency: items in flight at once.
@@ -48,6 +48,8 @@ class RunSettings:
         executor: where items run (default: local threads).
         progress: called with ``(phase, done, total)`` as work advances (see
             :data:`ProgressFn`).
+        prices: a price file (TOML or JSON) over LiteLLM's bundled price map: the run's
+            dollars, never its measurements (:mod:`mnemometer.llm._prices`).
     """
 
     concurrency: int = 1
@@ -57,6 +59,7 @@ class RunSettings:
     llm: Any = None
     executor: Executor | None = None
     progress: ProgressFn | None = None
+    prices: str | Path | None = None
 
     def checked(self) -> RunSettings:
         """Validated settings (a timeout of 0 or less means no limit).
@@ -209,7 +212,7 @@ def new_header(
     info = dataset.info
     options = suite.options()
     asks = settings.llm is not None and getattr(suite, "needs_llm", False)
-    return RunHeader(
+    header = RunHeader(
         scoring=scoring_of(suite, settings.llm),
         llm=settings.llm.redacted() if asks else None,
         run_id=uuid.uuid4().hex[:12],
@@ -245,6 +248,9 @@ def new_header(
         executor=(settings.executor or LocalExecutor()).name,
         notes=notes,
     )
+    from mnemometer.runner._prices import cost_record
+
+    return header.model_copy(update={"cost": cost_record(header, settings.llm, settings.prices)})
 
 
 def scoring_of(suite: Suite, llm: Any) -> ScoringRecord | None:

@@ -7,7 +7,8 @@ input, retrieved ids and scores, answer, replies, tokens, errors). Then:
   nDCG at k, an answer's F1, a judge's verdict;
 * the suite's **summary** scorer turns every item into the summary (:class:`SummaryScorer`);
 * the summary engine (:func:`summarize`) adds the declared headline, with its interval
-  from the one interval policy, and the failure note.
+  from the one interval policy, what the run's LLM calls cost (:mod:`mnemometer.scoring.cost`)
+  and the failure note.
 
 Each is registered in the ``mnemometer.scorers`` entry-point group (built-ins the same way
 as plug-ins) and recorded in the run header as a :class:`~mnemometer.log._schema.ScorerSpec`
@@ -34,6 +35,7 @@ from mnemometer.log._schema import (
     ScoringRecord,
     Summary,
 )
+from mnemometer.scoring.cost import cost_notes, cost_summary, cost_table
 from mnemometer.scoring.headline import headline, spec_of
 
 Record = dict[str, Any]
@@ -202,7 +204,7 @@ def summarize(
     *,
     fallback: Callable[[RunHeader, list[ItemResult]], Summary] | None = None,
 ) -> Summary:
-    """The summary engine: the run's summary scorer, then the headline and failure note.
+    """The summary engine: the run's summary scorer, then the headline, cost and failure note.
 
     ``fallback`` summarises a run recorded before scoring was a stage (no
     ``header.scoring``); without one such a run is refused.
@@ -221,15 +223,24 @@ def summarize(
                 f"run {header.run_id} records no scoring (it predates scoring as a stage): "
                 "summarise it with its suite (`mnemometer log summarize`)"
             )
+        cost = cost_summary(header, items, run_dir)
         summary = summary.model_copy(
             update={
                 "run_id": header.run_id,
                 "results": len(items),
                 "source": "suite",
                 "headline": headline(spec_of(header), items, summary),
+                "cost": cost,
             }
         )
         note = failure_note(items)
+    if cost is not None and cost.roles:
+        summary = summary.model_copy(
+            update={
+                "tables": [*summary.tables, cost_table(cost)],
+                "notes": [*summary.notes, *cost_notes(cost)],
+            }
+        )
     if note:
         summary = summary.model_copy(update={"notes": [note, *summary.notes]})
     return summary

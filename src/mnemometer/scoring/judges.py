@@ -379,6 +379,8 @@ class Verdict:
         error: why there is no verdict (invalid JSON, a label outside the schema, a call
             that failed).
         tokens: prompt and completion tokens of the call (as first paid, even when cached).
+        counted: the same, counted by mnemometer (the judge model's tokenizer or the
+            labelled estimate): what the cost summary checks ``tokens`` against.
         cached: the reply came from the LLM cache (a resumed run pays nothing).
         ms: wall time of the call.
     """
@@ -390,6 +392,7 @@ class Verdict:
     tokens: dict[str, int] = field(default_factory=dict)
     cached: bool = False
     ms: float = 0.0
+    counted: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """For a run log's ``extra``."""
@@ -398,6 +401,7 @@ class Verdict:
             "raw": self.raw,
             "error": self.error,
             "tokens": self.tokens,
+            "counted": self.counted,
             "cached": self.cached,
         }
 
@@ -452,7 +456,16 @@ def judge_once(
         return Verdict(spec.name, None, "", f"{type(e).__name__}: {e}", ms=ms)
     ms = (time.perf_counter() - t0) * 1000.0
     correct, error = parse_verdict(spec, reply.text)
-    return Verdict(spec.name, correct, reply.text, error, paid_tokens(reply), reply.cached, ms)
+    return Verdict(
+        spec.name,
+        correct,
+        reply.text,
+        error,
+        paid_tokens(reply),
+        reply.cached,
+        ms,
+        counted_tokens(reply),
+    )
 
 
 def paid_tokens(reply: Any) -> dict[str, int]:
@@ -462,6 +475,13 @@ def paid_tokens(reply: Any) -> dict[str, int]:
         "prompt": int(usage.get("prompt_tokens") or 0),
         "completion": int(usage.get("completion_tokens") or 0),
     }
+
+
+def counted_tokens(reply: Any) -> dict[str, int]:
+    """Prompt and completion tokens of a chat reply as mnemometer counted them."""
+    usage = getattr(reply, "usage", None)
+    counted = getattr(usage, "counted", None)
+    return counted() if callable(counted) else {}
 
 
 def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float | None:

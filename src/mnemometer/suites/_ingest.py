@@ -111,6 +111,8 @@ class IngestTally:
             "tokens_per_memory": None,
             "llm_seconds_per_memory": None,
             "extracted": None,
+            "prompt_tokens": None,
+            "completion_tokens": None,
         }
         if not self.metered:
             return out
@@ -119,8 +121,9 @@ class IngestTally:
             out["seconds_p50"] = float(np.percentile(per, 50))
             out["seconds_p95"] = float(np.percentile(per, 95))
         out["llm_calls_per_memory"] = sum(c.llm_calls for c in self.costs) / n
-        tokens = sum(c.prompt_tokens + c.completion_tokens for c in self.costs)
-        out["tokens_per_memory"] = tokens / n
+        out["prompt_tokens"] = sum(c.prompt_tokens for c in self.costs)
+        out["completion_tokens"] = sum(c.completion_tokens for c in self.costs)
+        out["tokens_per_memory"] = (out["prompt_tokens"] + out["completion_tokens"]) / n
         out["llm_seconds_per_memory"] = sum(c.llm_seconds for c in self.costs) / n
         known = [c.extracted for c in self.costs if c.extracted is not None]
         out["extracted"] = sum(known) if known else None

@@ -117,6 +117,10 @@ class FakeLLMServer:
         embedding_models: further model ids ``/v1/embeddings`` accepts (not listed as
             chat models), e.g. ``text-embedding-3-small``.
         log_path: append one JSON line per request (path, request, status, response).
+        usage: what a chat reply says it cost: ``words`` (whitespace-separated words of the
+            messages and the reply), ``none`` (no ``usage`` field, as some servers), or a
+            callable ``(request body, reply message) -> usage dict or None`` (an endpoint
+            that misreports, for the cost summary's checks).
     """
 
     def __init__(
@@ -134,6 +138,7 @@ class FakeLLMServer:
         embeddings: str | Embed = "hash",
         embedding_models: Sequence[str] = (),
         log_path: str | Path | None = None,
+        usage: str | Callable[[dict[str, Any], dict[str, Any]], dict[str, Any] | None] = "words",
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
@@ -148,6 +153,9 @@ class FakeLLMServer:
         self.embedding_models = list(embedding_models)
         self._embed = self._embedder(embeddings)
         self.log_path = Path(log_path) if log_path else None
+        if not callable(usage) and usage not in ("words", "none"):
+            raise ValueError(f"usage must be 'words', 'none' or a callable, got {usage!r}")
+        self.usage = usage
         self.requests: list[dict[str, Any]] = []
         """Every decoded request body (chat and embeddings), in arrival order."""
         self.paths: list[str] = []
@@ -323,11 +331,7 @@ class FakeLLMServer:
             if isinstance(out, dict):
                 return out
             message = {"role": "assistant", "content": str(out)}
-        prompt_tokens = sum(len(_content(m).split()) for m in body.get("messages") or [])
-        completion_tokens = len(_content(message).split()) or (
-            len(json.dumps(message.get("tool_calls"))) // 4
-        )
-        return {
+        response: dict[str, Any] = {
             "id": "chatcmpl-"
             + hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12],
             "object": "chat.completion",
@@ -340,11 +344,25 @@ class FakeLLMServer:
                     "message": message,
                 }
             ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
+        }
+        usage = self._usage(body, message)
+        if usage is not None:
+            response["usage"] = usage
+        return response
+
+    def _usage(self, body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any] | None:
+        if callable(self.usage):
+            return self.usage(body, message)
+        if self.usage == "none":
+            return None
+        prompt_tokens = sum(len(_content(m).split()) for m in body.get("messages") or [])
+        completion_tokens = len(_content(message).split()) or (
+            len(json.dumps(message.get("tool_calls"))) // 4
+        )
+        return {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
         }
 
     def answer_embeddings(self, body: dict[str, Any]) -> dict[str, Any]:

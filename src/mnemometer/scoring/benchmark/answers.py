@@ -203,9 +203,10 @@ class Judge(BaseScorer):
         metrics = [m for m in record.get("metrics") or [] if m["name"] != mine]
         tokens = dict(record.get("tokens") or {})
         if verdict is not None:
-            # What the judge's own verdict cost (probe calls are not itemised: they go with
-            # the judge, and a record whose judges are all stripped loses every judge token).
-            for k, n in (verdict.get("tokens") or {}).items():
+            # What the judge's verdict and its probes cost (a record whose judges are all
+            # stripped loses every judge token).
+            paid = _summed([verdict.get("tokens") or {}, verdict.get("probe_tokens") or {}])
+            for k, n in paid.items():
                 left = tokens.get(f"judge_{k}", 0) - int(n)
                 tokens.pop(f"judge_{k}", None)
                 if left > 0:
@@ -253,6 +254,8 @@ class Judge(BaseScorer):
             verdict["attempt"] = attempt
         if probes:
             verdict["probes"] = {k: p.correct for k, p in probes.items()}
+            verdict["probe_tokens"] = _summed(p.tokens for p in probes.values())
+            verdict["probe_counted"] = _summed(p.counted for p in probes.values())
         judges = dict(extra.get("judges") or {})
         judges[v.judge] = verdict
         tokens = dict(record.get("tokens") or {})
@@ -324,6 +327,15 @@ def connect_judges(
             client.check()
             clients[url, model] = client
         out[j.name] = clients[url, model]
+    return out
+
+
+def _summed(counts: Any) -> dict[str, int]:
+    """Token counts added up key by key."""
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, n in c.items():
+            out[k] = out.get(k, 0) + int(n)
     return out
 
 

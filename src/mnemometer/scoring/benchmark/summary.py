@@ -17,11 +17,12 @@ from typing import Any
 
 from mnemometer import stats
 from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
-from mnemometer.scoring.aggregate import distribution, mean_metrics
+from mnemometer.scoring.aggregate import distribution, mean_metrics, percentile
 from mnemometer.scoring.benchmark.probes import false_positives
 from mnemometer.scoring.benchmark.rules import rule_sensitivity
 from mnemometer.scoring.intervals import interval
 from mnemometer.scoring.judges import cohen_kappa, raw_agreement
+from mnemometer.scoring.summaries import ingest_table
 
 PERCENTILES = (50, 95, 99)
 PHASES = ("ingest", "search", "answer", "judge")
@@ -135,6 +136,9 @@ def summarize_benchmark(
         ]
     sections: dict[str, Any] = {"pins": pins, "headline": cfg.headline_rule}
     tables = [category_table(cfg, groups[key], judges), *cfg.extra_tables(rows)]
+    stored = ingest_row(rows)
+    if stored is not None:
+        tables.append(ingest_table(stored))
     notes = list(header.dataset.notes) + cfg.notes(rows)
     if len(judges) > 1:
         t, section = judge_tables(headline, judges)
@@ -384,6 +388,43 @@ def latency(rows: list[ItemResult]) -> list[Metric]:
         if vals:
             out += distribution(f"{phase}_latency", vals, "ms", PERCENTILES)
     return out
+
+
+def ingest_row(rows: list[ItemResult]) -> dict[str, Any] | None:
+    """The ``ingest`` table's row (as the retrieval suite's): storing cost per memory.
+
+    Each conversation is stored once; its questions carry how many memories (turns) it
+    stored and, for a store that meters its LLM calls, their calls, tokens and seconds.
+    """
+    per: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if r.extra.get("ingest_memories") and r.extra.get("ingest_ms") is not None:
+            per[r.item_id] = r.extra
+    if not per:
+        return None
+    n = sum(int(e["ingest_memories"]) for e in per.values())
+    each = [e["ingest_ms"] / 1000.0 / int(e["ingest_memories"]) for e in per.values()]
+    metered = [e["ingest_llm"] for e in per.values() if e.get("ingest_llm") is not None]
+    row: dict[str, Any] = {
+        "memories": n,
+        "failed": None,
+        "seconds_per_memory": sum(e["ingest_ms"] for e in per.values()) / 1000.0 / n,
+        "seconds_p50": percentile(each, 50),
+        "seconds_p95": percentile(each, 95),
+        "llm_calls_per_memory": None,
+        "tokens_per_memory": None,
+        "llm_seconds_per_memory": None,
+        "extracted": None,
+        "prompt_tokens": None,
+        "completion_tokens": None,
+    }
+    if metered:
+        row["prompt_tokens"] = sum(int(m["prompt_tokens"]) for m in metered)
+        row["completion_tokens"] = sum(int(m["completion_tokens"]) for m in metered)
+        row["llm_calls_per_memory"] = sum(int(m["calls"]) for m in metered) / n
+        row["tokens_per_memory"] = (row["prompt_tokens"] + row["completion_tokens"]) / n
+        row["llm_seconds_per_memory"] = sum(float(m["seconds"]) for m in metered) / n
+    return row
 
 
 def answer_lengths(rows: list[ItemResult]) -> list[Metric]:

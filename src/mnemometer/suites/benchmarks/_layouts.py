@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any
 
 from mnemometer.datasets._models import Conversation, Query, Session
+from mnemometer.llm import TokenCounter, counter_for
 from mnemometer.protocols import ProtocolSpec
 from mnemometer.suites.benchmarks import _pipeline as P
 
@@ -32,7 +33,7 @@ class ReaderCall:
     Attributes:
         messages: the chat messages.
         shown: the turns in the context (evidence recall reads them).
-        context_tokens: the context's size (4 characters a token).
+        context_tokens: the context's size in the reader model's tokens.
         choices: LoCoMo's category-5 options by letter, when the question became a choice.
     """
 
@@ -48,7 +49,11 @@ def depth(protocol: ProtocolSpec, top_k: int) -> int:
 
 
 def choose(
-    protocol: ProtocolSpec, ranked: Sequence[P.TurnRef], top_k: int, budget: int | None
+    protocol: ProtocolSpec,
+    ranked: Sequence[P.TurnRef],
+    top_k: int,
+    budget: int | None,
+    counter: TokenCounter | None = None,
 ) -> tuple[list[P.TurnRef], int]:
     """The turns the reader sees from a ranking (deduplicated), and how many the budget cut.
 
@@ -65,9 +70,7 @@ def choose(
                 top.append(r)
     else:
         top = list(ranked[:top_k])
-    if budget is None:
-        return top, 0
-    return P.select_context(top, budget)
+    return P.select_context(top, budget, counter)
 
 
 def date_text(style: str, session: Session) -> str:
@@ -92,22 +95,39 @@ def _asked(q: Query) -> str:
 
 
 def render(
-    protocol: ProtocolSpec, q: Query, context: Sequence[P.TurnRef], conv: Conversation
+    protocol: ProtocolSpec,
+    q: Query,
+    context: Sequence[P.TurnRef],
+    conv: Conversation,
+    count: Callable[[str], int] | None = None,
 ) -> ReaderCall:
-    """The reader's messages for question ``q`` over ``context``."""
-    return _LAYOUTS[protocol.layout](protocol, q, list(context), conv)
+    """The reader's messages for question ``q`` over ``context``.
+
+    ``count`` counts the context's tokens (the reader model's tokenizer; by default the
+    labelled estimate of four characters per token).
+    """
+    count = count or counter_for(None).count
+    return _LAYOUTS[protocol.layout](protocol, q, list(context), conv, count)
 
 
 def _mnemometer(
-    protocol: ProtocolSpec, q: Query, context: list[P.TurnRef], conv: Conversation
+    protocol: ProtocolSpec,
+    q: Query,
+    context: list[P.TurnRef],
+    conv: Conversation,
+    count: Callable[[str], int],
 ) -> ReaderCall:
     prompt = P.reader_prompt(q.text, context, q.asked_at, protocol.text("prompt"))
-    tokens = sum(P.estimate_tokens(r.line()) + 1 for r in context)
+    tokens = sum(count(r.line()) + 1 for r in context)
     return ReaderCall([{"role": protocol.role, "content": prompt}], context, tokens)
 
 
 def _locomo(
-    protocol: ProtocolSpec, q: Query, context: list[P.TurnRef], conv: Conversation
+    protocol: ProtocolSpec,
+    q: Query,
+    context: list[P.TurnRef],
+    conv: Conversation,
+    count: Callable[[str], int],
 ) -> ReaderCall:
     # get_rag_context (dialog mode): "DATE: Speaker said, \"text\"", one a line, rank order.
     lines = []
@@ -129,7 +149,7 @@ def _locomo(
         template = protocol.text("prompt_cat5")
     prompt = text + "\n\n" + template.format(question)
     messages = [{"role": protocol.role, "content": prompt}]
-    return ReaderCall(messages, context, P.estimate_tokens(text), choices)
+    return ReaderCall(messages, context, count(text), choices)
 
 
 _JINJA = re.compile(r"\{\{\s*(\w+)\s*\}\}")
@@ -156,19 +176,27 @@ def mem0_fields(
 
 
 def _mem0(
-    protocol: ProtocolSpec, q: Query, context: list[P.TurnRef], conv: Conversation
+    protocol: ProtocolSpec,
+    q: Query,
+    context: list[P.TurnRef],
+    conv: Conversation,
+    count: Callable[[str], int],
 ) -> ReaderCall:
     values = mem0_fields(protocol, q, context, conv)
     # The prompt is a Jinja template with plain {{name}} fields only: rendered the same.
     prompt = _JINJA.sub(lambda m: values.get(m.group(1), ""), protocol.text("prompt"))
     speakers = (values["speaker_1_user_id"], values["speaker_2_user_id"])
     shown = [r for r in context if r.turn.speaker in speakers]
-    size = sum(P.estimate_tokens(values[f"speaker_{n}_memories"]) for n in (1, 2))
+    size = sum(count(values[f"speaker_{n}_memories"]) for n in (1, 2))
     return ReaderCall([{"role": protocol.role, "content": prompt}], shown, size)
 
 
 def _zep(
-    protocol: ProtocolSpec, q: Query, context: list[P.TurnRef], conv: Conversation
+    protocol: ProtocolSpec,
+    q: Query,
+    context: list[P.TurnRef],
+    conv: Conversation,
+    count: Callable[[str], int],
 ) -> ReaderCall:
     # zep_locomo_search.py's facts, each turn as zep_locomo_ingestion.py sent it.
     facts = [
@@ -181,11 +209,15 @@ def _zep(
         {"role": "system", "content": protocol.text("system")},
         {"role": protocol.role, "content": prompt},
     ]
-    return ReaderCall(messages, context, P.estimate_tokens("\n".join(facts)))
+    return ReaderCall(messages, context, count("\n".join(facts)))
 
 
 def _longmemeval(
-    protocol: ProtocolSpec, q: Query, context: list[P.TurnRef], conv: Conversation
+    protocol: ProtocolSpec,
+    q: Query,
+    context: list[P.TurnRef],
+    conv: Conversation,
+    count: Callable[[str], int],
 ) -> ReaderCall:
     # run_generation.py, flat-turn: each hit with the turn after it (a round), sorted by
     # date, each round as JSON under "### Session N:".
@@ -203,9 +235,7 @@ def _longmemeval(
     for i, (day, entry) in enumerate(chunks):
         history += f"\n### Session {i + 1}:\nSession Date: {day}\nSession Content:\n\n{json.dumps(entry)}\n"
     prompt = protocol.text("prompt").format(history, _asked(q), q.text)
-    return ReaderCall(
-        [{"role": protocol.role, "content": prompt}], shown, P.estimate_tokens(history)
-    )
+    return ReaderCall([{"role": protocol.role, "content": prompt}], shown, count(history))
 
 
 _LAYOUTS = {

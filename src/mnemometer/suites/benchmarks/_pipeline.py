@@ -17,11 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from mnemometer import deadline
 from mnemometer.datasets._models import Conversation, Session, Turn
-from mnemometer.stores._protocol import BatchStore, Flushable, Hit
+from mnemometer.llm import TokenCounter, counter_for
+from mnemometer.stores._protocol import BatchStore, Flushable, Hit, IngestCosted
 
 READER_PROMPT = """Answer the question using the excerpts of a conversation below (most relevant first, each with the date of its session).
 
@@ -33,7 +35,7 @@ Answer in a short phrase, with the exact words of the excerpts where you can. If
 """The one reader prompt every system's retrieved context is answered with."""
 
 READER_MAX_TOKENS = 64
-"""The reader's answer cap."""
+"""The reader's answer cap, in the reader model's tokens (:meth:`TokenCounter.cut`)."""
 
 READER_SHA256 = hashlib.sha256(
     f"{READER_PROMPT}\nmax_tokens={READER_MAX_TOKENS}\ntemperature=0".encode()
@@ -43,29 +45,6 @@ READER_SHA256 = hashlib.sha256(
 BASELINES = ("full-context", "no-memory", "oracle")
 """Contexts that need no memory system: the whole conversation (newest turns that fit the
 budget), nothing, or exactly the evidence turns."""
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens of ``text`` by the common estimate of four characters per token."""
-    return math.ceil(len(text) / 4)
-
-
-def cap_answer(text: str, max_tokens: int) -> tuple[str, int, bool]:
-    """``text`` cut to ``max_tokens`` (the 4-characters estimate) at a word boundary.
-
-    Returns the answer as scored, the uncut answer's tokens, and whether it was cut.
-    """
-    tokens = estimate_tokens(text)
-    if tokens <= max_tokens:
-        return text, tokens, False
-    kept: list[str] = []
-    size = -1  # characters of " ".join(kept)
-    for w in text.split():
-        if math.ceil((size + 1 + len(w)) / 4) > max_tokens:
-            break
-        kept.append(w)
-        size += 1 + len(w)
-    return " ".join(kept), tokens, True
 
 
 def render_date(d: datetime | None) -> str:
@@ -154,6 +133,42 @@ def ingest_agent(agent: Any, conv: Conversation) -> float:
     return (time.perf_counter() - t0) * 1000.0
 
 
+def ingested(live: Any, memories: int) -> dict[str, Any]:
+    """What storing the conversation took: its memories, and a metered store's LLM calls."""
+    out: dict[str, Any] = {"ingest_memories": memories}
+    if isinstance(live, IngestCosted):
+        costs = list(live.ingest_costs())
+        out["ingest_llm"] = {
+            "calls": sum(c.llm_calls for c in costs),
+            "prompt_tokens": sum(c.prompt_tokens for c in costs),
+            "completion_tokens": sum(c.completion_tokens for c in costs),
+            "seconds": sum(c.llm_seconds for c in costs),
+        }
+    return out
+
+
+def check_counter(run_dir: Path, reader: Any) -> None:
+    """A resumed run counts the reader's tokens as it started: its budget selects the same turns.
+
+    Raises:
+        MnemometerError: the header pinned another counter for the reader's model (the
+            tokenizer files were installed or removed since).
+    """
+    from mnemometer.errors import MnemometerError
+    from mnemometer.log._reader import read_header
+
+    cost = read_header(run_dir).cost
+    pinned = cost.models.get(reader.model) if cost is not None else None
+    now = reader.counter.name
+    if pinned is not None and pinned.tokenizer.split(" (")[0] != now:
+        raise MnemometerError(
+            f"the reader's tokens were counted by {pinned.tokenizer.split(' (')[0]} when this "
+            f"run started and would be by {now} now (pip install 'mnemometer[cost]' adds the "
+            "tokenizers): its context budget would choose other turns; restore that "
+            "environment or start a new run"
+        )
+
+
 # ---- search ---------------------------------------------------------------------------
 
 
@@ -225,20 +240,26 @@ def retrieval_values(
 
 
 def select_context(
-    refs: Sequence[TurnRef], budget: int | None, *, newest_first: bool = False
+    refs: Sequence[TurnRef],
+    budget: int | None,
+    counter: TokenCounter | None = None,
+    *,
+    newest_first: bool = False,
 ) -> tuple[list[TurnRef], int]:
     """The turns that fit ``budget`` tokens (in the given priority), in the order given.
 
-    Returns the chosen turns and how many were dropped for the budget (``None``: no
-    budget, every turn).
+    Tokens are the reader model's (``counter``: its tokenizer, or the estimate of four
+    characters per token), one more per line for its newline. Returns the chosen turns
+    and how many were dropped for the budget (``None``: no budget, every turn).
     """
     if budget is None:
         return list(refs), 0
+    count = (counter or counter_for(None)).count
     order = list(reversed(refs)) if newest_first else list(refs)
     chosen: list[TurnRef] = []
     used = 0
     for r in order:
-        cost = estimate_tokens(r.line()) + 1
+        cost = count(r.line()) + 1
         if used + cost > budget:
             continue
         chosen.append(r)

@@ -102,7 +102,7 @@ class Questions:
                             self.turn_ks,
                             self.session_ks,
                         )
-                call = L.render(proto, q, context, conv)
+                call = L.render(proto, q, context, conv, self._reader.counter.count)
                 shown = {r.turn.id for r in call.shown}
                 if q.relevant_ids:
                     metrics.append(
@@ -129,10 +129,11 @@ class Questions:
                 hypothesis = L.finish(call, reply.text)
                 if call.choices:
                     extra["reader_reply"] = reply.text
-                paid = J.paid_tokens(reply)
+                paid, counted = J.paid_tokens(reply), J.counted_tokens(reply)
                 tokens.update(
                     {"reader_prompt": paid["prompt"], "reader_completion": paid["completion"]}
                 )
+                extra["counted_tokens"] = {f"reader_{k}": n for k, n in counted.items()}
         except deadline.Cancelled:
             raise  # the item was abandoned: the runner has recorded its timeout
         except Exception as e:  # a reader or search failure fails this question, recorded
@@ -148,9 +149,11 @@ class Questions:
         # is scored (a reader listing every phrase of its context scores F1 on the list).
         # A protocol without a cap (mem0's, Zep's) sends none and cuts nothing.
         if proto.max_tokens is None:
-            extra["answer_tokens"] = P.estimate_tokens(hypothesis)
+            extra["answer_tokens"] = self._reader.counter.count(hypothesis)
         else:
-            hypothesis, extra["answer_tokens"], cut = P.cap_answer(hypothesis, proto.max_tokens)
+            hypothesis, extra["answer_tokens"], cut = self._reader.counter.cut(
+                hypothesis, proto.max_tokens
+            )
             if cut:
                 extra["answer_cut"] = True
         extra["judges"] = {}
@@ -192,13 +195,15 @@ class Questions:
             return [], None
         if self.baseline == "oracle":
             chosen, dropped = P.select_context(
-                [turns[e] for e in q.relevant_ids if e in turns], self.reader_budget
+                [turns[e] for e in q.relevant_ids if e in turns],
+                self.reader_budget,
+                self._reader.counter,
             )
             extra["dropped_for_budget"] = dropped
             return chosen, None
         if self.baseline == "full-context":
             chosen, dropped = P.select_context(
-                list(turns.values()), self.reader_budget, newest_first=True
+                list(turns.values()), self.reader_budget, self._reader.counter, newest_first=True
             )
             extra["dropped_for_budget"] = dropped
             return chosen, None
@@ -219,7 +224,9 @@ class Questions:
         if unknown:
             extra["unknown_hits"] = unknown
         ranked = [turns[i] for i in dedupe(i for i, _ in ranking)]
-        chosen, dropped = L.choose(self.protocol, ranked, self.top_k, self.reader_budget)
+        chosen, dropped = L.choose(
+            self.protocol, ranked, self.top_k, self.reader_budget, self._reader.counter
+        )
         extra["dropped_for_budget"] = dropped
         return chosen, ranking
 

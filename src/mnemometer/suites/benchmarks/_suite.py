@@ -314,6 +314,7 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
             settings = replace(settings, cache_dir=ctx.run_dir / "llm-cache")
         self._reader = LLMClient.from_settings(settings)
         self._reader.check()
+        P.check_counter(ctx.run_dir, self._reader)
         self._judge_llms = connect_judges(
             self.judges, self._reader, self.judge_model, self._endpoints
         )
@@ -385,6 +386,7 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
         kind = self._ctx.system.kind
         live: Any = None
         ingest_ms: float | None = None
+        ingested: dict[str, Any] = {}
         failure: str | None = None
         try:
             conv, questions = self.conversation(stub, questions)
@@ -397,6 +399,7 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
                 else:
                     live = self._ctx.isolated(ns)
                     ingest_ms = P.ingest_store(live, conv)
+                ingested = P.ingested(live, len(turns))
         except deadline.Cancelled:
             raise  # the item was abandoned: the runner has recorded its timeout
         except Exception as e:  # every question is kept, failed, with the reason
@@ -411,6 +414,7 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
                 else:
                     deadline.check()
                     out.append(self._ask(item, conv, turns, q, live, kind, ingest_ms))
+                    _extra(out[-1]).update(ingested)
                 self._progress("questions")
         finally:
             if live is not None:
@@ -475,6 +479,11 @@ class BenchmarkSuite(Declared, Questions, BaseSuite):
             groups={"conversation": item.id},
             extra={"questions": [q.id for q in questions]},
         )
+
+
+def _extra(result: ItemResult | dict[str, Any]) -> dict[str, Any]:
+    """A question result's ``extra`` (a record or a failed result), to add to."""
+    return result.extra if isinstance(result, ItemResult) else result.setdefault("extra", {})
 
 
 _BENCHMARK_FORMATS = frozenset({"locomo", "longmemeval", "letta-core-memory", "memoryagentbench"})

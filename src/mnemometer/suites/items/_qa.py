@@ -175,7 +175,12 @@ def _answered(
         metrics=metrics,
         latency_ms=ms + ans.ms,
         tokens=ans.tokens,
-        extra={"refused": ans.refused, "cited": ans.cited, **extra},
+        extra={
+            "refused": ans.refused,
+            "cited": ans.cited,
+            **({"counted_tokens": ans.counted} if ans.counted else {}),
+            **extra,
+        },
     )
 
 

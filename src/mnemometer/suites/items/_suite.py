@@ -47,6 +47,8 @@ class Answer:
     cited: list[str]
     tokens: dict[str, int] = field(default_factory=dict)
     ms: float = 0.0
+    counted: dict[str, int] = field(default_factory=dict)
+    """``tokens`` as mnemometer counted them (the model's tokenizer, or the estimate)."""
 
 
 @dataclass
@@ -472,7 +474,8 @@ class ItemsSuite(BaseSuite):
         )
         u = reply.usage
         tokens = {"input": u.prompt_tokens, "output": u.completion_tokens, "total": u.total_tokens}
-        return Answer(text, refused, cited, tokens)
+        counted = {"input": u.counted_prompt_tokens, "output": u.counted_completion_tokens}
+        return Answer(text, refused, cited, tokens, counted=counted)
 
 
 def _success(r: ItemResult) -> bool | None:
