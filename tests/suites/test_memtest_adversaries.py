@@ -15,6 +15,17 @@ Each adversary knows one trick and nothing else. Suite version 1 and generator v
   raised the overall score of any store scoring below 56% elsewhere. Now keeping
   everything scores 0.5 and random loss at rate q (1 - q) / 2: never above it.
 * every retrieval type is reported beside its recall ceiling (absent before).
+
+Issue 29 §6, the remaining tricks (figures before each fix; the tests below hold the after):
+
+* id adjacency (returns the memories whose ids sort next to a probe): organisation 81.3 /
+  100 / 100 on sample_db_100 / a4ad044 / 4875b98 (bm25 0 / 16.7 / 0), overall 90.2 / 94.7
+  / 93.8 (bm25 78.0 / 82.2 / 77.2): the seed files number a cluster's memories in a row.
+* idle deletion (deletes whatever no search returned for 70 days): 1,459 of 2,000 memories
+  gone by the horizon, forgetting 87.0% and overall 76.5% against bm25's 72.8% (English),
+  because the other dimensions were measured on the store given the data again.
+* names only (keeps each memory's capitalised words, or its people and places): storage
+  99.3% (English) and 96.0% (Chinese), read back by the names in the version's own text.
 """
 
 from __future__ import annotations
@@ -26,7 +37,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from adversaries import OrderReplayStore
+from adversaries import (
+    AdjacentIdStore,
+    IdleDeletionStore,
+    NamesOnlyStore,
+    OrderReplayStore,
+    redealt,
+    renamed,
+)
 from conftest import seed_file
 
 from mnemometer.datasets import Dataset, DatasetInfo, Memory, load_dataset
@@ -123,6 +141,12 @@ def _names(path: Path) -> list[str]:
     return sorted({x for m in ds.memories for x in people(m)}, key=len, reverse=True)
 
 
+def _people_and_places(path: Path) -> list[str]:
+    ds = load_dataset(path)
+    places = {m.metadata[k] for m in ds.memories for k in ("city", "place") if k in m.metadata}
+    return sorted(places | set(_names(path)), key=len, reverse=True)
+
+
 @pytest.fixture(scope="module", params=["en", "zh"])
 def generated(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("adv") / f"{request.param}.jsonl"
@@ -146,6 +170,22 @@ def runs(generated: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
         where = tmp_path_factory.mktemp("run") / "r"
         res = run("memtest", store, dataset=generated, out=where, suite_options=OPTS)
         out[label] = res.summary.sections["memtest"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def tricks(
+    generated: Path, runs: dict[str, dict], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict]:
+    """Issue 29 §6 beside bm25: idle deletion and a store that keeps only names."""
+    NamesOnlyStore.names = _people_and_places(generated)
+    idle = IdleDeletionStore()
+    out = {"bm25": runs["bm25"]}
+    for label, store in (("idle-deletion", idle), ("names-only bm25", NamesOnlyStore())):
+        where = tmp_path_factory.mktemp("run") / "r"
+        res = run("memtest", store, dataset=generated, out=where, suite_options=OPTS)
+        out[label] = res.summary.sections["memtest"]
+    out["most_gone"] = {"idle-deletion": idle.most_gone}
     return out
 
 
@@ -180,6 +220,26 @@ def test_random_loss_scores_below_keeping_everything(runs: dict[str, dict]) -> N
         assert lossy["overall"] < plain["overall"], base  # never raises the overall score
         for dim in ("storage", "retrieval", "organisation", "reasoning", "deep"):
             assert lossy["dimensions"][dim]["score"] == plain["dimensions"][dim]["score"]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 29 §6.2: deletion is free after re-storing")
+def test_deleting_what_no_search_returned_costs_what_it_loses(tricks: dict[str, dict]) -> None:
+    idle, keep = tricks["idle-deletion"], tricks["bm25"]
+    assert tricks["most_gone"]["idle-deletion"] > 1000  # most of the 2,000 memories
+    # Forgetting still sees a store that keeps what was used and lets the rest go ...
+    assert idle["dimensions"]["forgetting"]["score"] > 0.8
+    # ... and everything it let go is gone when it is asked for.
+    for dim in ("storage", "retrieval", "reasoning", "deep"):
+        assert idle["dimensions"][dim]["score"] < 0.6 * keep["dimensions"][dim]["score"], dim
+    assert idle["overall"] < keep["overall"]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 29 §6.3: read back by the names in the text")
+def test_a_store_that_keeps_only_names_reads_back_almost_nothing(tricks: dict[str, dict]) -> None:
+    names = tricks["names-only bm25"]["dimensions"]["storage"]
+    assert names["score"] < 0.1, names
+    assert tricks["bm25"]["dimensions"]["storage"]["score"] == 1.0
+    assert tricks["names-only bm25"]["overall"] < tricks["bm25"]["overall"]
 
 
 def test_bm25_keeps_a_sensible_profile(runs: dict[str, dict], generated: Path) -> None:
@@ -219,6 +279,28 @@ def test_id_only_store_on_memtest_seed_sets(name: str, tmp_path: Path) -> None:
     # no other: 5 / N (5% of the 100-memory set), never what it claims.
     n = len(load_dataset(path).memories)
     assert s["listed"] == s["stored"] and s["score"] <= 5 / n + 1e-9, s
+
+
+@pytest.mark.xfail(strict=True, reason="issue 29 §6.1: the store is given the dataset's ids")
+@pytest.mark.parametrize(
+    "name", ["sample_db_100.json", "sample_db_a4ad044.json", "sample_db_4875b98.json"]
+)
+def test_id_adjacency_finds_no_clusters_on_memtest_seed_sets(name: str, tmp_path: Path) -> None:
+    ds = load_dataset(seed_file("memtest", name))
+    got = {}
+    for label, store, data in (
+        ("bm25", "bm25", ds),
+        ("adjacent", AdjacentIdStore(), ds),
+        ("adjacent, ids dealt again", AdjacentIdStore(), renamed(ds, redealt(ds).__getitem__)),
+    ):
+        res = run("memtest", store, dataset=data, out=tmp_path / label)
+        got[label] = res.summary.sections["memtest"]
+    adj, plain = got["adjacent"], got["bm25"]
+    org = adj["dimensions"]["organisation"]["score"]
+    assert org <= plain["dimensions"]["organisation"]["score"], org
+    assert adj["overall"] <= plain["overall"]
+    # What the dataset's ids say never reaches the store: dealt out again, the same figures.
+    assert got["adjacent, ids dealt again"]["dimensions"] == adj["dimensions"]
 
 
 def test_name_only_store_on_a_memtest_seed_set(tmp_path: Path) -> None:
