@@ -44,7 +44,7 @@ class OrderReplayStore:
         if name is None:
             return []
         mids = list(self.people[name])
-        mids.sort(key=(lambda m: int(m[1:])) if self.by_id else self.first.__getitem__)
+        mids.sort(key=str if self.by_id else self.first.__getitem__)  # by_id: in id order
         return [{"memory_id": m, "score": 1.0 / (1 + r)} for r, m in enumerate(mids[:top_k])]
 
 

@@ -180,7 +180,6 @@ def test_hp_reversed_gives_keyword_the_same_figures(tmp_path: Path) -> None:
     assert got[0]["tie_at_cutoff"] > 0.9
 
 
-@pytest.mark.xfail(strict=True, reason="issue 29 §6.4: ties are broken by the dataset's ids")
 @pytest.mark.parametrize("how", ["HPM->HPX", "dealt"])
 def test_hp_with_its_ids_spelled_otherwise_gives_the_same_hits(how: str, tmp_path: Path) -> None:
     """Renaming Harry Potter's ids HPM -> HPX (same order) moved bm25 hit@20 0.715 -> 0.723."""

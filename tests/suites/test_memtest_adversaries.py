@@ -281,7 +281,6 @@ def test_id_only_store_on_memtest_seed_sets(name: str, tmp_path: Path) -> None:
     assert s["listed"] == s["stored"] and s["score"] <= 5 / n + 1e-9, s
 
 
-@pytest.mark.xfail(strict=True, reason="issue 29 §6.1: the store is given the dataset's ids")
 @pytest.mark.parametrize(
     "name", ["sample_db_100.json", "sample_db_a4ad044.json", "sample_db_4875b98.json"]
 )

@@ -31,6 +31,7 @@ from mnemometer.stores._protocol import (
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites._index_file import index_key, load_index, save_index
 from mnemometer.suites._ingest import IngestTally
+from mnemometer.suites._store_ids import StoreIds, run_ids
 from mnemometer.systems import close
 
 DEFAULT_KS = (1, 5, 10, 20)
@@ -43,12 +44,14 @@ def _set_reference_time(store: Any, dataset: Dataset) -> None:
 
 
 def store_dataset(
-    store: Any, dataset: Dataset, versions: str = "all", progress: Any = None
+    store: Any, dataset: Dataset, versions: str = "all", progress: Any = None, *, ids: StoreIds
 ) -> dict[str, float]:
     """Reset ``store`` and give it every memory; return ``{"index": seconds}``.
 
-    The store sees text, ``memory_id`` and ``timestamp`` only: never the answer-key labels.
-    Time-aware stores first learn the dataset's reference time.
+    The store sees text, ``memory_id`` and ``timestamp`` only: never the answer-key labels,
+    and never the dataset's ids (``memory_id`` is the opaque id ``ids`` gives the memory;
+    see :mod:`mnemometer.suites._store_ids`). Time-aware stores first learn the dataset's
+    reference time.
     """
     t0 = time.perf_counter()
     store.reset()
@@ -56,7 +59,7 @@ def store_dataset(
     batch: list[tuple[str, dict[str, Any]]] = []
     with paused():  # a pair and a dict per text, none in a cycle
         for m in dataset.memories:
-            meta: dict[str, Any] = {"memory_id": m.id}
+            meta: dict[str, Any] = {"memory_id": ids.of(m.id)}
             if m.timestamp is not None:
                 meta["timestamp"] = m.timestamp.isoformat()
             texts = m.texts() if versions == "all" else m.texts()[:1]
@@ -84,7 +87,7 @@ deleted)."""
 
 
 def index_dataset(
-    store: Any, dataset: Dataset, ctx: RunContext, versions: str = "all"
+    store: Any, dataset: Dataset, ctx: RunContext, versions: str = "all", *, ids: StoreIds
 ) -> dict[str, float]:
     """:func:`store_dataset`, saving the index of a ``Persistent`` store in the run directory.
 
@@ -93,11 +96,12 @@ def index_dataset(
     An index built in under :data:`SAVE_INDEX_AFTER` seconds is not saved.
     """
     t0 = time.perf_counter()
-    key = index_key(store, dataset, ctx.system, versions)
-    if ctx.pending is not None and load_index(store, dataset, ctx.run_dir, key):
+    key = index_key(store, dataset, ctx.system, versions, ids.digest())
+    given = {ids.of(m.id) for m in dataset.memories}
+    if ctx.pending is not None and load_index(store, given, ctx.run_dir, key):
         _set_reference_time(store, dataset)
         return {"index_load": time.perf_counter() - t0}
-    timings = store_dataset(store, dataset, versions, ctx.report)
+    timings = store_dataset(store, dataset, versions, ctx.report, ids=ids)
     if key is not None and timings["index"] >= SAVE_INDEX_AFTER:
         t1 = time.perf_counter()
         save_index(store, ctx.run_dir, key)
@@ -106,14 +110,19 @@ def index_dataset(
 
 
 def timed_search(
-    store: Any, text: str, top_k: int, structured: dict[str, Any] | None = None
+    store: Any,
+    text: str,
+    top_k: int,
+    structured: dict[str, Any] | None = None,
+    *,
+    ids: StoreIds,
 ) -> tuple[HitList, float]:
     """Search and return the hits (checked, at most ``top_k``) and the call's milliseconds.
 
     A store that declares ``uses_structured_query`` gets the query's ``structured`` parse
     too, when there is one. A result that is not a list of hits raises (the item is
     recorded as an error); the returned list's ``returned`` says how many results the store
-    gave.
+    gave. Hits carry the dataset's ids (``ids`` maps the store's back).
     """
     t0 = time.perf_counter()
     if structured and uses_structured_query(store):
@@ -121,7 +130,7 @@ def timed_search(
     else:
         raw = store.search(text, top_k)
     ms = (time.perf_counter() - t0) * 1000.0
-    return coerce_hits(raw, top_k), ms
+    return ids.hits(coerce_hits(raw, top_k)), ms
 
 
 class RetrievalSuite(BaseSuite):
@@ -175,6 +184,7 @@ class RetrievalSuite(BaseSuite):
         self._abstains = False
         self._stores: dict[str, Any] = {}  # conversation id -> its own store
         self._known: set[str] = set()  # memory ids the store was given
+        self._ids = StoreIds({})  # the ids the stores see (drawn in setup)
         self._ranking = Ranking(self.ks, self.top_k)
 
     def options(self) -> dict[str, Any]:
@@ -200,8 +210,9 @@ class RetrievalSuite(BaseSuite):
         self._abstains = bool(getattr(system, "abstains", False))
         self._ranking = Ranking(self.ks, self.top_k, ["abstains"] if self._abstains else [])
         self._known = {m.id for m in dataset.memories}
-        tally = IngestTally()
-        timings = index_dataset(system, dataset, ctx, self.versions)
+        self._ids = ids = run_ids(dataset, ctx)
+        tally = IngestTally(ids)
+        timings = index_dataset(system, dataset, ctx, self.versions, ids=ids)
         if dataset.memories or not dataset.conversations:
             tally.add(system, len(dataset.memories), timings.get("index", 0.0))
         for n, conv in enumerate(dataset.conversations, 1):
@@ -210,7 +221,7 @@ class RetrievalSuite(BaseSuite):
             self._stores[conv.id] = store
             turns = dataset.with_turn_memories(conv.id)
             self._known.update(m.id for m in turns.memories)
-            secs = store_dataset(store, turns, self.versions)["index"]
+            secs = store_dataset(store, turns, self.versions, ids=ids)["index"]
             tally.add(store, len(turns.memories), secs)
             timings["index"] += secs
         if tally.metered:
@@ -233,7 +244,11 @@ class RetrievalSuite(BaseSuite):
         # top_k hits are scored and recorded.
         structured = q.metadata.get("structured")
         more, ms = timed_search(
-            store, q.text, self.top_k + 1, structured if isinstance(structured, dict) else None
+            store,
+            q.text,
+            self.top_k + 1,
+            structured if isinstance(structured, dict) else None,
+            ids=self._ids,
         )
         hits = more[: self.top_k]
         ranked = dedupe(h.memory_id for h in hits)

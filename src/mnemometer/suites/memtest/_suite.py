@@ -36,8 +36,9 @@ from mnemometer.scoring.memtest import (
     chain_metrics,
 )
 from mnemometer.scoring.retrieval import dedupe, duplicate_count, rank_values
-from mnemometer.stores._protocol import ClockAware, ListableStore
+from mnemometer.stores._protocol import ClockAware, HitList, ListableStore
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
+from mnemometer.suites._store_ids import StoreIds, run_ids
 from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
 from mnemometer.suites.memtest._replay import read_replay, write_replay
 from mnemometer.suites.retrieval import index_dataset, store_dataset, timed_search
@@ -114,6 +115,7 @@ class MemtestSuite(BaseSuite):
         self._abstains = False
         self._listed: set[str] | None = None
         self._outcomes: dict[str, tuple[bool, bool, float]] = {}
+        self._ids = StoreIds({})  # the ids the store sees (drawn in setup)
 
     def options(self) -> dict[str, Any]:
         """Resolved options, including the overall-score weights (recorded in the run log).
@@ -162,7 +164,8 @@ class MemtestSuite(BaseSuite):
         if self._plan is None:
             self._plan = read_plan(dataset, self.cluster_probes)
         self._abstains = bool(getattr(system, "abstains", False))
-        timings = index_dataset(system, dataset, ctx)
+        self._ids = ids = run_ids(dataset, ctx)
+        timings = index_dataset(system, dataset, ctx, ids=ids)
         pending = ctx.pending
         replay = pending is None or any(i.startswith("forget/") for i in pending)
         saved = read_replay(ctx.run_dir) if pending is not None and replay else None
@@ -175,10 +178,10 @@ class MemtestSuite(BaseSuite):
             write_replay(ctx.run_dir, self._outcomes)
             if changed or isinstance(system, ClockAware):
                 # The other dimensions measure the store as it was first given the data.
-                timings["index_again"] = store_dataset(system, dataset)["index"]
+                timings["index_again"] = store_dataset(system, dataset, ids=ids)["index"]
         # What the store says it keeps: reported beside what it reads back, never scored.
         listable = isinstance(system, ListableStore)
-        self._listed = set(map(str, system.list_ids())) if listable else None
+        self._listed = set(map(ids.dataset_id, system.list_ids())) if listable else None
         return timings
 
     def _replay(self, system: Any, ds: Dataset, probes: list[Probe]) -> bool:
@@ -199,8 +202,12 @@ class MemtestSuite(BaseSuite):
         return any(before[m] and not after[m] for m in before)
 
     def _found(self, system: Any, p: Probe) -> bool:
-        hits, _ = timed_search(system, p.text, self.k)
+        hits, _ = self._search(system, p.text, self.k)
         return any(h.memory_id == p.memory_id for h in hits)
+
+    def _search(self, system: Any, text: str, top_k: int) -> tuple[HitList, float]:
+        """One search, its hits under the dataset's ids."""
+        return timed_search(system, text, top_k, ids=self._ids)
 
     # ------------------------------------------------------------------ items
     def run_item(self, system: Any, item: Item) -> dict[str, Any]:
@@ -233,7 +240,7 @@ class MemtestSuite(BaseSuite):
         # Behaviour only: the version must come back when searched by its own text. Other
         # memories with the very same text cannot be told apart from it by any search, so
         # the window widens by their number (top 1 + twins, top 5 + twins).
-        hits, ms = timed_search(system, text, 5 + twins)
+        hits, ms = self._search(system, text, 5 + twins)
         ranked = dedupe(h.memory_id for h in hits)
         metrics: list[dict[str, Any]] = [
             {"name": "kept", "k": 1, "value": 1.0 if mid in ranked[: 1 + twins] else 0.0},
@@ -254,7 +261,7 @@ class MemtestSuite(BaseSuite):
 
     def _item_query(self, system: Any, item: Item) -> dict[str, Any]:
         q: Query = item.payload[1]
-        hits, ms = timed_search(system, q.text, self.top_k)
+        hits, ms = self._search(system, q.text, self.top_k)
         ranked = dedupe(h.memory_id for h in hits)
         groups = {"dimension": _dimension(q), "type": q.type}
         if q.difficulty:
@@ -285,7 +292,7 @@ class MemtestSuite(BaseSuite):
 
     def _item_cluster(self, system: Any, item: Item) -> dict[str, Any]:
         p: Probe = item.payload[1]
-        hits, ms = timed_search(system, p.text, self.k + 1)
+        hits, ms = self._search(system, p.text, self.k + 1)
         ranked = [x for x in dedupe(h.memory_id for h in hits) if x != p.memory_id][: self.k]
         mates = set(p.targets)
         recall = len(mates & set(ranked)) / len(mates)
@@ -308,7 +315,7 @@ class MemtestSuite(BaseSuite):
 
     def _item_deep(self, system: Any, item: Item) -> dict[str, Any]:
         p: Probe = item.payload[1]
-        hits, ms = timed_search(system, p.text, self.top_k)
+        hits, ms = self._search(system, p.text, self.top_k)
         ranked = dedupe(h.memory_id for h in hits)
         return _searched(
             item,
