@@ -53,6 +53,7 @@ from mnemometer.log import read_items
 from mnemometer.runner import run
 from mnemometer.stores.bm25 import BM25Store
 from mnemometer.suites.memtest._labels import people
+from mnemometer.suites.memtest._storage import read_back_text
 
 OPTS = {"storage_limit": 300, "cluster_probes": 300}
 
@@ -234,17 +235,21 @@ def test_deleting_what_no_search_returned_costs_what_it_loses(tricks: dict[str, 
     assert idle["overall"] < keep["overall"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 29 §6.3: read back by the names in the text")
 def test_a_store_that_keeps_only_names_reads_back_almost_nothing(tricks: dict[str, dict]) -> None:
     names = tricks["names-only bm25"]["dimensions"]["storage"]
-    assert names["score"] < 0.1, names
-    assert tricks["bm25"]["dimensions"]["storage"]["score"] == 1.0
+    assert names["score"] < 0.05, names  # it read back 99.3% (en) and 96.0% (zh) by names
+    assert tricks["bm25"]["dimensions"]["storage"]["score"] >= 0.98
     assert tricks["names-only bm25"]["overall"] < tricks["bm25"]["overall"]
 
 
 def test_bm25_keeps_a_sensible_profile(runs: dict[str, dict], generated: Path) -> None:
     d = runs["bm25"]["dimensions"]
-    assert d["storage"]["score"] == 1.0
+    # Every English version is read back by its content; a few Chinese ones lose a word to
+    # segmentation once their names are gone (自行车店订了 is cut 店订, 订了 is cut 订).
+    if generated.stem == "en":
+        assert d["storage"]["score"] == 1.0
+    else:
+        assert d["storage"]["score"] > 0.98
     assert d["retrieval"]["score"] > 0.6 and d["reasoning"]["score"] > 0.5
     deep = {b: v["recall@10"] for b, v in d["deep"]["by_distance"].items()}
     # Lexical decay with distance. The distances are measured on English; Chinese queries
@@ -310,7 +315,7 @@ def test_name_only_store_on_a_memtest_seed_set(tmp_path: Path) -> None:
     assert org.get("baseline") is not None, org
     assert org.get("score") is None or org["score"] <= 0.2, org
     header = json.loads((tmp_path / "r" / "header.json").read_text())
-    assert header["suite_version"] == "2"
+    assert header["suite_version"] == "3"
 
 
 class EchoVersionsStore(BM25Store):
@@ -343,6 +348,22 @@ def test_duplicate_hits_are_dropped_counted_and_noted(tmp_path: Path) -> None:
     assert not any("duplicate hits" in n for n in plain.summary.notes)
 
 
+def test_read_back_searches_for_the_content_without_names() -> None:
+    known = ("Bridge Flea Market", "Eleanor Ellis", "Cambridge", "Sadie Fox")
+    text = "Eleanor Ellis bought a drill at Bridge Flea Market, Cambridge. Sadie Fox came along."
+    assert read_back_text(text, known) == "bought a drill at , . came along."
+    # No labels: capitalised words are names too (the colloquial style uses first names).
+    assert (
+        read_back_text("So Eleanor picked up a drill, for $60!", ())
+        == "picked up a drill, for $60!"
+    )
+    zh = "梁婷在南京枫林路跳蚤市场买了1把电钻。韩嘉怡也在场。"
+    got = read_back_text(zh, ("枫林路跳蚤市场", "梁婷", "韩嘉怡", "南京"))
+    assert got == "在 买了1把电钻。 也在场。"
+    # Nothing but names: the names are the content, so the whole text is searched.
+    assert read_back_text("Alice Chen, Leeds.", ("Alice Chen", "Leeds")) == "Alice Chen, Leeds."
+
+
 def test_identical_texts_widen_the_read_back_window(tmp_path: Path) -> None:
     # Eight memories share one text (as the MemTest novels' "第57回情节发展" do): no search can
     # tell them apart, so each is kept if it is in the top 5 + 7. Before, BM25 "lost" the
@@ -356,7 +377,7 @@ def test_identical_texts_widen_the_read_back_window(tmp_path: Path) -> None:
     got = run("memtest", "bm25", dataset=ds, out=tmp_path / "b").summary.sections["memtest"]
     assert got["dimensions"]["storage"]["score"] == 1.0
     items = [r for r in read_items(tmp_path / "b") if r.item_id.startswith("storage/m")]
-    assert {r.extra["identical_texts"] for r in items} == {7}
+    assert {r.extra["alike"] for r in items} == {7}
     ids = run("memtest", IdOnlyStore(), dataset=ds, out=tmp_path / "i").summary
     # The id-only store answers the first 5 + 7 ids it was given: a 16-memory set is too
     # small to hide that, but it still reads back only the memories it happens to list.

@@ -230,7 +230,9 @@ def test_chinese_generated_data_runs_every_dimension(tmp_path: Path) -> None:
     write_generated(path, 800, "zh", seed=1)
     res = run("memtest", "bm25", dataset=path, out="r")
     d = _dims(res)
-    assert d["storage"]["mode"] == "read-back" and d["storage"]["score"] == 1.0
+    # Read back by content: a few Chinese versions lose a word to segmentation once their
+    # names are gone (see test_bm25_keeps_a_sensible_profile).
+    assert d["storage"]["mode"] == "read-back" and d["storage"]["score"] > 0.98
     assert d["storage"]["listed"] == d["storage"]["stored"]  # its claim, reported beside
     assert d["retrieval"]["negative"]["abstention"] is not None  # bm25 declares abstains
     for name in ("retrieval", "reasoning", "deep"):

@@ -88,7 +88,7 @@ def _interval(xs: Sequence[float], bounds: tuple[float, float]) -> list[float | 
 
 
 def storage(rs: list[ItemResult]) -> dict[str, Any]:
-    """Share of stored versions read back in the top 5 of a search on their own text."""
+    """Share of stored versions read back in the top 5 of a search for their content."""
     if not rs:
         return {"status": "not applicable", "score": None}
     by_style: dict[str, dict[str, Any]] = {}

@@ -37,8 +37,10 @@ NOT_APPLICABLE = {
     "deep": "no deep queries and no memories with a semantic-distance label",
 }
 FORMULAS = {
-    "storage": "sum(kept) / versions read back; kept = own id in the top 5 of a search by the "
-    "version's exact text (behaviour only: list_ids() is reported as a claim, never scored); "
+    "storage": "sum(kept) / versions read back; kept = own id in the top 5 (+ the other memories "
+    "holding every word searched) of a search for the version's content, its text without the "
+    "names its labels give and without capitalised words (behaviour only: list_ids() is "
+    "reported as a claim, never scored); "
     "over a seeded sample of storage_limit memories, with a 95% t interval over memories",
     "retrieval": "mean recall@k over person/location/event/time/composite (and other labelled) "
     "queries, beside its ceiling mean(min(1, k/|R|)) per type; composite precision = mean "

@@ -2,7 +2,8 @@
 
 Items, in plan order (ids are stable, so a run resumes):
 
-* ``storage/<memory>/<style>``: can this stored version be read back? (a search on its text)
+* ``storage/<memory>/<style>``: can this stored version be read back? (a search on its
+  content: the text without its names)
 * ``query/<query>``: every dataset query (retrieval, reasoning, deep, organisation).
 * ``cluster/<memory>``: a cluster member as the query; are its cluster-mates in the top k?
 * ``deep/<memory>``: seed-data depth probes (MemTest labels, self-query).
@@ -20,9 +21,7 @@ is (for a store whose searches change it, results already depended on search ord
 from __future__ import annotations
 
 import time
-from collections import Counter
 from datetime import timedelta
-from random import Random
 from typing import Any, ClassVar
 
 from mnemometer.datasets._models import Dataset, Query
@@ -41,6 +40,7 @@ from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, fa
 from mnemometer.suites._store_ids import StoreIds, run_ids
 from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
 from mnemometer.suites.memtest._replay import read_replay, write_replay
+from mnemometer.suites.memtest._storage import read_back_plan, storage_sample
 from mnemometer.suites.retrieval import index_dataset, store_dataset, timed_search
 
 DEFAULT_KS = (1, 5, 10, 20)
@@ -54,8 +54,9 @@ class MemtestSuite(BaseSuite):
     Args:
         top_k: hits asked for per query (default 20).
         k: the cut-off for dimension scores (recall@k, cluster recall@k, retention; default 10).
-        storage: ``read-back`` (the only procedure: each version is searched by its text and
-            must come back in the top 5). ``auto``, ``self-query`` and ``list`` are
+        storage: ``read-back`` (the only procedure: each version is searched by its content,
+            its text without names, and must come back in the top 5). ``auto``,
+            ``self-query`` and ``list`` are
             deprecated names for it; a store's ``list_ids`` is reported as its claim only.
         storage_limit: read back the versions of at most this many memories (a seeded
             random sample, reported with its interval; 0 = every memory).
@@ -66,11 +67,12 @@ class MemtestSuite(BaseSuite):
     """
 
     name: ClassVar[str] = "memtest"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     flags: ClassVar[tuple[Flag, ...]] = (TOP_K,)
     success_definition: ClassVar[str] = (
-        "storage probes succeed when the version is read back in the top 5 (widened by the "
-        "number of other memories with the very same text); "
+        "storage probes succeed when a search for the version's content (its text without "
+        "names) returns it in the top 5 (widened by the number of other memories with a "
+        "version holding every word of that content); "
         "queries and deep probes when a relevant memory is in the top k (hit@top_k), a "
         "negative query when an abstaining store returned nothing; cluster and forgetting "
         "probes are measured, not passed or failed; errored and timed-out items fail"
@@ -142,12 +144,9 @@ class MemtestSuite(BaseSuite):
             items.append(Item(item_id, len(items), payload))
 
         n = len(dataset.memories)
-        sample = _storage_sample(dataset, self.storage_limit)
-        holders = _text_holders(dataset) if sample else Counter()
-        for m in sample:
-            for style, text in m.texts():
-                twins = holders[text] - 1  # other memories with a version of this exact text
-                add(f"storage/{m.id}/{style}", ("storage", m.id, style, text, n, twins))
+        sample = storage_sample(dataset, self.storage_limit)
+        for mid, style, probe, twins in read_back_plan(dataset, sample):
+            add(f"storage/{mid}/{style}", ("storage", mid, style, probe, n, twins))
         for q in dataset.queries:
             add(f"query/{q.id}", ("query", q))
         for pr in p.clusters:
@@ -237,9 +236,10 @@ class MemtestSuite(BaseSuite):
     def _item_storage(self, system: Any, item: Item) -> dict[str, Any]:
         _, mid, style, text, n_memories, twins = item.payload
         groups = {"dimension": "storage", "style": style}
-        # Behaviour only: the version must come back when searched by its own text. Other
-        # memories with the very same text cannot be told apart from it by any search, so
-        # the window widens by their number (top 1 + twins, top 5 + twins).
+        # Behaviour only: the version must come back when searched by its content, its text
+        # without the names (see _storage.py). Other memories with a version of the very
+        # same content cannot be told apart from it by any search, so the window widens by
+        # their number (top 1 + twins, top 5 + twins).
         hits, ms = self._search(system, text, 5 + twins)
         ranked = dedupe(h.memory_id for h in hits)
         metrics: list[dict[str, Any]] = [
@@ -256,7 +256,7 @@ class MemtestSuite(BaseSuite):
             groups=groups,
             expected=[mid],
             metrics=metrics,
-            extra={"memories": n_memories, "identical_texts": twins},
+            extra={"memories": n_memories, "alike": twins},
         )
 
     def _item_query(self, system: Any, item: Item) -> dict[str, Any]:
@@ -403,21 +403,6 @@ class MemtestSuite(BaseSuite):
         """Scored in the run; summarised by the ``memtest`` summary; headline ``overall``."""
         del llm  # nothing here asks a model
         return ScoringRecord(summary=MemtestSummary(self.k, self.weights).spec(), headline=HEADLINE)
-
-
-def _text_holders(dataset: Dataset) -> Counter[str]:
-    """How many memories have a version with each exact text."""
-    return Counter(t for m in dataset.memories for t in {text for _, text in m.texts()})
-
-
-def _storage_sample(dataset: Dataset, limit: int) -> list[Any]:
-    """Memories whose versions are read back: all, or a seeded random sample in file order."""
-    mems = dataset.memories
-    if not limit or len(mems) <= limit:
-        return list(mems)
-    # Seeded, not evenly spaced: a fixed stride could alias with a periodic pattern of loss.
-    picked = Random("mnemometer-memtest/storage").sample(range(len(mems)), limit)
-    return [mems[i] for i in sorted(picked)]
 
 
 def _dimension(q: Query) -> str:

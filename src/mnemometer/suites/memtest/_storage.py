@@ -1,0 +1,94 @@
+"""Storage read-back: which versions are read back, and by what search.
+
+A version counts as stored when a search for its *content* returns its memory: the
+version's text without the names in it (the people and places its labels name, and every
+capitalised word). Searching the whole text let a store that kept nothing but names pass:
+BM25 over each memory's capitalised words (41% of the English tokens) read back 99.3% of
+the English versions, and over its people and places 96.0% of the Chinese ones, because
+the names alone pick a memory out. What is left (the action, the object, the price, the
+date) is what a store must have kept. A version that is nothing but names is searched
+whole: then the names are its content. Other memories with a version holding every word
+of that content cannot be told apart from it by the search, so the window widens by their
+number. Searching the content beats checking that a hit's text covers it: a store can echo
+the query back as its text, and many stores return no text at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from random import Random
+
+from mnemometer.datasets._models import Dataset, Memory
+from mnemometer.suites.memtest._labels import names
+from mnemometer.text import tokenizer
+
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_CJK_OR_WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W_\u3400-\u9fff\uf900-\ufaff]+")
+
+
+def read_back_text(text: str, known: tuple[str, ...]) -> str:
+    """``text`` without its names: the ``known`` ones and every capitalised word.
+
+    The whole ``text`` when nothing but names (and punctuation) would be left.
+    """
+    out = text
+    for name in known:  # longest first, so a full name goes before a part of it
+        out = out.replace(name, " ")
+    out = _WORD.sub(lambda w: " " if w.group()[0].isupper() else w.group(), out)
+    out = " ".join(out.split())
+    return out if _WORD.search(out) or any(c.isdigit() for c in out) else text
+
+
+def read_back_plan(dataset: Dataset, sample: list[Memory]) -> list[tuple[str, str, str, int]]:
+    """``(memory id, style, probe, twins)`` for every version of the ``sample``'s memories.
+
+    ``twins``: other memories with a version that holds every word of the probe, which a
+    search for it cannot tell apart from the memory (its read-back window widens by them).
+    Words are compared as a lexical store sees them: English stemmed without stop words
+    (``swim caps`` holds ``a swim cap``), Chinese character by character.
+    """
+    tokens = words(dataset.info.language)
+    probes = []
+    for m in sample:
+        known = names(m)
+        for style, text in m.texts():
+            probe = read_back_text(text, known)
+            probes.append((m.id, style, probe, tokens(probe)))
+    vocab = frozenset().union(*(t for *_, t in probes))
+    df: Counter[str] = Counter()
+    for m in dataset.memories:  # first pass: how many versions hold each probe word
+        for _, text in m.texts():
+            df.update(tokens(text) & vocab)
+    rarest = {t: min(t, key=lambda w: (df[w], w)) for *_, t in probes if t}
+    holders: dict[str, list[tuple[str, frozenset[str]]]] = defaultdict(list)
+    wanted = frozenset(rarest.values())
+    for m in dataset.memories:  # second pass: the versions holding a probe's rarest word
+        for _, text in m.texts():
+            have = tokens(text)
+            for w in have & wanted:
+                holders[w].append((m.id, have))
+    out = []
+    for mid, style, probe, t in probes:
+        alike = {other for other, have in holders[rarest[t]] if t <= have} if t else set()
+        out.append((mid, style, probe, len(alike - {mid})))
+    return out
+
+
+def words(lang: str) -> Callable[[str], frozenset[str]]:
+    """The set of words a text holds, as :func:`read_back_plan` compares them."""
+    if lang == "zh":
+        return lambda text: frozenset(_CJK_OR_WORD.findall(text.casefold()))
+    split = tokenizer("en", stem=True)
+    return lambda text: frozenset(split(text))
+
+
+def storage_sample(dataset: Dataset, limit: int) -> list[Memory]:
+    """Memories whose versions are read back: all, or a seeded random sample in file order."""
+    mems = dataset.memories
+    if not limit or len(mems) <= limit:
+        return list(mems)
+    # Seeded, not evenly spaced: a fixed stride could alias with a periodic pattern of loss.
+    picked = Random("mnemometer-memtest/storage").sample(range(len(mems)), limit)
+    return [mems[i] for i in sorted(picked)]
