@@ -108,9 +108,11 @@ class AdjacentIdStore(BM25Store):
 
 class IdleDeletionStore(BM25Store):
     """BM25 on a simulated clock that deletes every memory no search has returned for
-    ``idle_days`` (the clock starts when the memories are given)."""
+    ``idle_days`` (counted from when it was given, or, without ``since_given``, only for
+    memories some search has returned: what was found once and never again goes)."""
 
     idle_days: ClassVar[int] = 70
+    since_given: ClassVar[bool] = True
 
     def reset(self) -> None:
         super().reset()
@@ -121,7 +123,7 @@ class IdleDeletionStore(BM25Store):
 
     def store(self, text: str, metadata: dict[str, Any]) -> None:
         super().store(text, metadata)
-        self.last[str(metadata["memory_id"])] = self.now
+        self.last[str(metadata["memory_id"])] = self.now if self.since_given else None
 
     def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
         for text, metadata in items:
@@ -134,12 +136,15 @@ class IdleDeletionStore(BM25Store):
         self.most_gone = max(self.most_gone, len(self.gone))
 
     def search(self, query: str, top_k: int) -> list[Hit]:
-        hits = [
-            h for h in super().search(query, top_k + len(self.gone)) if h.memory_id not in self.gone
-        ]
-        for h in hits[:top_k]:
+        hits = super().search(query, top_k + len(self.gone))
+        hits = [h for h in hits if h.memory_id not in self.gone][:top_k]
+        for h in hits:
             self.last[h.memory_id] = self.now
-        return hits[:top_k]
+        return hits
+
+
+class FoundOnceDeletionStore(IdleDeletionStore):
+    since_given: ClassVar[bool] = False
 
 
 class NamesOnlyStore(BM25Store):

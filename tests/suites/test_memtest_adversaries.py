@@ -13,7 +13,8 @@ Each adversary knows one trick and nothing else. Suite version 1 and generator v
 * random-half (deletes a seeded random half of its memories during the access replay):
   forgetting 56% before, while keeping everything was left out as neutral, so random loss
   raised the overall score of any store scoring below 56% elsewhere. Now keeping
-  everything scores 0.5 and random loss at rate q (1 - q) / 2: never above it.
+  everything scores 0.5 and random loss at rate q (1 - q) / 2: never above it; and what
+  it lost is gone for the other dimensions too (issue 29 §6).
 * every retrieval type is reported beside its recall ceiling (absent before).
 
 Issue 29 §6, the remaining tricks (figures before each fix; the tests below hold the after):
@@ -39,6 +40,7 @@ from typing import Any, ClassVar
 import pytest
 from adversaries import (
     AdjacentIdStore,
+    FoundOnceDeletionStore,
     IdleDeletionStore,
     NamesOnlyStore,
     OrderReplayStore,
@@ -178,15 +180,20 @@ def runs(generated: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
 def tricks(
     generated: Path, runs: dict[str, dict], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, dict]:
-    """Issue 29 §6 beside bm25: idle deletion and a store that keeps only names."""
+    """Issue 29 §6 beside bm25: idle deletion (of everything, or of what a search found
+    once and never again) and a store that keeps only names."""
     NamesOnlyStore.names = _people_and_places(generated)
-    idle = IdleDeletionStore()
-    out = {"bm25": runs["bm25"]}
-    for label, store in (("idle-deletion", idle), ("names-only bm25", NamesOnlyStore())):
+    stores = {
+        "idle-deletion": IdleDeletionStore(),
+        "found-once deletion": FoundOnceDeletionStore(),
+        "names-only bm25": NamesOnlyStore(),
+    }
+    out = {"bm25": runs["bm25"], "most_gone": {}}
+    for label, store in stores.items():
         where = tmp_path_factory.mktemp("run") / "r"
         res = run("memtest", store, dataset=generated, out=where, suite_options=OPTS)
         out[label] = res.summary.sections["memtest"]
-    out["most_gone"] = {"idle-deletion": idle.most_gone}
+        out["most_gone"][label] = getattr(store, "most_gone", 0)
     return out
 
 
@@ -219,20 +226,29 @@ def test_random_loss_scores_below_keeping_everything(runs: dict[str, dict]) -> N
         assert f["verdict"] == "frequency-blind" and 0.3 < f["retention_high"] < 0.7
         assert f["score"] < f0["score"], (base, f)
         assert lossy["overall"] < plain["overall"], base  # never raises the overall score
-        for dim in ("storage", "retrieval", "organisation", "reasoning", "deep"):
-            assert lossy["dimensions"][dim]["score"] == plain["dimensions"][dim]["score"]
+    # What it lost is gone for the other dimensions too: about half of what BM25 finds.
+    lossy, plain = runs["random-half bm25"]["dimensions"], runs["bm25"]["dimensions"]
+    assert 800 < lossy["storage"]["gone_at_horizon"] < 1200
+    for dim in ("storage", "retrieval", "reasoning", "deep"):
+        assert 0.3 < lossy[dim]["score"] / plain[dim]["score"] < 0.7, dim
 
 
-@pytest.mark.xfail(strict=True, reason="issue 29 §6.2: deletion is free after re-storing")
 def test_deleting_what_no_search_returned_costs_what_it_loses(tricks: dict[str, dict]) -> None:
     idle, keep = tricks["idle-deletion"], tricks["bm25"]
     assert tricks["most_gone"]["idle-deletion"] > 1000  # most of the 2,000 memories
+    assert idle["dimensions"]["storage"]["gone_at_horizon"] > 1000
     # Forgetting still sees a store that keeps what was used and lets the rest go ...
     assert idle["dimensions"]["forgetting"]["score"] > 0.8
     # ... and everything it let go is gone when it is asked for.
     for dim in ("storage", "retrieval", "reasoning", "deep"):
         assert idle["dimensions"][dim]["score"] < 0.6 * keep["dimensions"][dim]["score"], dim
     assert idle["overall"] < keep["overall"]
+    # Letting go only of what a search found once and never again (a few hundred) costs
+    # less, and still more than forgetting earns.
+    once = tricks["found-once deletion"]
+    assert 100 < once["dimensions"]["storage"]["gone_at_horizon"] < 600
+    assert once["dimensions"]["forgetting"]["score"] > 0.8
+    assert once["overall"] < keep["overall"]
 
 
 def test_a_store_that_keeps_only_names_reads_back_almost_nothing(tricks: dict[str, dict]) -> None:

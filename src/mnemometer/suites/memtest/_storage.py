@@ -41,8 +41,12 @@ def read_back_text(text: str, known: tuple[str, ...]) -> str:
     return out if _WORD.search(out) or any(c.isdigit() for c in out) else text
 
 
-def read_back_plan(dataset: Dataset, sample: list[Memory]) -> list[tuple[str, str, str, int]]:
+def read_back_plan(
+    dataset: Dataset, sample: list[Memory], *, first: bool = False
+) -> list[tuple[str, str, str, int]]:
     """``(memory id, style, probe, twins)`` for every version of the ``sample``'s memories.
+
+    With ``first``, for the first version of each only.
 
     ``twins``: other memories with a version that holds every word of the probe, which a
     search for it cannot tell apart from the memory (its read-back window widens by them).
@@ -53,7 +57,7 @@ def read_back_plan(dataset: Dataset, sample: list[Memory]) -> list[tuple[str, st
     probes = []
     for m in sample:
         known = names(m)
-        for style, text in m.texts():
+        for style, text in m.texts()[:1] if first else m.texts():
             probe = read_back_text(text, known)
             probes.append((m.id, style, probe, tokens(probe)))
     vocab = frozenset().union(*(t for *_, t in probes))

@@ -10,18 +10,19 @@ Items, in plan order (ids are stable, so a run resumes):
 * ``forget/<memory>``: found before and after the access-schedule replay.
 
 The replay runs in :meth:`MemtestSuite.setup` (it must happen before the other probes and
-in schedule order); its per-memory outcomes become the ``forget/`` items. The outcomes are
-checkpointed in the run directory (``memtest-replay.json``), and a persistent store's index
-is saved there too (``store-index/``), so a resumed run neither replays nor re-indexes: it
-loads the index (or stores the data once) and runs what is left. The other
-dimensions measure the store as first given the data, which the fresh index of a resume
-is (for a store whose searches change it, results already depended on search order).
+in schedule order); its per-memory outcomes become the ``forget/`` items. The outcomes, and
+the memories the store had lost by the horizon, are checkpointed in the run directory
+(``memtest-replay.json``), and a persistent store's index is saved there too
+(``store-index/``), so a resumed run neither replays nor re-indexes: it loads the index (or
+stores the data once) and runs what is left. The other dimensions measure the store as
+first given the data, which the fresh index of a resume is, less what it lost by the
+horizon (see ``_replay.py``; for a store whose searches change it, results already
+depended on search order).
 """
 
 from __future__ import annotations
 
 import time
-from datetime import timedelta
 from typing import Any, ClassVar
 
 from mnemometer.datasets._models import Dataset, Query
@@ -34,12 +35,20 @@ from mnemometer.scoring.memtest import (
     MemtestSummary,
     chain_metrics,
 )
-from mnemometer.scoring.retrieval import dedupe, duplicate_count, rank_values
+from mnemometer.scoring.retrieval import dedupe, rank_values
 from mnemometer.stores._protocol import ClockAware, HitList, ListableStore
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites._store_ids import StoreIds, run_ids
 from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
-from mnemometer.suites.memtest._replay import read_replay, write_replay
+from mnemometer.suites.memtest._replay import (
+    Search,
+    forgotten,
+    read_replay,
+    replay,
+    unread,
+    write_replay,
+)
+from mnemometer.suites.memtest._results import result, searched
 from mnemometer.suites.memtest._storage import read_back_plan, storage_sample
 from mnemometer.suites.retrieval import index_dataset, store_dataset, timed_search
 
@@ -117,6 +126,7 @@ class MemtestSuite(BaseSuite):
         self._abstains = False
         self._listed: set[str] | None = None
         self._outcomes: dict[str, tuple[bool, bool, float]] = {}
+        self._gone: set[str] = set()  # memories lost by the horizon (see _replay.py)
         self._ids = StoreIds({})  # the ids the store sees (drawn in setup)
 
     def options(self) -> dict[str, Any]:
@@ -159,54 +169,68 @@ class MemtestSuite(BaseSuite):
 
     # ----------------------------------------------------------------- setup
     def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
-        """Store everything, replay the access schedule, re-store if the replay changed it."""
+        """Store everything, replay the access schedule, and carry what it lost.
+
+        A store that is time-aware or lost a probed memory in the replay is given the data
+        again for the other dimensions, and what it lost by the horizon is gone for them
+        (see ``_replay.py``).
+        """
         if self._plan is None:
             self._plan = read_plan(dataset, self.cluster_probes)
         self._abstains = bool(getattr(system, "abstains", False))
         self._ids = ids = run_ids(dataset, ctx)
         timings = index_dataset(system, dataset, ctx, ids=ids)
-        pending = ctx.pending
-        replay = pending is None or any(i.startswith("forget/") for i in pending)
-        saved = read_replay(ctx.run_dir) if pending is not None and replay else None
+        saved = read_replay(ctx.run_dir) if ctx.pending is not None else None
         if saved is not None:  # a resume: the replay's outcomes were checkpointed
-            self._outcomes = saved
-        elif self._plan.forgetting and replay:
+            self._outcomes, self._gone = saved
+        elif self._plan.forgetting:
             t0 = time.perf_counter()
-            changed = self._replay(system, dataset, self._plan.forgetting)
+            probes, search = self._plan.forgetting, self._search_as(system)
+            self._outcomes = replay(system, dataset, probes, self.k, self.horizon_days, search)
+            self._gone = forgotten(self._outcomes)
             timings["forgetting_replay"] = time.perf_counter() - t0
-            write_replay(ctx.run_dir, self._outcomes)
-            if changed or isinstance(system, ClockAware):
-                # The other dimensions measure the store as it was first given the data.
+            if self._gone or isinstance(system, ClockAware):
+                t0 = time.perf_counter()
+                missing = unread(dataset, search)  # at the horizon
+                timings["horizon_read_back"] = time.perf_counter() - t0
                 timings["index_again"] = store_dataset(system, dataset, ids=ids)["index"]
+                # A memory the store given the data again cannot read back either is a
+                # retrieval miss, not a loss.
+                self._gone |= missing - unread(dataset, search, only=missing)
+            write_replay(ctx.run_dir, self._outcomes, self._gone)
         # What the store says it keeps: reported beside what it reads back, never scored.
         listable = isinstance(system, ListableStore)
         self._listed = set(map(ids.dataset_id, system.list_ids())) if listable else None
         return timings
 
-    def _replay(self, system: Any, ds: Dataset, probes: list[Probe]) -> bool:
-        ref = ds.info.reference_time
-        clock = isinstance(system, ClockAware) and ref is not None
-        before = {p.memory_id: self._found(system, p) for p in probes}
-        schedule = sorted((d, p.memory_id, p) for p in probes for d in p.access_days)
-        t0 = time.perf_counter()
-        for day, _, p in schedule:
-            if clock:
-                system.set_time(ref + timedelta(days=day))
-            system.search(p.text, self.k)
-        ms = (time.perf_counter() - t0) * 1000.0 / max(1, len(schedule))
-        if clock:
-            system.set_time(ref + timedelta(days=self.horizon_days))
-        after = {p.memory_id: self._found(system, p) for p in probes}
-        self._outcomes = {m: (before[m], after[m], ms) for m in before}
-        return any(before[m] and not after[m] for m in before)
-
-    def _found(self, system: Any, p: Probe) -> bool:
-        hits, _ = self._search(system, p.text, self.k)
-        return any(h.memory_id == p.memory_id for h in hits)
+    def _search_as(self, system: Any) -> Search:
+        """A search of ``system`` that returns the hits alone (the replay's)."""
+        return lambda text, top_k: self._search(system, text, top_k)[0]
 
     def _search(self, system: Any, text: str, top_k: int) -> tuple[HitList, float]:
         """One search, its hits under the dataset's ids."""
         return timed_search(system, text, top_k, ids=self._ids)
+
+    def _ask(self, system: Any, text: str, top_k: int) -> tuple[HitList, float, int]:
+        """An item's search, of the store as the horizon left it: without what is gone.
+
+        Returns the hits, the first call's milliseconds and how many gone memories were
+        left out. The request widens until ``top_k`` hits remain or the store runs out.
+        """
+        hits, ms = self._search(system, text, top_k)
+        if not self._gone:
+            return hits, ms, 0
+        n, cap = top_k, top_k + len(self._gone)
+        while True:
+            kept = HitList(h for h in hits if h.memory_id not in self._gone)
+            if len(kept) >= top_k or hits.returned < n or n >= cap:
+                break
+            n = min(2 * n, cap)
+            hits, _ = self._search(system, text, n)
+        kept = HitList(kept[:top_k])
+        kept.returned = hits.returned
+        last = hits.index(kept[-1]) + 1 if kept else len(hits)
+        return kept, ms, sum(h.memory_id in self._gone for h in hits[:last])
 
     # ------------------------------------------------------------------ items
     def run_item(self, system: Any, item: Item) -> dict[str, Any]:
@@ -216,11 +240,11 @@ class MemtestSuite(BaseSuite):
         reader validates it, instead of one model per result and per metric here.
         """
         kind = item.payload[0]
-        result: dict[str, Any] = getattr(self, f"_item_{kind}")(system, item)
-        success = self._success(kind, result["metrics"])
+        out: dict[str, Any] = getattr(self, f"_item_{kind}")(system, item)
+        success = self._success(kind, out["metrics"])
         if success is not None:
-            result["success"] = success
-        return result
+            out["success"] = success
+        return out
 
     def _success(self, kind: str, metrics: list[dict[str, Any]]) -> bool | None:
         """The rule in :attr:`success_definition`."""
@@ -239,8 +263,9 @@ class MemtestSuite(BaseSuite):
         # Behaviour only: the version must come back when searched by its content, its text
         # without the names (see _storage.py). Other memories with a version of the very
         # same content cannot be told apart from it by any search, so the window widens by
-        # their number (top 1 + twins, top 5 + twins).
-        hits, ms = self._search(system, text, 5 + twins)
+        # their number (top 1 + twins, top 5 + twins). A memory gone by the horizon is
+        # left out of every search (see _ask), so it is not read back.
+        hits, ms, skipped = self._ask(system, text, 5 + twins)
         ranked = dedupe(h.memory_id for h in hits)
         metrics: list[dict[str, Any]] = [
             {"name": "kept", "k": 1, "value": 1.0 if mid in ranked[: 1 + twins] else 0.0},
@@ -248,7 +273,7 @@ class MemtestSuite(BaseSuite):
         ]
         if self._listed is not None:  # the store's own claim, reported beside it
             metrics.append({"name": "listed", "value": 1.0 if mid in self._listed else 0.0})
-        return _searched(
+        return searched(
             item,
             text,
             hits,
@@ -256,12 +281,17 @@ class MemtestSuite(BaseSuite):
             groups=groups,
             expected=[mid],
             metrics=metrics,
-            extra={"memories": n_memories, "alike": twins},
+            extra={"memories": n_memories, "alike": twins, **self._gone_count()},
+            gone=skipped,
         )
+
+    def _gone_count(self) -> dict[str, int]:
+        """How many memories were gone by the horizon (recorded only when some were)."""
+        return {"gone_at_horizon": len(self._gone)} if self._gone else {}
 
     def _item_query(self, system: Any, item: Item) -> dict[str, Any]:
         q: Query = item.payload[1]
-        hits, ms = self._search(system, q.text, self.top_k)
+        hits, ms, skipped = self._ask(system, q.text, self.top_k)
         ranked = dedupe(h.memory_id for h in hits)
         groups = {"dimension": _dimension(q), "type": q.type}
         if q.difficulty:
@@ -286,13 +316,20 @@ class MemtestSuite(BaseSuite):
         else:
             value = (0.0 if ranked else 1.0) if self._abstains else None
             metrics = [{"name": "abstention", "value": value}]
-        return _searched(
-            item, q.text, hits, ms, groups=groups, expected=q.relevant_ids, metrics=metrics
+        return searched(
+            item,
+            q.text,
+            hits,
+            ms,
+            groups=groups,
+            expected=q.relevant_ids,
+            metrics=metrics,
+            gone=skipped,
         )
 
     def _item_cluster(self, system: Any, item: Item) -> dict[str, Any]:
         p: Probe = item.payload[1]
-        hits, ms = self._search(system, p.text, self.k + 1)
+        hits, ms, skipped = self._ask(system, p.text, self.k + 1)
         ranked = [x for x in dedupe(h.memory_id for h in hits) if x != p.memory_id][: self.k]
         mates = set(p.targets)
         recall = len(mates & set(ranked)) / len(mates)
@@ -303,7 +340,7 @@ class MemtestSuite(BaseSuite):
             {"name": "cluster_recall", "k": self.k, "value": recall},
             {"name": "baseline_recall", "k": self.k, "value": p.pool.expected_recall(self.k)},
         ]
-        return _searched(
+        return searched(
             item,
             p.text,
             hits,
@@ -311,13 +348,14 @@ class MemtestSuite(BaseSuite):
             groups={"dimension": "organisation", "cluster": p.group},
             expected=sorted(mates),
             metrics=metrics,
+            gone=skipped,
         )
 
     def _item_deep(self, system: Any, item: Item) -> dict[str, Any]:
         p: Probe = item.payload[1]
-        hits, ms = self._search(system, p.text, self.top_k)
+        hits, ms, skipped = self._ask(system, p.text, self.top_k)
         ranked = dedupe(h.memory_id for h in hits)
-        return _searched(
+        return searched(
             item,
             p.text,
             hits,
@@ -325,6 +363,7 @@ class MemtestSuite(BaseSuite):
             groups={"dimension": "deep", "type": "deep-probe", "distance": p.group},
             expected=[p.memory_id],
             metrics=rank_values(ranked, [p.memory_id], self.ks),
+            gone=skipped,
         )
 
     def _item_forget(self, system: Any, item: Item) -> dict[str, Any]:
@@ -334,7 +373,7 @@ class MemtestSuite(BaseSuite):
             {"name": "found_before", "k": self.k, "value": float(before)},
             {"name": "found_after", "k": self.k, "value": float(after)},
         ]
-        return _result(
+        return result(
             item,
             p.text,
             ms,
@@ -413,60 +452,3 @@ def _dimension(q: Query) -> str:
     if q.type == "deep":
         return "deep"
     return "retrieval"
-
-
-def _searched(
-    item: Item,
-    text: str,
-    hits: list[Any],
-    ms: float,
-    *,
-    groups: dict[str, str],
-    expected: list[str],
-    metrics: list[dict[str, Any]],
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The result of a probe answered by one search of ``text``, its hits logged.
-
-    ``extra`` gains ``duplicates_dropped``: hits repeating a memory id already returned
-    (scored once).
-    """
-    dropped = duplicate_count([h.memory_id for h in hits])
-    result = _result(
-        item,
-        text,
-        ms,
-        groups=groups,
-        expected=expected,
-        metrics=metrics,
-        extra={**(extra or {}), "duplicates_dropped": dropped},
-    )
-    result["retrieved"] = [{"id": h.memory_id, "score": h.score} for h in hits]
-    return result
-
-
-def _result(
-    item: Item,
-    text: str,
-    ms: float,
-    *,
-    groups: dict[str, str],
-    expected: list[str],
-    metrics: list[dict[str, Any]],
-    extra: dict[str, Any],
-) -> dict[str, Any]:
-    """An item's result as plain data shaped like :class:`ItemResult`.
-
-    ``run_item`` adds ``success``; the log writer serialises the dict and the reader
-    validates it.
-    """
-    return {
-        "item_id": item.id,
-        "index": item.index,
-        "input": text,
-        "groups": groups,
-        "expected": list(expected),
-        "metrics": metrics,
-        "latency_ms": ms,
-        "extra": extra,
-    }
