@@ -33,10 +33,10 @@ def read_back_text(text: str, known: tuple[str, ...]) -> str:
 
     The whole ``text`` when nothing but names (and punctuation) would be left.
     """
-    out = text
+    # Capitalised words first, so a possessive goes with its name ("Gordon's").
+    out = _WORD.sub(lambda w: " " if w.group()[0].isupper() else w.group(), text)
     for name in known:  # longest first, so a full name goes before a part of it
         out = out.replace(name, " ")
-    out = _WORD.sub(lambda w: " " if w.group()[0].isupper() else w.group(), out)
     out = " ".join(out.split())
     return out if _WORD.search(out) or any(c.isdigit() for c in out) else text
 
