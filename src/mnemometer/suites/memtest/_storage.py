@@ -16,7 +16,7 @@ the query back as its text, and many stores return no text at all.
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable
 from random import Random
 
@@ -61,22 +61,23 @@ def read_back_plan(
             probe = read_back_text(text, known)
             probes.append((m.id, style, probe, tokens(probe)))
     vocab = frozenset().union(*(t for *_, t in probes))
-    df: Counter[str] = Counter()
-    for m in dataset.memories:  # first pass: how many versions hold each probe word
+    # One pass: each version's probe words (only those matter) and where each word is held.
+    rows: list[tuple[str, frozenset[str]]] = []
+    held: dict[str, list[int]] = defaultdict(list)
+    for m in dataset.memories:
         for _, text in m.texts():
-            df.update(tokens(text) & vocab)
-    rarest = {t: min(t, key=lambda w: (df[w], w)) for *_, t in probes if t}
-    holders: dict[str, list[tuple[str, frozenset[str]]]] = defaultdict(list)
-    wanted = frozenset(rarest.values())
-    for m in dataset.memories:  # second pass: the versions holding a probe's rarest word
-        for _, text in m.texts():
-            have = tokens(text)
-            for w in have & wanted:
-                holders[w].append((m.id, have))
+            have = tokens(text) & vocab
+            for w in have:
+                held[w].append(len(rows))
+            rows.append((m.id, have))
+    alike: dict[frozenset[str], set[str]] = {}  # many probes share their words
     out = []
     for mid, style, probe, t in probes:
-        alike = {other for other, have in holders[rarest[t]] if t <= have} if t else set()
-        out.append((mid, style, probe, len(alike - {mid})))
+        if t not in alike:
+            rarest = min(t, key=lambda w: (len(held[w]), w)) if t else None
+            hits = held[rarest] if rarest is not None else []
+            alike[t] = {rows[i][0] for i in hits if t <= rows[i][1]}
+        out.append((mid, style, probe, len(alike[t] - {mid})))
     return out
 
 
