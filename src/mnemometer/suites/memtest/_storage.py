@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable
+from itertools import chain
 from random import Random
 
 from mnemometer.datasets._models import Dataset, Memory
@@ -25,6 +26,7 @@ from mnemometer.suites.memtest._labels import names
 from mnemometer.text import tokenizer
 
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_EN_WORD = re.compile(r"\w+(?:'+\w+)*")
 _CJK_OR_WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W_\u3400-\u9fff\uf900-\ufaff]+")
 
 
@@ -61,22 +63,20 @@ def read_back_plan(
             probe = read_back_text(text, known)
             probes.append((m.id, style, probe, tokens(probe)))
     vocab = frozenset().union(*(t for *_, t in probes))
-    # One pass: each version's probe words (only those matter) and where each word is held.
-    rows: list[tuple[str, frozenset[str]]] = []
-    held: dict[str, list[int]] = defaultdict(list)
+    # One pass: which versions hold each probe word (only those words matter).
+    owner: list[str] = []  # version -> its memory's id
+    held: dict[str, set[int]] = defaultdict(set)
     for m in dataset.memories:
         for _, text in m.texts():
-            have = tokens(text) & vocab
-            for w in have:
-                held[w].append(len(rows))
-            rows.append((m.id, have))
+            for w in tokens(text) & vocab:
+                held[w].add(len(owner))
+            owner.append(m.id)
     alike: dict[frozenset[str], set[str]] = {}  # many probes share their words
     out = []
     for mid, style, probe, t in probes:
         if t not in alike:
-            rarest = min(t, key=lambda w: (len(held[w]), w)) if t else None
-            hits = held[rarest] if rarest is not None else []
-            alike[t] = {rows[i][0] for i in hits if t <= rows[i][1]}
+            both = set.intersection(*sorted((held[w] for w in t), key=len)) if t else set()
+            alike[t] = {owner[i] for i in both}
         out.append((mid, style, probe, len(alike[t] - {mid})))
     return out
 
@@ -85,8 +85,22 @@ def words(lang: str) -> Callable[[str], frozenset[str]]:
     """The set of words a text holds, as :func:`read_back_plan` compares them."""
     if lang == "zh":
         return lambda text: frozenset(_CJK_OR_WORD.findall(text.casefold()))
-    split = tokenizer("en", stem=True)
-    return lambda text: frozenset(split(text))
+    stems = _Stems(tokenizer("en", stem=True))  # each distinct word stemmed once
+    return lambda text: frozenset(
+        chain.from_iterable(map(stems.__getitem__, _EN_WORD.findall(text.casefold())))
+    )
+
+
+class _Stems(dict[str, tuple[str, ...]]):
+    """Word -> its tokens (a stem, or none for a stop word), computed on first use."""
+
+    def __init__(self, split: Callable[[str], list[str]]) -> None:
+        super().__init__()
+        self.split = split
+
+    def __missing__(self, word: str) -> tuple[str, ...]:
+        self[word] = got = tuple(self.split(word))
+        return got
 
 
 def storage_sample(dataset: Dataset, limit: int) -> list[Memory]:

@@ -65,8 +65,8 @@ class MemtestSuite(BaseSuite):
         k: the cut-off for dimension scores (recall@k, cluster recall@k, retention; default 10).
         storage: ``read-back`` (the only procedure: each version is searched by its content,
             its text without names, and must come back in the top 5). ``auto``,
-            ``self-query`` and ``list`` are
-            deprecated names for it; a store's ``list_ids`` is reported as its claim only.
+            ``self-query`` and ``list`` are deprecated names for it; a store's ``list_ids``
+            is reported as its claim only.
         storage_limit: read back the versions of at most this many memories (a seeded
             random sample, reported with its interval; 0 = every memory).
         cluster_probes: at most this many clusters are probed (one member each).
@@ -261,8 +261,8 @@ class MemtestSuite(BaseSuite):
         _, mid, style, text, n_memories, twins = item.payload
         groups = {"dimension": "storage", "style": style}
         # Behaviour only: the version must come back when searched by its content, its text
-        # without the names (see _storage.py). Other memories with a version of the very
-        # same content cannot be told apart from it by any search, so the window widens by
+        # without the names (see _storage.py). Other memories with a version holding every
+        # word of it cannot be told apart from it by that search, so the window widens by
         # their number (top 1 + twins, top 5 + twins). A memory gone by the horizon is
         # left out of every search (see _ask), so it is not read back.
         hits, ms, skipped = self._ask(system, text, 5 + twins)
