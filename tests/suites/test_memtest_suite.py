@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import seed_file
+from conftest import MNEMOMETER, seed_file
 
 from mnemometer import RunSettings, resume
 from mnemometer._registry import STORES
 from mnemometer.cli.main import cli
-from mnemometer.datasets import load_dataset
+from mnemometer.datasets import Dataset, DatasetInfo, Query, load_dataset
 from mnemometer.datasets.generate import generate, write_generated
+from mnemometer.errors import DatasetError
 from mnemometer.report import report
 from mnemometer.runner import run
 from mnemometer.scoring.memtest import kendall_tau
@@ -297,6 +299,29 @@ def test_not_a_dataset_is_a_one_line_error() -> None:
         cli, ["run", "memtest", "--dataset", str(path), "--store", "bm25"], standalone_mode=False
     )
     assert r.exception is not None and "not a dataset" in str(r.exception)
+
+
+@pytest.mark.parametrize("extra", [[], ["--repeat", "2"]], ids=["run", "experiment"])
+def test_a_conversation_dataset_is_refused_in_one_line(extra: list[str], tmp_path: Path) -> None:
+    # It used to run: "overall 0.0%" over 1,982 queries against an empty store, exit 0.
+    path = seed_file("locomo", "locomo10.json")
+    out = tmp_path / "r"
+    args = ["run", "memtest", "--dataset", str(path), "--store", "bm25", "--out", str(out)]
+    p = subprocess.run([MNEMOMETER, *args, *extra], capture_output=True, text=True)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    [line] = p.stderr.strip().splitlines()
+    assert line.startswith(f"error: {path}: suite 'memtest' cannot score it: ")
+    assert "a conversation dataset (10 conversations, 1,986 questions)" in line
+    assert line.endswith(f"run `mnemometer run locomo --dataset {path}`")
+    assert not out.exists()  # refused before anything was written
+
+
+def test_a_dataset_without_memories_is_refused(tmp_path: Path) -> None:
+    ds = Dataset(info=DatasetInfo(name="empty"), queries=[Query(id="q", text="who?")])
+    with pytest.raises(DatasetError, match="dataset 'empty': .* no memories to store$"):
+        run("memtest", "bm25", dataset=ds, out=tmp_path / "r")
+    assert not (tmp_path / "r").exists()
 
 
 def test_resume_gives_the_same_summary(en_path: Path) -> None:

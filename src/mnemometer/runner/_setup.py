@@ -14,7 +14,7 @@ from mnemometer import _env
 from mnemometer._gc import paused
 from mnemometer.datasets._io import BUILTIN, load_dataset
 from mnemometer.datasets._models import Dataset
-from mnemometer.errors import MnemometerError, RunLogError
+from mnemometer.errors import DatasetError, MnemometerError, RunLogError
 from mnemometer.log._lock import LOCK_FILE, DirectoryLocked, holder
 from mnemometer.log._schema import (
     HEADER_FILE,
@@ -278,6 +278,29 @@ def check_llm(suite: Suite, llm: Any) -> None:
         from mnemometer.llm import NO_ENDPOINT, LLMError
 
         raise LLMError(f"suite {suite.name!r} asks an LLM: {NO_ENDPOINT}")
+
+
+def check_scorable(suite: Suite, ds: Dataset, path: str | None) -> None:
+    """Before anything is written: the suite can score ``ds`` (its ``cannot_score`` says).
+
+    Raises:
+        DatasetError: one line naming the file, the reason, and the suite that reads the
+            file when one does (a LoCoMo file for ``memtest``: ``run locomo``).
+    """
+    check = getattr(suite, "cannot_score", None)
+    reason = check(ds) if check is not None else None
+    if not reason:
+        return
+    where = path or f"dataset {ds.info.name!r}"
+    fix = ""
+    if path is not None and Path(path).is_file():
+        from mnemometer._registry import SUITES
+        from mnemometer.datasets._readers import detect_reader
+
+        found = detect_reader(Path(path))
+        if found is not None and found.name != suite.name and found.name in SUITES.names():
+            fix = f"; run `mnemometer run {found.name} --dataset {path}`"
+    raise DatasetError(f"{where}: suite {suite.name!r} cannot score it: {reason}{fix}")
 
 
 def _dataset_for(suite: Suite, dataset: str | Path | Dataset | None) -> tuple[Dataset, str | None]:

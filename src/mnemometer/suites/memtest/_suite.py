@@ -144,6 +144,22 @@ class MemtestSuite(BaseSuite):
             "weights": self.weights,
         }
 
+    def cannot_score(self, dataset: Dataset) -> str | None:
+        """A dataset without memories: every dimension measures how a store keeps memories.
+
+        A conversation dataset (LoCoMo, LongMemEval) has turns and questions, no memories:
+        run on one, memtest scored every question a miss against an empty store.
+        """
+        if dataset.memories:
+            return None
+        if dataset.conversations:
+            return (
+                f"a conversation dataset ({len(dataset.conversations):,} conversations, "
+                f"{len(dataset.queries):,} questions) has no memories to store (the `retrieval` "
+                "suite searches each conversation's own turns)"
+            )
+        return "the dataset has no memories to store"
+
     # ------------------------------------------------------------------ plan
     def plan(self, dataset: Dataset) -> list[Item]:
         """Storage, query, cluster, deep and forgetting items, in that order."""
