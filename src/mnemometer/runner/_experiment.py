@@ -41,7 +41,6 @@ from mnemometer.runner._remote import (
 )
 from mnemometer.runner._run import RunResult, RunSettings, execute_run_unit, resume, run
 from mnemometer.runner._setup import (
-    _dataset_for,
     check_llm,
     check_scorable,
     check_unlocked,
@@ -51,7 +50,6 @@ from mnemometer.runner._setup import (
 )
 from mnemometer.scoring.aggregate import run_summary
 from mnemometer.suites import create_suite
-from mnemometer.suites._base import BaseSuite, Suite
 from mnemometer.systems import SystemSpec, without_redacted
 
 EXPERIMENT_FILE = "experiment.json"
@@ -169,7 +167,7 @@ def run_experiment(
     # shell items without --allow-shell fail here, leaving no half-made experiment.
     suite = create_suite(exp.suite, exp.suite_options)
     check_llm(suite, with_llm(settings or RunSettings()).llm)
-    _check_scorable(suite, exp.dataset)
+    check_scorable(suite, exp.dataset)
     check_remote(settings, exp.systems, [exp.dataset, *exp.suite_options.values()])
     out = Path(out) if out is not None else default_out(exp.suite)
     if out.exists() and any(out.iterdir()):
@@ -186,16 +184,6 @@ def run_experiment(
         plan = start_experiment(exp, out)
         given = {s.label: dict(s.options) for s in exp.systems}  # secrets included
         return _complete(out, plan, settings, on_run, given)
-
-
-def _check_scorable(suite: Suite, dataset: Any) -> None:
-    """The suite can score the experiment's dataset (see :func:`check_scorable`).
-
-    The file is loaded here only for a suite that can refuse one: the default accepts all.
-    """
-    refuses = getattr(type(suite), "cannot_score", BaseSuite.cannot_score)
-    if dataset is not None and refuses is not BaseSuite.cannot_score:
-        check_scorable(suite, *_dataset_for(suite, dataset))
 
 
 def start_experiment(experiment: Experiment, out: Path) -> ExperimentFile:

@@ -25,7 +25,7 @@ from mnemometer.log._schema import (
     SystemRef,
 )
 from mnemometer.runner._executor import Executor, LocalExecutor
-from mnemometer.suites._base import Item, Suite
+from mnemometer.suites._base import BaseSuite, Item, Suite
 from mnemometer.systems import SystemSpec
 
 ProgressFn = Callable[[str, int, int | None], None]
@@ -280,18 +280,28 @@ def check_llm(suite: Suite, llm: Any) -> None:
         raise LLMError(f"suite {suite.name!r} asks an LLM: {NO_ENDPOINT}")
 
 
-def check_scorable(suite: Suite, ds: Dataset, path: str | None) -> None:
-    """Before anything is written: the suite can score ``ds`` (its ``cannot_score`` says).
+def check_scorable(suite: Suite, dataset: Any, path: str | None = None) -> None:
+    """Before anything is written: the suite can score the dataset (its ``cannot_score`` says).
+
+    Args:
+        suite: the suite.
+        dataset: a loaded :class:`Dataset` (its file is ``path``), or a file or built-in name
+            (an experiment's, a sweep's), loaded only for a suite that can refuse one.
+        path: the loaded dataset's file or built-in name, for the message.
 
     Raises:
         DatasetError: one line naming the file, the reason, and the suite that reads the
             file when one does (a LoCoMo file for ``memtest``: ``run locomo``).
     """
-    check = getattr(suite, "cannot_score", None)
-    reason = check(ds) if check is not None else None
+    check = getattr(type(suite), "cannot_score", BaseSuite.cannot_score)
+    if dataset is None or check is BaseSuite.cannot_score:
+        return  # the default accepts any dataset: nothing to load
+    if not isinstance(dataset, Dataset):
+        dataset, path = _dataset_for(suite, dataset)
+    reason = check(suite, dataset)
     if not reason:
         return
-    where = path or f"dataset {ds.info.name!r}"
+    where = path or f"dataset {dataset.info.name!r}"
     fix = ""
     if path is not None and Path(path).is_file():
         from mnemometer._registry import SUITES
