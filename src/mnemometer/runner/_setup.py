@@ -25,7 +25,7 @@ from mnemometer.log._schema import (
     SystemRef,
 )
 from mnemometer.runner._executor import Executor, LocalExecutor
-from mnemometer.suites._base import BaseSuite, Item, Suite
+from mnemometer.suites._base import Item, Suite
 from mnemometer.systems import SystemSpec
 
 ProgressFn = Callable[[str, int, int | None], None]
@@ -293,6 +293,8 @@ def check_scorable(suite: Suite, dataset: Any, path: str | None = None) -> None:
         DatasetError: one line naming the file, the reason, and the suite that reads the
             file when one does (a LoCoMo file for ``memtest``: ``run locomo``).
     """
+    from mnemometer.suites._base import BaseSuite
+
     check = getattr(type(suite), "cannot_score", BaseSuite.cannot_score)
     if dataset is None or check is BaseSuite.cannot_score:
         return  # the default accepts any dataset: nothing to load
