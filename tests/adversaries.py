@@ -1,13 +1,18 @@
 """Adversaries shared by the tests that check a score cannot be gamed: stores that know one
-trick, and the same dataset in another file order."""
+trick, and the same dataset in another file order or with its ids spelled otherwise."""
 
 from __future__ import annotations
 
 import random
+import re
 from collections import defaultdict
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from mnemometer.datasets import Dataset
+from mnemometer.stores._protocol import Hit
+from mnemometer.stores.bm25 import BM25Store
 
 
 class OrderReplayStore:
@@ -39,7 +44,7 @@ class OrderReplayStore:
         if name is None:
             return []
         mids = list(self.people[name])
-        mids.sort(key=(lambda m: int(m[1:])) if self.by_id else self.first.__getitem__)
+        mids.sort(key=str if self.by_id else self.first.__getitem__)  # by_id: in id order
         return [{"memory_id": m, "score": 1.0 / (1 + r)} for r, m in enumerate(mids[:top_k])]
 
 
@@ -105,3 +110,107 @@ class RandomStore:
     def search(self, query: str, top_k: int) -> list[dict[str, Any]]:
         drawn = random.Random(f"random-store/{query}").sample(self.ids, min(top_k, len(self.ids)))
         return [{"memory_id": m, "score": 1.0 / (1 + r)} for r, m in enumerate(drawn)]
+
+
+def renamed(ds: Dataset, rename: Callable[[str], str]) -> Dataset:
+    """``ds`` with every memory id spelled ``rename(id)`` (and every reference to one)."""
+    out = ds.model_copy(deep=True)
+    for m in out.memories:
+        m.id = rename(m.id)
+    for q in out.queries:
+        q.relevant_ids = [rename(x) for x in q.relevant_ids]
+        if isinstance(q.metadata.get("order"), list):
+            q.metadata["order"] = [rename(x) for x in q.metadata["order"]]
+    out.info.content_hash = None
+    return out
+
+
+def redealt(ds: Dataset) -> dict[str, str]:
+    """A seeded shuffle of ``ds``'s ids among its memories: whatever id order said is gone."""
+    ids = [m.id for m in ds.memories]
+    return dict(zip(ids, random.Random(11).sample(ids, len(ids)), strict=True))
+
+
+class AdjacentIdStore(BM25Store):
+    """BM25, and the memories whose ids sort next to the best hit, nearest first.
+
+    MemTest's seed files number a cluster's or a chain's memories contiguously, so the
+    id-neighbours of a memory are its mates: a store given those ids finds them without
+    reading a word. A search for a stored text returns that memory and its neighbours (the
+    memtest suite's cluster probes); any other search is BM25's ranking, with the
+    neighbours within ``boost`` ids of its best hit moved up (0: plain BM25).
+    """
+
+    boost: ClassVar[int] = 0
+
+    def search(self, query: str, top_k: int) -> list[Hit]:
+        ids = sorted(set(self._ids))
+        if query in self._texts:
+            at = ids.index(self._ids[self._texts.index(query)])
+            near = sorted(range(len(ids)), key=lambda i: (abs(i - at), i))
+            return [Hit(ids[i], 1.0 / (1 + r)) for r, i in enumerate(near[:top_k])]
+        hits = super().search(query, top_k * 10)
+        if not hits or not self.boost:
+            return hits[:top_k]
+        pos = {m: i for i, m in enumerate(ids)}
+        at = pos[hits[0].memory_id]
+        near = [h for h in hits[1:] if abs(pos[h.memory_id] - at) <= self.boost]
+        rest = [h for h in hits[1:] if abs(pos[h.memory_id] - at) > self.boost]
+        return [hits[0], *near, *rest][:top_k]
+
+
+class IdleDeletionStore(BM25Store):
+    """BM25 on a simulated clock that deletes every memory no search has returned for
+    ``idle_days`` (counted from when it was given, or, without ``since_given``, only for
+    memories some search has returned: what was found once and never again goes)."""
+
+    idle_days: ClassVar[int] = 70
+    since_given: ClassVar[bool] = True
+
+    def reset(self) -> None:
+        super().reset()
+        self.now: datetime | None = None
+        self.last: dict[str, datetime | None] = {}
+        self.gone: set[str] = set()
+        self.most_gone = getattr(self, "most_gone", 0)  # over the store's life, not reset
+
+    def store(self, text: str, metadata: dict[str, Any]) -> None:
+        super().store(text, metadata)
+        self.last[str(metadata["memory_id"])] = self.now if self.since_given else None
+
+    def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        for text, metadata in items:
+            self.store(text, metadata)
+
+    def set_time(self, now: datetime) -> None:
+        self.now = now
+        idle = timedelta(days=self.idle_days)
+        self.gone |= {m for m, t in self.last.items() if t is not None and now - t > idle}
+        self.most_gone = max(self.most_gone, len(self.gone))
+
+    def search(self, query: str, top_k: int) -> list[Hit]:
+        hits = super().search(query, top_k + len(self.gone))
+        hits = [h for h in hits if h.memory_id not in self.gone][:top_k]
+        for h in hits:
+            self.last[h.memory_id] = self.now
+        return hits
+
+
+class FoundOnceDeletionStore(IdleDeletionStore):
+    since_given: ClassVar[bool] = False
+
+
+class NamesOnlyStore(BM25Store):
+    """BM25 over the names in each memory only, never its content: its capitalised words,
+    and the ``names`` the test gives it (people and places, for scripts without capitals).
+    """
+
+    names: ClassVar[list[str]] = []
+
+    def store(self, text: str, metadata: dict[str, Any]) -> None:
+        kept = re.findall(r"\b[A-Z][\w'-]*", text) + [n for n in self.names if n in text]
+        super().store(" ".join(kept), metadata)
+
+    def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        for text, metadata in items:
+            self.store(text, metadata)

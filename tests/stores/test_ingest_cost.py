@@ -173,6 +173,7 @@ def test_run_reports_cost_per_memory_failures_and_an_empty_extraction(tmp_path) 
         assert any("1 of 3 memories failed to ingest" in n for n in res.summary.notes)
         lines = (tmp_path / "r" / "ingest.jsonl").read_text().splitlines()
         assert len(lines) == 3 and json.loads(lines[1])["error"] == "ValueError: bad"
+        assert json.loads(lines[1])["memory_ids"] == ["m1"]  # the dataset's id, not the store's
         from mnemometer.report import report
 
         md = report(tmp_path / "r", fmt="md")

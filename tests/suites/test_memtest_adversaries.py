@@ -13,8 +13,20 @@ Each adversary knows one trick and nothing else. Suite version 1 and generator v
 * random-half (deletes a seeded random half of its memories during the access replay):
   forgetting 56% before, while keeping everything was left out as neutral, so random loss
   raised the overall score of any store scoring below 56% elsewhere. Now keeping
-  everything scores 0.5 and random loss at rate q (1 - q) / 2: never above it.
+  everything scores 0.5 and random loss at rate q (1 - q) / 2: never above it; and what
+  it lost is gone for the other dimensions too (issue 29 §6).
 * every retrieval type is reported beside its recall ceiling (absent before).
+
+Issue 29 §6, the remaining tricks (figures before each fix; the tests below hold the after):
+
+* id adjacency (returns the memories whose ids sort next to a probe): organisation 81.3 /
+  100 / 100 on sample_db_100 / a4ad044 / 4875b98 (bm25 0 / 16.7 / 0), overall 90.2 / 94.7
+  / 93.8 (bm25 78.0 / 82.2 / 77.2): the seed files number a cluster's memories in a row.
+* idle deletion (deletes whatever no search returned for 70 days): 1,459 of 2,000 memories
+  gone by the horizon, forgetting 87.0% and overall 76.5% against bm25's 72.8% (English),
+  because the other dimensions were measured on the store given the data again.
+* names only (keeps each memory's capitalised words, or its people and places): storage
+  99.3% (English) and 96.0% (Chinese), read back by the names in the version's own text.
 """
 
 from __future__ import annotations
@@ -26,7 +38,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from adversaries import OrderReplayStore
+from adversaries import (
+    AdjacentIdStore,
+    FoundOnceDeletionStore,
+    IdleDeletionStore,
+    NamesOnlyStore,
+    OrderReplayStore,
+    redealt,
+    renamed,
+)
 from conftest import seed_file
 
 from mnemometer.datasets import Dataset, DatasetInfo, Memory, load_dataset
@@ -35,6 +55,7 @@ from mnemometer.log import read_items
 from mnemometer.runner import run
 from mnemometer.stores.bm25 import BM25Store
 from mnemometer.suites.memtest._labels import people
+from mnemometer.suites.memtest._storage import read_back_text
 
 OPTS = {"storage_limit": 300, "cluster_probes": 300}
 
@@ -123,6 +144,12 @@ def _names(path: Path) -> list[str]:
     return sorted({x for m in ds.memories for x in people(m)}, key=len, reverse=True)
 
 
+def _people_and_places(path: Path) -> list[str]:
+    ds = load_dataset(path)
+    places = {m.metadata[k] for m in ds.memories for k in ("city", "place") if k in m.metadata}
+    return sorted(places | set(_names(path)), key=len, reverse=True)
+
+
 @pytest.fixture(scope="module", params=["en", "zh"])
 def generated(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("adv") / f"{request.param}.jsonl"
@@ -146,6 +173,27 @@ def runs(generated: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
         where = tmp_path_factory.mktemp("run") / "r"
         res = run("memtest", store, dataset=generated, out=where, suite_options=OPTS)
         out[label] = res.summary.sections["memtest"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def tricks(
+    generated: Path, runs: dict[str, dict], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict]:
+    """Issue 29 §6 beside bm25: idle deletion (of everything, or of what a search found
+    once and never again) and a store that keeps only names."""
+    NamesOnlyStore.names = _people_and_places(generated)
+    stores = {
+        "idle-deletion": IdleDeletionStore(),
+        "found-once deletion": FoundOnceDeletionStore(),
+        "names-only bm25": NamesOnlyStore(),
+    }
+    out = {"bm25": runs["bm25"], "most_gone": {}}
+    for label, store in stores.items():
+        where = tmp_path_factory.mktemp("run") / "r"
+        res = run("memtest", store, dataset=generated, out=where, suite_options=OPTS)
+        out[label] = res.summary.sections["memtest"]
+        out["most_gone"][label] = getattr(store, "most_gone", 0)
     return out
 
 
@@ -178,13 +226,46 @@ def test_random_loss_scores_below_keeping_everything(runs: dict[str, dict]) -> N
         assert f["verdict"] == "frequency-blind" and 0.3 < f["retention_high"] < 0.7
         assert f["score"] < f0["score"], (base, f)
         assert lossy["overall"] < plain["overall"], base  # never raises the overall score
-        for dim in ("storage", "retrieval", "organisation", "reasoning", "deep"):
-            assert lossy["dimensions"][dim]["score"] == plain["dimensions"][dim]["score"]
+    # What it lost is gone for the other dimensions too: about half of what BM25 finds.
+    lossy, plain = runs["random-half bm25"]["dimensions"], runs["bm25"]["dimensions"]
+    assert 800 < lossy["storage"]["gone_at_horizon"] < 1200
+    for dim in ("storage", "retrieval", "reasoning", "deep"):
+        assert 0.3 < lossy[dim]["score"] / plain[dim]["score"] < 0.7, dim
+
+
+def test_deleting_what_no_search_returned_costs_what_it_loses(tricks: dict[str, dict]) -> None:
+    idle, keep = tricks["idle-deletion"], tricks["bm25"]
+    assert tricks["most_gone"]["idle-deletion"] > 1000  # most of the 2,000 memories
+    assert idle["dimensions"]["storage"]["gone_at_horizon"] > 1000
+    # Forgetting still sees a store that keeps what was used and lets the rest go ...
+    assert idle["dimensions"]["forgetting"]["score"] > 0.8
+    # ... and everything it let go is gone when it is asked for.
+    for dim in ("storage", "retrieval", "reasoning", "deep"):
+        assert idle["dimensions"][dim]["score"] < 0.6 * keep["dimensions"][dim]["score"], dim
+    assert idle["overall"] < keep["overall"]
+    # Letting go only of what a search found once and never again (a few hundred) costs
+    # less, and still more than forgetting earns.
+    once = tricks["found-once deletion"]
+    assert 100 < once["dimensions"]["storage"]["gone_at_horizon"] < 600
+    assert once["dimensions"]["forgetting"]["score"] > 0.8
+    assert once["overall"] < keep["overall"]
+
+
+def test_a_store_that_keeps_only_names_reads_back_almost_nothing(tricks: dict[str, dict]) -> None:
+    names = tricks["names-only bm25"]["dimensions"]["storage"]
+    assert names["score"] < 0.05, names  # it read back 99.3% (en) and 96.0% (zh) by names
+    assert tricks["bm25"]["dimensions"]["storage"]["score"] >= 0.98
+    assert tricks["names-only bm25"]["overall"] < tricks["bm25"]["overall"]
 
 
 def test_bm25_keeps_a_sensible_profile(runs: dict[str, dict], generated: Path) -> None:
     d = runs["bm25"]["dimensions"]
-    assert d["storage"]["score"] == 1.0
+    # Every English version is read back by its content; a few Chinese ones lose a word to
+    # segmentation once their names are gone (自行车店订了 is cut 店订, 订了 is cut 订).
+    if generated.stem == "en":
+        assert d["storage"]["score"] == 1.0
+    else:
+        assert d["storage"]["score"] > 0.98
     assert d["retrieval"]["score"] > 0.6 and d["reasoning"]["score"] > 0.5
     deep = {b: v["recall@10"] for b, v in d["deep"]["by_distance"].items()}
     # Lexical decay with distance. The distances are measured on English; Chinese queries
@@ -221,6 +302,27 @@ def test_id_only_store_on_memtest_seed_sets(name: str, tmp_path: Path) -> None:
     assert s["listed"] == s["stored"] and s["score"] <= 5 / n + 1e-9, s
 
 
+@pytest.mark.parametrize(
+    "name", ["sample_db_100.json", "sample_db_a4ad044.json", "sample_db_4875b98.json"]
+)
+def test_id_adjacency_finds_no_clusters_on_memtest_seed_sets(name: str, tmp_path: Path) -> None:
+    ds = load_dataset(seed_file("memtest", name))
+    got = {}
+    for label, store, data in (
+        ("bm25", "bm25", ds),
+        ("adjacent", AdjacentIdStore(), ds),
+        ("adjacent, ids dealt again", AdjacentIdStore(), renamed(ds, redealt(ds).__getitem__)),
+    ):
+        res = run("memtest", store, dataset=data, out=tmp_path / label)
+        got[label] = res.summary.sections["memtest"]
+    adj, plain = got["adjacent"], got["bm25"]
+    org = adj["dimensions"]["organisation"]["score"]
+    assert org <= plain["dimensions"]["organisation"]["score"], org
+    assert adj["overall"] <= plain["overall"]
+    # What the dataset's ids say never reaches the store: dealt out again, the same figures.
+    assert got["adjacent, ids dealt again"]["dimensions"] == adj["dimensions"]
+
+
 def test_name_only_store_on_a_memtest_seed_set(tmp_path: Path) -> None:
     path = seed_file("memtest", "sample_db_a4ad044.json")
     NameOnlyStore.names = _names(path)
@@ -229,7 +331,7 @@ def test_name_only_store_on_a_memtest_seed_set(tmp_path: Path) -> None:
     assert org.get("baseline") is not None, org
     assert org.get("score") is None or org["score"] <= 0.2, org
     header = json.loads((tmp_path / "r" / "header.json").read_text())
-    assert header["suite_version"] == "2"
+    assert header["suite_version"] == "3"
 
 
 class EchoVersionsStore(BM25Store):
@@ -262,6 +364,25 @@ def test_duplicate_hits_are_dropped_counted_and_noted(tmp_path: Path) -> None:
     assert not any("duplicate hits" in n for n in plain.summary.notes)
 
 
+def test_read_back_searches_for_the_content_without_names() -> None:
+    known = ("Bridge Flea Market", "Eleanor Ellis", "Cambridge", "Sadie Fox")
+    text = "Eleanor Ellis bought a drill at Bridge Flea Market, Cambridge. Sadie Fox came along."
+    assert read_back_text(text, known) == "bought a drill at , . came along."
+    # No labels: capitalised words are names too (the colloquial style uses first names).
+    assert (
+        read_back_text("So Eleanor picked up a drill, for $60!", ())
+        == "picked up a drill, for $60!"
+    )
+    zh = "梁婷在南京枫林路跳蚤市场买了1把电钻。韩嘉怡也在场。"
+    got = read_back_text(zh, ("枫林路跳蚤市场", "梁婷", "韩嘉怡", "南京"))
+    assert got == "在 买了1把电钻。 也在场。"
+    # A possessive goes with its name, or "'s" would be a word no other memory holds.
+    band = "Blue Static recorded Aaron Gordon's song in a studio."
+    assert read_back_text(band, ("Aaron Gordon",)) == "recorded song in a studio."
+    # Nothing but names: the names are the content, so the whole text is searched.
+    assert read_back_text("Alice Chen, Leeds.", ("Alice Chen", "Leeds")) == "Alice Chen, Leeds."
+
+
 def test_identical_texts_widen_the_read_back_window(tmp_path: Path) -> None:
     # Eight memories share one text (as the MemTest novels' "第57回情节发展" do): no search can
     # tell them apart, so each is kept if it is in the top 5 + 7. Before, BM25 "lost" the
@@ -275,7 +396,7 @@ def test_identical_texts_widen_the_read_back_window(tmp_path: Path) -> None:
     got = run("memtest", "bm25", dataset=ds, out=tmp_path / "b").summary.sections["memtest"]
     assert got["dimensions"]["storage"]["score"] == 1.0
     items = [r for r in read_items(tmp_path / "b") if r.item_id.startswith("storage/m")]
-    assert {r.extra["identical_texts"] for r in items} == {7}
+    assert {r.extra["alike"] for r in items} == {7}
     ids = run("memtest", IdOnlyStore(), dataset=ds, out=tmp_path / "i").summary
     # The id-only store answers the first 5 + 7 ids it was given: a 16-memory set is too
     # small to hide that, but it still reads back only the memories it happens to list.

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import seed_file
+from conftest import MNEMOMETER, seed_file
 
 from mnemometer import RunSettings, resume
 from mnemometer._registry import STORES
 from mnemometer.cli.main import cli
-from mnemometer.datasets import load_dataset
+from mnemometer.datasets import Dataset, DatasetInfo, Query, load_dataset
 from mnemometer.datasets.generate import generate, write_generated
+from mnemometer.errors import DatasetError
 from mnemometer.report import report
 from mnemometer.runner import run
 from mnemometer.scoring.memtest import kendall_tau
@@ -206,7 +208,7 @@ def test_lossy_store_scores_exactly_what_it_kept(en_path: Path) -> None:
     )
 
 
-def test_forgetting_store_is_measured_and_the_rest_sees_a_fresh_store(tmp_path: Path) -> None:
+def test_forgetting_store_is_measured_and_what_it_lost_stays_lost(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
     write_generated(path, 1200, "en", seed=4)
     # 75 days on, the never-searched memories (60-day window) are gone and the ones
@@ -221,8 +223,26 @@ def test_forgetting_store_is_measured_and_the_rest_sees_a_fresh_store(tmp_path: 
     assert f["score"] == pytest.approx(f["retention_high"] - f["retention_low"] / 2, abs=1e-4)
     assert f["score"] > 0.8 > 0.5 == _dims(plain)["forgetting"]["score"]
     assert "index_again" in json.loads(Path("r/header.json").read_text())["timings"]
-    for name in ("storage", "retrieval", "organisation", "reasoning", "deep"):
-        assert _dims(res)[name]["score"] == _dims(plain)[name]["score"], name
+    # What it had lost by the horizon is gone for every other dimension: each search is the
+    # fresh store's ranking without those memories, filled from below.
+    gone = set(json.loads(Path("r/memtest-replay.json").read_text())["gone"])
+    assert len(gone) == _dims(res)["storage"]["gone_at_horizon"] > 600
+    from mnemometer.log import read_items
+
+    mine = {r.item_id: r for r in read_items("r")}
+    for r in read_items("r2"):
+        if r.retrieved and not r.item_id.startswith("forget/"):
+            got, fresh = [h.id for h in mine[r.item_id].retrieved], [h.id for h in r.retrieved]
+            kept = [x for x in fresh if x not in gone]
+            assert got[: len(kept)] == kept and not gone & set(got), r.item_id
+    for name in ("storage", "retrieval", "reasoning", "deep"):
+        assert _dims(res)[name]["score"] < _dims(plain)[name]["score"], name
+    assert res.summary.sections["memtest"]["overall"] < plain.summary.sections["memtest"]["overall"]
+    assert any("gone at the forgetting horizon" in n for n in res.summary.notes)
+    # A resume reads what was lost from the checkpoint: the same summary.
+    lines = Path("r/items.jsonl").read_text().splitlines(keepends=True)
+    Path("r/items.jsonl").write_text("".join(lines[: len(lines) // 2]))
+    assert resume("r").summary.sections == res.summary.sections
 
 
 def test_chinese_generated_data_runs_every_dimension(tmp_path: Path) -> None:
@@ -230,7 +250,9 @@ def test_chinese_generated_data_runs_every_dimension(tmp_path: Path) -> None:
     write_generated(path, 800, "zh", seed=1)
     res = run("memtest", "bm25", dataset=path, out="r")
     d = _dims(res)
-    assert d["storage"]["mode"] == "read-back" and d["storage"]["score"] == 1.0
+    # Read back by content: a few Chinese versions lose a word to segmentation once their
+    # names are gone (see test_bm25_keeps_a_sensible_profile).
+    assert d["storage"]["mode"] == "read-back" and d["storage"]["score"] > 0.98
     assert d["storage"]["listed"] == d["storage"]["stored"]  # its claim, reported beside
     assert d["retrieval"]["negative"]["abstention"] is not None  # bm25 declares abstains
     for name in ("retrieval", "reasoning", "deep"):
@@ -277,6 +299,29 @@ def test_not_a_dataset_is_a_one_line_error() -> None:
         cli, ["run", "memtest", "--dataset", str(path), "--store", "bm25"], standalone_mode=False
     )
     assert r.exception is not None and "not a dataset" in str(r.exception)
+
+
+@pytest.mark.parametrize("extra", [[], ["--repeat", "2"]], ids=["run", "experiment"])
+def test_a_conversation_dataset_is_refused_in_one_line(extra: list[str], tmp_path: Path) -> None:
+    # It used to run: "overall 0.0%" over 1,982 queries against an empty store, exit 0.
+    path = seed_file("locomo", "locomo10.json")
+    out = tmp_path / "r"
+    args = ["run", "memtest", "--dataset", str(path), "--store", "bm25", "--out", str(out)]
+    p = subprocess.run([MNEMOMETER, *args, *extra], capture_output=True, text=True)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    [line] = p.stderr.strip().splitlines()
+    assert line.startswith(f"error: {path}: suite 'memtest' cannot score it: ")
+    assert "a conversation dataset (10 conversations, 1,986 questions)" in line
+    assert line.endswith(f"run `mnemometer run locomo --dataset {path}`")
+    assert not out.exists()  # refused before anything was written
+
+
+def test_a_dataset_without_memories_is_refused(tmp_path: Path) -> None:
+    ds = Dataset(info=DatasetInfo(name="empty"), queries=[Query(id="q", text="who?")])
+    with pytest.raises(DatasetError, match="dataset 'empty': .* no memories to store$"):
+        run("memtest", "bm25", dataset=ds, out=tmp_path / "r")
+    assert not (tmp_path / "r").exists()
 
 
 def test_resume_gives_the_same_summary(en_path: Path) -> None:

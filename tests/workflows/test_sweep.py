@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import invoke_cli
+from conftest import invoke_cli, seed_file
 
 from mnemometer.errors import MnemometerError
 from mnemometer.log import read_header, read_items
@@ -114,6 +114,18 @@ def test_bad_sweep_files_are_one_line_naming_the_file(tmp_path: Path, text: str,
     assert r.exit_code == 2
     assert message in r.output and "sweep.toml" in r.output
     assert len(r.output.strip().splitlines()) == 1
+
+
+def test_a_dataset_the_suite_cannot_score_stops_the_sweep_before_it_runs(tmp_path: Path):
+    locomo = seed_file("locomo", "locomo10.json")
+    text = SWEEP.replace('"retrieval"', '"memtest"').replace("{other}", str(locomo))
+    path = tmp_path / "sweep.toml"
+    path.write_text(text, "utf-8")
+    r = invoke_cli("sweep", path, "--out", tmp_path / "out")
+    assert r.exit_code == 2, r.output
+    [line] = r.output.strip().splitlines()
+    assert f"{locomo}: suite 'memtest' cannot score it: a conversation dataset" in line
+    assert not (tmp_path / "out").exists()  # demo-en, listed first, did not run either
 
 
 def test_load_sweep_names_conditions_as_labels(tmp_path: Path):

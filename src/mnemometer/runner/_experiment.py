@@ -42,6 +42,7 @@ from mnemometer.runner._remote import (
 from mnemometer.runner._run import RunResult, RunSettings, execute_run_unit, resume, run
 from mnemometer.runner._setup import (
     check_llm,
+    check_scorable,
     check_unlocked,
     dataset_as_option,
     default_out,
@@ -164,7 +165,9 @@ def run_experiment(
     exp = experiment.checked()
     # Build the suite once before anything is written: bad options, a malformed suite or
     # shell items without --allow-shell fail here, leaving no half-made experiment.
-    check_llm(create_suite(exp.suite, exp.suite_options), with_llm(settings or RunSettings()).llm)
+    suite = create_suite(exp.suite, exp.suite_options)
+    check_llm(suite, with_llm(settings or RunSettings()).llm)
+    check_scorable(suite, exp.dataset)
     check_remote(settings, exp.systems, [exp.dataset, *exp.suite_options.values()])
     out = Path(out) if out is not None else default_out(exp.suite)
     if out.exists() and any(out.iterdir()):

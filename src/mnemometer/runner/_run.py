@@ -47,6 +47,7 @@ from mnemometer.runner._setup import (
     _system_arg,
     _workdir,
     check_llm,
+    check_scorable,
     dataset_as_option,
     new_header,
     scoring_of,
@@ -132,6 +133,7 @@ def run(
         the_suite = suite
     _check_kind(the_suite, spec)
     ds, dataset_path = _dataset_for(the_suite, dataset)  # bad data is named first
+    check_scorable(the_suite, ds, dataset_path)
     check_llm(the_suite, settings.llm)
     _preflight(settings.executor, the_suite, spec, dataset_path)
     run_dir = _new_run_dir(out, the_suite.name, spec.label)

@@ -14,7 +14,7 @@ from mnemometer import _env
 from mnemometer._gc import paused
 from mnemometer.datasets._io import BUILTIN, load_dataset
 from mnemometer.datasets._models import Dataset
-from mnemometer.errors import MnemometerError, RunLogError
+from mnemometer.errors import DatasetError, MnemometerError, RunLogError
 from mnemometer.log._lock import LOCK_FILE, DirectoryLocked, holder
 from mnemometer.log._schema import (
     HEADER_FILE,
@@ -344,6 +344,41 @@ def check_llm(suite: Suite, llm: Any) -> None:
         from mnemometer.llm import NO_ENDPOINT, LLMError
 
         raise LLMError(f"suite {suite.name!r} asks an LLM: {NO_ENDPOINT}")
+
+
+def check_scorable(suite: Suite, dataset: Any, path: str | None = None) -> None:
+    """Before anything is written: the suite can score the dataset (its ``cannot_score`` says).
+
+    Args:
+        suite: the suite.
+        dataset: a loaded :class:`Dataset` (its file is ``path``), or a file or built-in name
+            (an experiment's, a sweep's), loaded only for a suite that can refuse one.
+        path: the loaded dataset's file or built-in name, for the message.
+
+    Raises:
+        DatasetError: one line naming the file, the reason, and the suite that reads the
+            file when one does (a LoCoMo file for ``memtest``: ``run locomo``).
+    """
+    from mnemometer.suites._base import BaseSuite
+
+    check = getattr(type(suite), "cannot_score", BaseSuite.cannot_score)
+    if dataset is None or check is BaseSuite.cannot_score:
+        return  # the default accepts any dataset: nothing to load
+    if not isinstance(dataset, Dataset):
+        dataset, path = _dataset_for(suite, dataset)
+    reason = check(suite, dataset)
+    if not reason:
+        return
+    where = path or f"dataset {dataset.info.name!r}"
+    fix = ""
+    if path is not None and Path(path).is_file():
+        from mnemometer._registry import SUITES
+        from mnemometer.datasets._readers import detect_reader
+
+        found = detect_reader(Path(path))
+        if found is not None and found.name != suite.name and found.name in SUITES.names():
+            fix = f"; run `mnemometer run {found.name} --dataset {path}`"
+    raise DatasetError(f"{where}: suite {suite.name!r} cannot score it: {reason}{fix}")
 
 
 def _dataset_for(suite: Suite, dataset: str | Path | Dataset | None) -> tuple[Dataset, str | None]:

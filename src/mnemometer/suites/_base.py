@@ -126,7 +126,8 @@ step (each with ``step`` set; models or plain data)."""
 class Suite(Protocol):
     """A named procedure plus its items.
 
-    The runner calls ``scoring`` once (recorded in the header), ``plan`` once, ``setup``
+    The runner asks ``cannot_score`` (optional; see :class:`BaseSuite`) before anything is
+    written, then calls ``scoring`` once (recorded in the header), ``plan`` once, ``setup``
     once per (re)start, ``run_item`` per item (concurrently, each under a timeout),
     ``failed`` for items whose call raised or timed out, the summary engine when the run
     finishes, and ``write_outputs`` after it. Every result carries ``success`` under the
@@ -204,7 +205,8 @@ class Suite(Protocol):
 class BaseSuite:
     """Defaults for the optional parts of :class:`Suite`.
 
-    A store suite on the caller's dataset, no inputs, the run's timeout, no extra outputs.
+    A store suite on the caller's dataset (any it is given), no inputs, the run's timeout, no
+    extra outputs.
     """
 
     systems: ClassVar[frozenset[str]] = frozenset({"store"})
@@ -224,6 +226,15 @@ class BaseSuite:
 
     def dataset(self) -> Dataset | None:
         """Runs on the caller's dataset."""
+        return None
+
+    def cannot_score(self, dataset: Dataset) -> str | None:
+        """Why this suite cannot score ``dataset``, or ``None`` when it can (the default).
+
+        The runner asks before anything is written and refuses the run with the reason in
+        one line naming the file (a suite on the caller's dataset overrides this).
+        """
+        del dataset
         return None
 
     def item_timeout(self, default: float | None) -> float | None:

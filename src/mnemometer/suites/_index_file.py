@@ -2,8 +2,8 @@
 
 A suite saves the index of a ``Persistent`` store once indexing finishes (``store-index/``,
 written whole: a temporary directory renamed into place) beside a key: the dataset's
-content hash, the store's name, class and options, the suite's versions setting, and the
-mnemometer version. A resume loads it only when the key matches and every file still has
+content hash, the store's name, class and options, the suite's versions setting, the ids
+the store was given (``suites/_store_ids.py``), and the mnemometer version. A resume loads it only when the key matches and every file still has
 the checksum it was saved with; anything else (missing, torn, corrupt, another option)
 means indexing again, never different results. Nothing that reports a run reads it.
 """
@@ -26,8 +26,11 @@ KEY_FILE = "key.json"
 _FORMAT = 1
 
 
-def index_key(store: Any, dataset: Dataset, system: Any, versions: str) -> str | None:
-    """What a saved index must have been built from; ``None`` when it cannot be told."""
+def index_key(store: Any, dataset: Dataset, system: Any, versions: str, ids: str) -> str | None:
+    """What a saved index must have been built from; ``None`` when it cannot be told.
+
+    ``ids``: the digest of the ids the store was given (:meth:`StoreIds.digest`).
+    """
     if not isinstance(store, Persistent) or not dataset.info.content_hash:
         return None
     parts = [
@@ -40,13 +43,17 @@ def index_key(store: Any, dataset: Dataset, system: Any, versions: str) -> str |
         system.ref(store).options if hasattr(system, "ref") else None,
         f"{type(store).__module__}.{type(store).__qualname__}",
         versions,
+        ids,
     ]
     blob = json.dumps(parts, sort_keys=True, default=repr)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def load_index(store: Any, dataset: Dataset, run_dir: Path, key: str | None) -> bool:
-    """Load the saved index into ``store`` when its key and checksums match."""
+def load_index(store: Any, given: set[str], run_dir: Path, key: str | None) -> bool:
+    """Load the saved index into ``store`` when its key and checksums match.
+
+    ``given``: the ids the store was given for the dataset's memories.
+    """
     path = Path(run_dir) / INDEX_DIR
     if key is None or not (path / KEY_FILE).is_file():
         return False
@@ -62,7 +69,7 @@ def load_index(store: Any, dataset: Dataset, run_dir: Path, key: str | None) -> 
     if not store.load(path / "index"):
         return False
     if isinstance(store, ListableStore):  # belt and braces: the memories it holds
-        return set(map(str, store.list_ids())) == {m.id for m in dataset.memories}
+        return set(map(str, store.list_ids())) == given
     return True
 
 

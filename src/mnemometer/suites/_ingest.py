@@ -18,17 +18,22 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mnemometer.stores._protocol import IngestCost, IngestCosted, RetryCounted
+
+if TYPE_CHECKING:
+    from mnemometer.suites._store_ids import StoreIds
 
 
 @dataclass
 class IngestTally:
     """Ingest costs of every store a suite filled in one run."""
 
+    ids: StoreIds | None = None
+    """The run's store ids: costs are recorded under the dataset's ids."""
     memories: int = 0
     seconds: float = 0.0
     metered: bool = False
@@ -49,7 +54,8 @@ class IngestTally:
         self.unstored.update(failures or {})
         if isinstance(store, IngestCosted):
             self.metered = True
-            self.costs.extend(store.ingest_costs())
+            costs = store.ingest_costs()
+            self.costs.extend(self.ids.costs(costs) if self.ids is not None else costs)
         if isinstance(store, RetryCounted):
             self.retries = (self.retries or 0) + store.write_retries()
 

@@ -32,6 +32,7 @@ from mnemometer.stores._protocol import (
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites._index_file import index_key, load_index, save_index
 from mnemometer.suites._ingest import IngestTally
+from mnemometer.suites._store_ids import StoreIds, run_ids
 from mnemometer.systems import close
 
 DEFAULT_KS = (1, 5, 10, 20)
@@ -49,15 +50,19 @@ def store_dataset(
     versions: str = "all",
     progress: Any = None,
     failures: dict[str, str] | None = None,
+    *,
+    ids: StoreIds,
 ) -> dict[str, float]:
     """Reset ``store`` and give it every memory; return ``{"index": seconds}``.
 
-    The store sees text, ``memory_id`` and ``timestamp`` only: never the answer-key labels.
-    Time-aware stores first learn the dataset's reference time. With ``failures``, a store
-    call that raises is recorded there (memory id -> error) and storing goes on, one call
-    per text; without, it raises. A store that takes batches (``store_many``) reports its
-    own failures (``ingest_costs``) or raises. A failure after the run found an endpoint
-    down is raised: the run stops (:mod:`mnemometer.outage`).
+    The store sees text, ``memory_id`` and ``timestamp`` only: never the answer-key labels,
+    and never the dataset's ids (``memory_id`` is the opaque id ``ids`` gives the memory;
+    see :mod:`mnemometer.suites._store_ids`). Time-aware stores first learn the dataset's
+    reference time. With ``failures``, a store call that raises is recorded there (the
+    dataset's memory id -> error) and storing goes on, one call per text; without, it
+    raises. A store that takes batches (``store_many``) reports its own failures
+    (``ingest_costs``) or raises. A failure after the run found an endpoint down is
+    raised: the run stops (:mod:`mnemometer.outage`).
     """
     t0 = time.perf_counter()
     store.reset()
@@ -65,7 +70,7 @@ def store_dataset(
     batch: list[tuple[str, dict[str, Any]]] = []
     with paused():  # a pair and a dict per text, none in a cycle
         for m in dataset.memories:
-            meta: dict[str, Any] = {"memory_id": m.id}
+            meta: dict[str, Any] = {"memory_id": ids.of(m.id)}
             if m.timestamp is not None:
                 meta["timestamp"] = m.timestamp.isoformat()
             texts = m.texts() if versions == "all" else m.texts()[:1]
@@ -82,7 +87,7 @@ def store_dataset(
                 watch = outage.current()
                 if failures is None or (watch is not None and watch.first is not None):
                     raise
-                failures.setdefault(meta["memory_id"], f"{type(e).__name__}: {e}")
+                failures.setdefault(ids.dataset_id(meta["memory_id"]), f"{type(e).__name__}: {e}")
             if progress is not None and (n % step == 0 or n == total):
                 progress("index", n, total)
     if progress is not None:
@@ -104,6 +109,8 @@ def index_dataset(
     ctx: RunContext,
     versions: str = "all",
     failures: dict[str, str] | None = None,
+    *,
+    ids: StoreIds,
 ) -> dict[str, float]:
     """:func:`store_dataset`, saving the index of a ``Persistent`` store in the run directory.
 
@@ -113,11 +120,12 @@ def index_dataset(
     :func:`store_dataset`'s.
     """
     t0 = time.perf_counter()
-    key = index_key(store, dataset, ctx.system, versions)
-    if ctx.pending is not None and load_index(store, dataset, ctx.run_dir, key):
+    key = index_key(store, dataset, ctx.system, versions, ids.digest())
+    given = {ids.of(m.id) for m in dataset.memories}
+    if ctx.pending is not None and load_index(store, given, ctx.run_dir, key):
         _set_reference_time(store, dataset)
         return {"index_load": time.perf_counter() - t0}
-    timings = store_dataset(store, dataset, versions, ctx.report, failures)
+    timings = store_dataset(store, dataset, versions, ctx.report, failures, ids=ids)
     if key is not None and timings["index"] >= SAVE_INDEX_AFTER:
         t1 = time.perf_counter()
         save_index(store, ctx.run_dir, key)
@@ -126,14 +134,19 @@ def index_dataset(
 
 
 def timed_search(
-    store: Any, text: str, top_k: int, structured: dict[str, Any] | None = None
+    store: Any,
+    text: str,
+    top_k: int,
+    structured: dict[str, Any] | None = None,
+    *,
+    ids: StoreIds,
 ) -> tuple[HitList, float]:
     """Search and return the hits (checked, at most ``top_k``) and the call's milliseconds.
 
     A store that declares ``uses_structured_query`` gets the query's ``structured`` parse
     too, when there is one. A result that is not a list of hits raises (the item is
     recorded as an error); the returned list's ``returned`` says how many results the store
-    gave.
+    gave. Hits carry the dataset's ids (``ids`` maps the store's back).
     """
     t0 = time.perf_counter()
     if structured and uses_structured_query(store):
@@ -141,7 +154,7 @@ def timed_search(
     else:
         raw = store.search(text, top_k)
     ms = (time.perf_counter() - t0) * 1000.0
-    return coerce_hits(raw, top_k), ms
+    return ids.hits(coerce_hits(raw, top_k)), ms
 
 
 class RetrievalSuite(BaseSuite):
@@ -196,6 +209,7 @@ class RetrievalSuite(BaseSuite):
         self._stores: dict[str, Any] = {}  # conversation id -> its own store
         self._known: set[str] = set()  # memory ids the store was given
         self._unstored: set[str] = set()  # memory ids whose store call failed
+        self._ids = StoreIds({})  # the ids the stores see (drawn in setup)
         self._ranking = Ranking(self.ks, self.top_k)
 
     def options(self) -> dict[str, Any]:
@@ -223,7 +237,8 @@ class RetrievalSuite(BaseSuite):
         self._abstains = bool(getattr(system, "abstains", False))
         self._ranking = Ranking(self.ks, self.top_k, ["abstains"] if self._abstains else [])
         self._known = {m.id for m in dataset.memories}
-        tally = IngestTally()
+        self._ids = ids = run_ids(dataset, ctx)
+        tally = IngestTally(ids)
         # A conversation's turns go to its own store only: a turn-memory view
         # (``Dataset.with_turn_memories``) also lists them as memories, and storing them in
         # the run's store too stored every turn twice (and, across conversations, in one).
@@ -235,7 +250,7 @@ class RetrievalSuite(BaseSuite):
             else dataset.model_copy(update={"memories": own})
         )
         failed: dict[str, str] = {}
-        timings = index_dataset(system, main, ctx, self.versions, failed)
+        timings = index_dataset(system, main, ctx, self.versions, failed, ids=ids)
         if "index" not in timings:  # a resume loaded the saved index, and its failures
             failed.update(IngestTally.recorded_failures(ctx.run_dir / INGEST_FILE))
         if main.memories or not dataset.conversations:
@@ -247,7 +262,7 @@ class RetrievalSuite(BaseSuite):
             turns = dataset.with_turn_memories(conv.id)
             self._known.update(m.id for m in turns.memories)
             lost: dict[str, str] = {}
-            secs = store_dataset(store, turns, self.versions, failures=lost)["index"]
+            secs = store_dataset(store, turns, self.versions, failures=lost, ids=ids)["index"]
             tally.add(store, len(turns.memories), secs, lost)
             failed.update(lost)
             timings["index"] += secs
@@ -275,7 +290,11 @@ class RetrievalSuite(BaseSuite):
         # top_k hits are scored and recorded.
         structured = q.metadata.get("structured")
         more, ms = timed_search(
-            store, q.text, self.top_k + 1, structured if isinstance(structured, dict) else None
+            store,
+            q.text,
+            self.top_k + 1,
+            structured if isinstance(structured, dict) else None,
+            ids=self._ids,
         )
         hits = more[: self.top_k]
         ranked = dedupe(h.memory_id for h in hits)

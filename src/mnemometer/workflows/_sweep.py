@@ -53,7 +53,7 @@ from mnemometer.runner import (
     start_experiment,
 )
 from mnemometer.runner._conditions import resolve, system_for
-from mnemometer.runner._setup import dataset_as_option, with_llm
+from mnemometer.runner._setup import check_scorable, dataset_as_option, with_llm
 from mnemometer.suites import create_suite
 from mnemometer.systems import SystemSpec
 from mnemometer.workflows._leaderboard import write_leaderboard
@@ -185,9 +185,12 @@ def sweep(
     systems = [s.spec() for s in spec.systems]
     llm = with_llm((settings or RunSettings()).checked()).llm
     systems += [system_for(n, resolve(n, table), llm) for n in spec.conditions]
-    # Bad options fail before anything runs (a suite that reads its file sees the first).
+    # Bad options fail before anything runs (a suite that reads its file sees the first),
+    # and so does a dataset the suite cannot score.
     first = _dataset(spec.datasets[0].path, base)
-    create_suite(spec.suite, dataset_as_option(spec.suite, first, spec.suite_options)[1])
+    suite = create_suite(spec.suite, dataset_as_option(spec.suite, first, spec.suite_options)[1])
+    for d in spec.datasets:
+        check_scorable(suite, _dataset(d.path, base))
     out = Path(out)
     created = not out.exists()
     # One sweep writer per directory: a second one would plan and run the same experiments.

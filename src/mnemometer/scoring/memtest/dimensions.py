@@ -88,7 +88,7 @@ def _interval(xs: Sequence[float], bounds: tuple[float, float]) -> list[float | 
 
 
 def storage(rs: list[ItemResult]) -> dict[str, Any]:
-    """Share of stored versions read back in the top 5 of a search on their own text."""
+    """Share of stored versions read back in the top 5 of a search for their content."""
     if not rs:
         return {"status": "not applicable", "score": None}
     by_style: dict[str, dict[str, Any]] = {}
@@ -114,6 +114,7 @@ def storage(rs: list[ItemResult]) -> dict[str, Any]:
     kept = sum(b["kept"] for b in by_style.values())
     score = kept / len(rs)  # failed items count as not read back
     total = max((int(r.extra.get("memories", 0)) for r in rs), default=0)
+    gone = max((int(r.extra.get("gone_at_horizon", 0)) for r in rs), default=0)
     sampled = len(per_memory) < total
     out: dict[str, Any] = {
         "score": score,
@@ -134,6 +135,9 @@ def storage(rs: list[ItemResult]) -> dict[str, Any]:
         ci = out["ci95"]
         detail += f" (sample of {len(per_memory):,} of {total:,} memories"
         detail += f", 95% CI [{pct(ci[0])}, {pct(ci[1])}])" if ci else ")"
+    if gone:  # lost in the forgetting replay: gone for every dimension (not read back)
+        out["gone_at_horizon"] = gone
+        detail += f"; {gone:,} of {total:,} memories gone at the forgetting horizon"
     if listed:
         claimed = int(sum(a for a, _ in listed))
         unfounded = sum(1 for a, b in listed if a == 1.0 and b != 1.0)

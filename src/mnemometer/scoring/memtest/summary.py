@@ -37,8 +37,10 @@ NOT_APPLICABLE = {
     "deep": "no deep queries and no memories with a semantic-distance label",
 }
 FORMULAS = {
-    "storage": "sum(kept) / versions read back; kept = own id in the top 5 of a search by the "
-    "version's exact text (behaviour only: list_ids() is reported as a claim, never scored); "
+    "storage": "sum(kept) / versions read back; kept = own id in the top 5 (+ the other memories "
+    "holding every word searched) of a search for the version's content, its text without the "
+    "names its labels give and without capitalised words (behaviour only: list_ids() is "
+    "reported as a claim, never scored); "
     "over a seeded sample of storage_limit memories, with a 95% t interval over memories",
     "retrieval": "mean recall@k over person/location/event/time/composite (and other labelled) "
     "queries, beside its ceiling mean(min(1, k/|R|)) per type; composite precision = mean "
@@ -50,7 +52,8 @@ FORMULAS = {
     "forgetting": "retention = found after the access replay and clock advance / found before, "
     "per frequency level; score = clip(retention_high - retention_low / 2, 0, 1) = "
     "mean(retention_high, retention_high - retention_low): keeping everything 0.5, random "
-    "loss at rate q (1 - q) / 2; d = high - low with Newcombe's 95% interval",
+    "loss at rate q (1 - q) / 2; d = high - low with Newcombe's 95% interval; every memory "
+    "lost by the horizon is left out of every other dimension's searches",
     "reasoning": "mean(composite R-precision, chain recall); chains also report Kendall tau-a "
     "of retrieved hops vs true order and full-chain success",
     "deep": "mean over near/mid/far (measured semantic distance) of recall@k, each beside its "
@@ -109,6 +112,13 @@ def summarize(
         notes.append(
             "forgetting: the store forgot nothing: it scores 0.5 (it keeps what was used but "
             "forgets nothing selectively); random loss scores less"
+        )
+    gone = dims["storage"].get("gone_at_horizon")
+    if gone:
+        notes.append(
+            f"{gone:,} memories were gone at the forgetting horizon: every dimension asks for "
+            "them and does not find them (the other dimensions search the store given the data "
+            "again, without them)"
         )
     neg = dims["retrieval"].get("negative") or {}
     if neg.get("n") and neg.get("abstention") is None:

@@ -14,6 +14,7 @@ from typing import Any
 from mnemometer.datasets._models import Dataset, DatasetInfo
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._factory import create_store
+from mnemometer.suites._store_ids import StoreIds
 from mnemometer.suites.items._manifest import load_suite
 from mnemometer.suites.retrieval import store_dataset, timed_search
 
@@ -28,6 +29,7 @@ def query_suite(
     store_options: dict[str, Any] | None = None,
     memories: str | Path | None = None,
     top_k: int = 8,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Seed ``store`` with the suite's memories and search it for ``question``.
 
@@ -38,6 +40,8 @@ def query_suite(
         store_options: options for the store's factory.
         memories: seed memories overriding the manifest's.
         top_k: hits to return.
+        seed: the run seed the store's ids are drawn with (a run's default, 0, gives the
+            ids, hence the tie order, that run's store had).
 
     Returns:
         ``{"schema_version", "question", "store", "top_k", "results": [{"id", "score",
@@ -63,8 +67,9 @@ def query_suite(
     by_id = {s.memory.id: s for s in loaded.memories}
     with tempfile.TemporaryDirectory(prefix="mnemometer-query-") as tmp:
         system = create_store(store, store_options or {}, lang=ds.info.language, workdir=Path(tmp))
-        store_dataset(system, ds, "first")
-        hits, ms = timed_search(system, question, top_k)
+        ids = StoreIds.draw(ds.memories, seed)
+        store_dataset(system, ds, "first", ids=ids)
+        hits, ms = timed_search(system, question, top_k, ids=ids)
         close = getattr(system, "close", None)
         if callable(close):
             close()

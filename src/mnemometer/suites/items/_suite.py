@@ -20,6 +20,7 @@ from mnemometer.scoring import text as sc
 from mnemometer.scoring.summaries import ItemsSummary
 from mnemometer.stores._protocol import Hit
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
+from mnemometer.suites._store_ids import StoreIds, run_ids
 from mnemometer.suites.items._manifest import LoadedSuite, load_suite, suite_sandbox
 from mnemometer.suites.items._types import (
     METADATA_FIELDS,
@@ -59,7 +60,7 @@ class _Ctx:
     def search(self, text: str, top_k: int) -> tuple[list[Hit], float]:
         if self.suite._agent is not None:  # an agent shows no hits, only answers
             return [], 0.0
-        return timed_search(self.system, text, top_k)
+        return timed_search(self.system, text, top_k, ids=self.suite.store_ids)
 
     def memory_text(self, h: Hit) -> str:
         seed = self.suite.by_id.get(h.memory_id)
@@ -247,6 +248,7 @@ class ItemsSuite(BaseSuite):
         self._llm: Any = None
         self._agent: Any = None  # set when the condition is an agent, not a store
         self._agent_lock = threading.Lock()
+        self.store_ids = StoreIds({})  # the ids the store sees (drawn in setup)
 
     def options(self) -> dict[str, Any]:
         """What is measured: the suite's checksums and the answering settings."""
@@ -351,7 +353,8 @@ class ItemsSuite(BaseSuite):
             from mnemometer.llm import LLMClient, require_settings
 
             self._llm = LLMClient.from_settings(require_settings(ctx.llm))
-        return store_dataset(system, dataset, "first", ctx.report)
+        self.store_ids = run_ids(dataset, ctx)
+        return store_dataset(system, dataset, "first", ctx.report, ids=self.store_ids)
 
     def teardown(self) -> None:
         """Stop this run's database, if it had one."""

@@ -109,6 +109,23 @@ def people(m: Memory) -> tuple[str, ...]:
     return tuple(dict.fromkeys(x for x in names if isinstance(x, str) and x))
 
 
+def names(m: Memory) -> tuple[str, ...]:
+    """The people and places a memory's labels name, longest first.
+
+    Generated data: ``person``, ``companion``, ``city`` and ``place``; MemTest: the person's
+    and partner's names and ``location``'s city, place and landmark (or its one string).
+    """
+    found = list(people(m))
+    for key in ("city", "place", "location"):
+        value = m.metadata.get(key)
+        if isinstance(value, dict):
+            found += [v for k, v in value.items() if k in ("city", "place", "landmark")]
+        else:
+            found.append(value)
+    unique = {x for x in found if isinstance(x, str) and x.strip()}
+    return tuple(sorted(unique, key=lambda x: (-len(x), x)))
+
+
 def _pool(
     who: tuple[str, ...], targets: list[Memory], involves: dict[str, set[int]], n: int, probe: int
 ) -> Pool:

@@ -2,27 +2,27 @@
 
 Items, in plan order (ids are stable, so a run resumes):
 
-* ``storage/<memory>/<style>``: can this stored version be read back? (a search on its text)
+* ``storage/<memory>/<style>``: can this stored version be read back? (a search on its
+  content: the text without its names)
 * ``query/<query>``: every dataset query (retrieval, reasoning, deep, organisation).
 * ``cluster/<memory>``: a cluster member as the query; are its cluster-mates in the top k?
 * ``deep/<memory>``: seed-data depth probes (MemTest labels, self-query).
 * ``forget/<memory>``: found before and after the access-schedule replay.
 
 The replay runs in :meth:`MemtestSuite.setup` (it must happen before the other probes and
-in schedule order); its per-memory outcomes become the ``forget/`` items. The outcomes are
-checkpointed in the run directory (``memtest-replay.json``), and a persistent store's index
-is saved there too (``store-index/``), so a resumed run neither replays nor re-indexes: it
-loads the index (or stores the data once) and runs what is left. The other
-dimensions measure the store as first given the data, which the fresh index of a resume
-is (for a store whose searches change it, results already depended on search order).
+in schedule order); its per-memory outcomes become the ``forget/`` items. The outcomes, and
+the memories the store had lost by the horizon, are checkpointed in the run directory
+(``memtest-replay.json``), and a persistent store's index is saved there too
+(``store-index/``), so a resumed run neither replays nor re-indexes: it loads the index (or
+stores the data once) and runs what is left. The other dimensions measure the store as
+first given the data, which the fresh index of a resume is, less what it lost by the
+horizon (see ``_replay.py``; for a store whose searches change it, results already
+depended on search order).
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
-from datetime import timedelta
-from random import Random
 from typing import Any, ClassVar
 
 from mnemometer.datasets._models import Dataset, Query
@@ -35,11 +35,21 @@ from mnemometer.scoring.memtest import (
     MemtestSummary,
     chain_metrics,
 )
-from mnemometer.scoring.retrieval import dedupe, duplicate_count, rank_values
-from mnemometer.stores._protocol import ClockAware, ListableStore
+from mnemometer.scoring.retrieval import dedupe, rank_values
+from mnemometer.stores._protocol import ClockAware, HitList, ListableStore
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
+from mnemometer.suites._store_ids import StoreIds, run_ids
 from mnemometer.suites.memtest._labels import Plan, Probe, read_plan
-from mnemometer.suites.memtest._replay import read_replay, write_replay
+from mnemometer.suites.memtest._replay import (
+    Search,
+    forgotten,
+    read_replay,
+    replay,
+    unread,
+    write_replay,
+)
+from mnemometer.suites.memtest._results import result, searched
+from mnemometer.suites.memtest._storage import read_back_plan, storage_sample
 from mnemometer.suites.retrieval import index_dataset, store_dataset, timed_search
 
 DEFAULT_KS = (1, 5, 10, 20)
@@ -53,9 +63,10 @@ class MemtestSuite(BaseSuite):
     Args:
         top_k: hits asked for per query (default 20).
         k: the cut-off for dimension scores (recall@k, cluster recall@k, retention; default 10).
-        storage: ``read-back`` (the only procedure: each version is searched by its text and
-            must come back in the top 5). ``auto``, ``self-query`` and ``list`` are
-            deprecated names for it; a store's ``list_ids`` is reported as its claim only.
+        storage: ``read-back`` (the only procedure: each version is searched by its content,
+            its text without names, and must come back in the top 5). ``auto``,
+            ``self-query`` and ``list`` are deprecated names for it; a store's ``list_ids``
+            is reported as its claim only.
         storage_limit: read back the versions of at most this many memories (a seeded
             random sample, reported with its interval; 0 = every memory).
         cluster_probes: at most this many clusters are probed (one member each).
@@ -65,11 +76,12 @@ class MemtestSuite(BaseSuite):
     """
 
     name: ClassVar[str] = "memtest"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"
     flags: ClassVar[tuple[Flag, ...]] = (TOP_K,)
     success_definition: ClassVar[str] = (
-        "storage probes succeed when the version is read back in the top 5 (widened by the "
-        "number of other memories with the very same text); "
+        "storage probes succeed when a search for the version's content (its text without "
+        "names) returns it in the top 5 (widened by the number of other memories with a "
+        "version holding every word of that content); "
         "queries and deep probes when a relevant memory is in the top k (hit@top_k), a "
         "negative query when an abstaining store returned nothing; cluster and forgetting "
         "probes are measured, not passed or failed; errored and timed-out items fail"
@@ -114,6 +126,8 @@ class MemtestSuite(BaseSuite):
         self._abstains = False
         self._listed: set[str] | None = None
         self._outcomes: dict[str, tuple[bool, bool, float]] = {}
+        self._gone: set[str] = set()  # memories lost by the horizon (see _replay.py)
+        self._ids = StoreIds({})  # the ids the store sees (drawn in setup)
 
     def options(self) -> dict[str, Any]:
         """Resolved options, including the overall-score weights (recorded in the run log).
@@ -130,6 +144,22 @@ class MemtestSuite(BaseSuite):
             "weights": self.weights,
         }
 
+    def cannot_score(self, dataset: Dataset) -> str | None:
+        """A dataset without memories: every dimension measures how a store keeps memories.
+
+        A conversation dataset (LoCoMo, LongMemEval) has turns and questions, no memories:
+        run on one, memtest scored every question a miss against an empty store.
+        """
+        if dataset.memories:
+            return None
+        if dataset.conversations:
+            return (
+                f"a conversation dataset ({len(dataset.conversations):,} conversations, "
+                f"{len(dataset.queries):,} questions) has no memories to store (the `retrieval` "
+                "suite searches each conversation's own turns)"
+            )
+        return "the dataset has no memories to store"
+
     # ------------------------------------------------------------------ plan
     def plan(self, dataset: Dataset) -> list[Item]:
         """Storage, query, cluster, deep and forgetting items, in that order."""
@@ -140,12 +170,9 @@ class MemtestSuite(BaseSuite):
             items.append(Item(item_id, len(items), payload))
 
         n = len(dataset.memories)
-        sample = _storage_sample(dataset, self.storage_limit)
-        holders = _text_holders(dataset) if sample else Counter()
-        for m in sample:
-            for style, text in m.texts():
-                twins = holders[text] - 1  # other memories with a version of this exact text
-                add(f"storage/{m.id}/{style}", ("storage", m.id, style, text, n, twins))
+        sample = storage_sample(dataset, self.storage_limit)
+        for mid, style, probe, twins in read_back_plan(dataset, sample):
+            add(f"storage/{mid}/{style}", ("storage", mid, style, probe, n, twins))
         for q in dataset.queries:
             add(f"query/{q.id}", ("query", q))
         for pr in p.clusters:
@@ -158,49 +185,68 @@ class MemtestSuite(BaseSuite):
 
     # ----------------------------------------------------------------- setup
     def setup(self, system: Any, dataset: Dataset, ctx: RunContext) -> dict[str, float]:
-        """Store everything, replay the access schedule, re-store if the replay changed it."""
+        """Store everything, replay the access schedule, and carry what it lost.
+
+        A store that is time-aware or lost a probed memory in the replay is given the data
+        again for the other dimensions, and what it lost by the horizon is gone for them
+        (see ``_replay.py``).
+        """
         if self._plan is None:
             self._plan = read_plan(dataset, self.cluster_probes)
         self._abstains = bool(getattr(system, "abstains", False))
-        timings = index_dataset(system, dataset, ctx)
-        pending = ctx.pending
-        replay = pending is None or any(i.startswith("forget/") for i in pending)
-        saved = read_replay(ctx.run_dir) if pending is not None and replay else None
+        self._ids = ids = run_ids(dataset, ctx)
+        timings = index_dataset(system, dataset, ctx, ids=ids)
+        saved = read_replay(ctx.run_dir) if ctx.pending is not None else None
         if saved is not None:  # a resume: the replay's outcomes were checkpointed
-            self._outcomes = saved
-        elif self._plan.forgetting and replay:
+            self._outcomes, self._gone = saved
+        elif self._plan.forgetting:
             t0 = time.perf_counter()
-            changed = self._replay(system, dataset, self._plan.forgetting)
+            probes, search = self._plan.forgetting, self._search_as(system)
+            self._outcomes = replay(system, dataset, probes, self.k, self.horizon_days, search)
+            self._gone = forgotten(self._outcomes)
             timings["forgetting_replay"] = time.perf_counter() - t0
-            write_replay(ctx.run_dir, self._outcomes)
-            if changed or isinstance(system, ClockAware):
-                # The other dimensions measure the store as it was first given the data.
-                timings["index_again"] = store_dataset(system, dataset)["index"]
+            if self._gone or isinstance(system, ClockAware):
+                t0 = time.perf_counter()
+                missing = unread(dataset, search)  # at the horizon
+                timings["horizon_read_back"] = time.perf_counter() - t0
+                timings["index_again"] = store_dataset(system, dataset, ids=ids)["index"]
+                # A memory the store given the data again cannot read back either is a
+                # retrieval miss, not a loss.
+                self._gone |= missing - unread(dataset, search, only=missing)
+            write_replay(ctx.run_dir, self._outcomes, self._gone)
         # What the store says it keeps: reported beside what it reads back, never scored.
         listable = isinstance(system, ListableStore)
-        self._listed = set(map(str, system.list_ids())) if listable else None
+        self._listed = set(map(ids.dataset_id, system.list_ids())) if listable else None
         return timings
 
-    def _replay(self, system: Any, ds: Dataset, probes: list[Probe]) -> bool:
-        ref = ds.info.reference_time
-        clock = isinstance(system, ClockAware) and ref is not None
-        before = {p.memory_id: self._found(system, p) for p in probes}
-        schedule = sorted((d, p.memory_id, p) for p in probes for d in p.access_days)
-        t0 = time.perf_counter()
-        for day, _, p in schedule:
-            if clock:
-                system.set_time(ref + timedelta(days=day))
-            system.search(p.text, self.k)
-        ms = (time.perf_counter() - t0) * 1000.0 / max(1, len(schedule))
-        if clock:
-            system.set_time(ref + timedelta(days=self.horizon_days))
-        after = {p.memory_id: self._found(system, p) for p in probes}
-        self._outcomes = {m: (before[m], after[m], ms) for m in before}
-        return any(before[m] and not after[m] for m in before)
+    def _search_as(self, system: Any) -> Search:
+        """A search of ``system`` that returns the hits alone (the replay's)."""
+        return lambda text, top_k: self._search(system, text, top_k)[0]
 
-    def _found(self, system: Any, p: Probe) -> bool:
-        hits, _ = timed_search(system, p.text, self.k)
-        return any(h.memory_id == p.memory_id for h in hits)
+    def _search(self, system: Any, text: str, top_k: int) -> tuple[HitList, float]:
+        """One search, its hits under the dataset's ids."""
+        return timed_search(system, text, top_k, ids=self._ids)
+
+    def _ask(self, system: Any, text: str, top_k: int) -> tuple[HitList, float, int]:
+        """An item's search, of the store as the horizon left it: without what is gone.
+
+        Returns the hits, the first call's milliseconds and how many gone memories were
+        left out. The request widens until ``top_k`` hits remain or the store runs out.
+        """
+        hits, ms = self._search(system, text, top_k)
+        if not self._gone:
+            return hits, ms, 0
+        n, cap = top_k, top_k + len(self._gone)
+        while True:
+            kept = HitList(h for h in hits if h.memory_id not in self._gone)
+            if len(kept) >= top_k or hits.returned < n or n >= cap:
+                break
+            n = min(2 * n, cap)
+            hits, _ = self._search(system, text, n)
+        kept = HitList(kept[:top_k])
+        kept.returned = hits.returned
+        last = hits.index(kept[-1]) + 1 if kept else len(hits)
+        return kept, ms, sum(h.memory_id in self._gone for h in hits[:last])
 
     # ------------------------------------------------------------------ items
     def run_item(self, system: Any, item: Item) -> dict[str, Any]:
@@ -210,11 +256,11 @@ class MemtestSuite(BaseSuite):
         reader validates it, instead of one model per result and per metric here.
         """
         kind = item.payload[0]
-        result: dict[str, Any] = getattr(self, f"_item_{kind}")(system, item)
-        success = self._success(kind, result["metrics"])
+        out: dict[str, Any] = getattr(self, f"_item_{kind}")(system, item)
+        success = self._success(kind, out["metrics"])
         if success is not None:
-            result["success"] = success
-        return result
+            out["success"] = success
+        return out
 
     def _success(self, kind: str, metrics: list[dict[str, Any]]) -> bool | None:
         """The rule in :attr:`success_definition`."""
@@ -230,10 +276,12 @@ class MemtestSuite(BaseSuite):
     def _item_storage(self, system: Any, item: Item) -> dict[str, Any]:
         _, mid, style, text, n_memories, twins = item.payload
         groups = {"dimension": "storage", "style": style}
-        # Behaviour only: the version must come back when searched by its own text. Other
-        # memories with the very same text cannot be told apart from it by any search, so
-        # the window widens by their number (top 1 + twins, top 5 + twins).
-        hits, ms = timed_search(system, text, 5 + twins)
+        # Behaviour only: the version must come back when searched by its content, its text
+        # without the names (see _storage.py). Other memories with a version holding every
+        # word of it cannot be told apart from it by that search, so the window widens by
+        # their number (top 1 + twins, top 5 + twins). A memory gone by the horizon is
+        # left out of every search (see _ask), so it is not read back.
+        hits, ms, skipped = self._ask(system, text, 5 + twins)
         ranked = dedupe(h.memory_id for h in hits)
         metrics: list[dict[str, Any]] = [
             {"name": "kept", "k": 1, "value": 1.0 if mid in ranked[: 1 + twins] else 0.0},
@@ -241,7 +289,7 @@ class MemtestSuite(BaseSuite):
         ]
         if self._listed is not None:  # the store's own claim, reported beside it
             metrics.append({"name": "listed", "value": 1.0 if mid in self._listed else 0.0})
-        return _searched(
+        return searched(
             item,
             text,
             hits,
@@ -249,12 +297,17 @@ class MemtestSuite(BaseSuite):
             groups=groups,
             expected=[mid],
             metrics=metrics,
-            extra={"memories": n_memories, "identical_texts": twins},
+            extra={"memories": n_memories, "alike": twins, **self._gone_count()},
+            gone=skipped,
         )
+
+    def _gone_count(self) -> dict[str, int]:
+        """How many memories were gone by the horizon (recorded only when some were)."""
+        return {"gone_at_horizon": len(self._gone)} if self._gone else {}
 
     def _item_query(self, system: Any, item: Item) -> dict[str, Any]:
         q: Query = item.payload[1]
-        hits, ms = timed_search(system, q.text, self.top_k)
+        hits, ms, skipped = self._ask(system, q.text, self.top_k)
         ranked = dedupe(h.memory_id for h in hits)
         groups = {"dimension": _dimension(q), "type": q.type}
         if q.difficulty:
@@ -279,13 +332,20 @@ class MemtestSuite(BaseSuite):
         else:
             value = (0.0 if ranked else 1.0) if self._abstains else None
             metrics = [{"name": "abstention", "value": value}]
-        return _searched(
-            item, q.text, hits, ms, groups=groups, expected=q.relevant_ids, metrics=metrics
+        return searched(
+            item,
+            q.text,
+            hits,
+            ms,
+            groups=groups,
+            expected=q.relevant_ids,
+            metrics=metrics,
+            gone=skipped,
         )
 
     def _item_cluster(self, system: Any, item: Item) -> dict[str, Any]:
         p: Probe = item.payload[1]
-        hits, ms = timed_search(system, p.text, self.k + 1)
+        hits, ms, skipped = self._ask(system, p.text, self.k + 1)
         ranked = [x for x in dedupe(h.memory_id for h in hits) if x != p.memory_id][: self.k]
         mates = set(p.targets)
         recall = len(mates & set(ranked)) / len(mates)
@@ -296,7 +356,7 @@ class MemtestSuite(BaseSuite):
             {"name": "cluster_recall", "k": self.k, "value": recall},
             {"name": "baseline_recall", "k": self.k, "value": p.pool.expected_recall(self.k)},
         ]
-        return _searched(
+        return searched(
             item,
             p.text,
             hits,
@@ -304,13 +364,14 @@ class MemtestSuite(BaseSuite):
             groups={"dimension": "organisation", "cluster": p.group},
             expected=sorted(mates),
             metrics=metrics,
+            gone=skipped,
         )
 
     def _item_deep(self, system: Any, item: Item) -> dict[str, Any]:
         p: Probe = item.payload[1]
-        hits, ms = timed_search(system, p.text, self.top_k)
+        hits, ms, skipped = self._ask(system, p.text, self.top_k)
         ranked = dedupe(h.memory_id for h in hits)
-        return _searched(
+        return searched(
             item,
             p.text,
             hits,
@@ -318,6 +379,7 @@ class MemtestSuite(BaseSuite):
             groups={"dimension": "deep", "type": "deep-probe", "distance": p.group},
             expected=[p.memory_id],
             metrics=rank_values(ranked, [p.memory_id], self.ks),
+            gone=skipped,
         )
 
     def _item_forget(self, system: Any, item: Item) -> dict[str, Any]:
@@ -327,7 +389,7 @@ class MemtestSuite(BaseSuite):
             {"name": "found_before", "k": self.k, "value": float(before)},
             {"name": "found_after", "k": self.k, "value": float(after)},
         ]
-        return _result(
+        return result(
             item,
             p.text,
             ms,
@@ -398,21 +460,6 @@ class MemtestSuite(BaseSuite):
         return ScoringRecord(summary=MemtestSummary(self.k, self.weights).spec(), headline=HEADLINE)
 
 
-def _text_holders(dataset: Dataset) -> Counter[str]:
-    """How many memories have a version with each exact text."""
-    return Counter(t for m in dataset.memories for t in {text for _, text in m.texts()})
-
-
-def _storage_sample(dataset: Dataset, limit: int) -> list[Any]:
-    """Memories whose versions are read back: all, or a seeded random sample in file order."""
-    mems = dataset.memories
-    if not limit or len(mems) <= limit:
-        return list(mems)
-    # Seeded, not evenly spaced: a fixed stride could alias with a periodic pattern of loss.
-    picked = Random("mnemometer-memtest/storage").sample(range(len(mems)), limit)
-    return [mems[i] for i in sorted(picked)]
-
-
 def _dimension(q: Query) -> str:
     if q.type in ("chain",):
         return "reasoning"
@@ -421,60 +468,3 @@ def _dimension(q: Query) -> str:
     if q.type == "deep":
         return "deep"
     return "retrieval"
-
-
-def _searched(
-    item: Item,
-    text: str,
-    hits: list[Any],
-    ms: float,
-    *,
-    groups: dict[str, str],
-    expected: list[str],
-    metrics: list[dict[str, Any]],
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The result of a probe answered by one search of ``text``, its hits logged.
-
-    ``extra`` gains ``duplicates_dropped``: hits repeating a memory id already returned
-    (scored once).
-    """
-    dropped = duplicate_count([h.memory_id for h in hits])
-    result = _result(
-        item,
-        text,
-        ms,
-        groups=groups,
-        expected=expected,
-        metrics=metrics,
-        extra={**(extra or {}), "duplicates_dropped": dropped},
-    )
-    result["retrieved"] = [{"id": h.memory_id, "score": h.score} for h in hits]
-    return result
-
-
-def _result(
-    item: Item,
-    text: str,
-    ms: float,
-    *,
-    groups: dict[str, str],
-    expected: list[str],
-    metrics: list[dict[str, Any]],
-    extra: dict[str, Any],
-) -> dict[str, Any]:
-    """An item's result as plain data shaped like :class:`ItemResult`.
-
-    ``run_item`` adds ``success``; the log writer serialises the dict and the reader
-    validates it.
-    """
-    return {
-        "item_id": item.id,
-        "index": item.index,
-        "input": text,
-        "groups": groups,
-        "expected": list(expected),
-        "metrics": metrics,
-        "latency_ms": ms,
-        "extra": extra,
-    }
