@@ -24,6 +24,7 @@ from faultproxy import FaultProxy
 from mnemometer.datasets import load_dataset
 from mnemometer.datasets.generate import write_generated
 from mnemometer.log import read_header, read_items
+from mnemometer.suites._store_ids import StoreIds
 
 FAULTS = ("status", "applied-status", "reset", "applied-reset")
 
@@ -149,7 +150,12 @@ def test_a_faulty_service_fails_memories_not_the_run_and_the_queries_that_need_t
     header, items = read_header(out), read_items(out)
     assert header.status == "finished" and len(items) == header.item_count
     # Every store call that met a fault failed its memory (retries are off): recorded.
-    failed = {q.json()["id"] for q in proxy.requests if q.path == "/memories" and q.kind}
+    # The service saw the run's opaque ids (store-ids.json maps them back).
+    ids = StoreIds.read(out)
+    assert ids is not None
+    failed = {
+        ids.dataset_id(q.json()["id"]) for q in proxy.requests if q.path == "/memories" and q.kind
+    }
     ds = load_dataset(data)
     assert failed and counts["ingest_failures"] == len(failed)
     assert counts["memories_stored"] == len(ds.memories) - len(failed)
