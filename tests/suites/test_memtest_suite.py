@@ -324,6 +324,22 @@ def test_a_dataset_without_memories_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "r").exists()
 
 
+def test_a_dataset_without_queries_is_refused_by_retrieval(tmp_path: Path) -> None:
+    path = tmp_path / "memories.jsonl"
+    lines = [{"kind": "info", "name": "no-queries"}, {"kind": "memory", "id": "m1", "text": "Ann"}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = tmp_path / "r"
+    args = ["run", "retrieval", "--dataset", str(path), "--store", "bm25", "--out", str(out)]
+    p = subprocess.run([MNEMOMETER, *args], capture_output=True, text=True)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, (p.stdout, p.stderr)
+    [line] = p.stderr.strip().splitlines()
+    assert line == (
+        f"error: {path}: suite 'retrieval' cannot score it: the dataset has no queries to "
+        "search (memories alone measure nothing)"
+    )
+    assert not out.exists()
+
+
 def test_resume_gives_the_same_summary(en_path: Path) -> None:
     full = run("memtest", "bm25", dataset=en_path, out="r", settings=RunSettings(concurrency=2))
     lines = Path("r/items.jsonl").read_text().splitlines(keepends=True)

@@ -219,6 +219,12 @@ class RetrievalSuite(BaseSuite):
             opts["relevance"] = self.relevance
         return opts
 
+    def cannot_score(self, dataset: Dataset) -> str | None:
+        """A dataset without queries: nothing would be searched, yet the run said exit 0."""
+        if dataset.queries:
+            return None
+        return "the dataset has no queries to search (memories alone measure nothing)"
+
     def plan(self, dataset: Dataset) -> list[Item]:
         """One item per query."""
         if self.relevance == "entity":
