@@ -62,7 +62,7 @@ def check_fixture(root: Path, rel: str) -> Path:
         FixtureError: naming the offending path.
     """
     why = bad_relative(rel)
-    if why and ".." not in PurePosixPath(rel).parts:
+    if why and (".." not in PurePosixPath(rel).parts or "\0" in rel):  # NUL: no file's name
         raise FixtureError(f"fixture {rel!r} {why}")
     path = root / rel
     if path.is_symlink():

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from mnemometer._jsonl import shown
 from mnemometer.sandbox import (
     CommandError,
     FixtureError,
@@ -193,7 +194,7 @@ def build_checks(root: Path, items: list[Any], has_memories: bool = True) -> lis
                     f"{name}.scripts",
                     "warn",
                     "scripts named by its commands are not included in the suite: "
-                    + ", ".join(missing)
+                    + ", ".join(map(shown, missing))
                     + " (Memory Layer's checked-in suites ship without "
                     "their scripts); those commands will fail (a recorded failure) unless the "
                     "agent or a setup command creates them: add the scripts or point the "
