@@ -207,6 +207,9 @@ def _log_to_stderr() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit code 2.
 
+    So does a system error naming a path (a parent of an output that is a file, a
+    directory where a file is written).
+
     The nearest ``.env`` is loaded first and the seeds' variable names become aliases of
     ``MNEMOMETER_*`` ones (docs/seed-differences.md).
     """
@@ -226,6 +229,15 @@ def main(argv: list[str] | None = None) -> None:
         )
     except MnemometerError as e:
         click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    except OSError as e:
+        if e.filename is None:
+            raise
+        # A path given to write (or read) that the system refuses: one line, not a
+        # traceback, whichever of the many writers met it.
+        from mnemometer._jsonl import shown
+
+        click.echo(f"error: {shown(e.filename)}: {e.strerror or e}", err=True)
         sys.exit(2)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
