@@ -175,7 +175,8 @@ def cli() -> None:
     """Measure AI-agent memory.
 
     Every option can also be set from the environment as MNEMOMETER_<COMMAND>_<OPTION>,
-    e.g. MNEMOMETER_RUN_STORE=bm25.
+    e.g. MNEMOMETER_RUN_STORE=bm25, except the flags that let a suite's code run or reach
+    more (--allow-shell, --sandbox, --pass-env, ...): the command line only.
     """
 
 

@@ -39,6 +39,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from mnemometer._jsonl import check_regular, shown
+from mnemometer._registry import SUITES
 from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError
 from mnemometer.log._lock import DirLock, out_dir
@@ -55,7 +56,7 @@ from mnemometer.runner import (
 )
 from mnemometer.runner._conditions import resolve, system_for
 from mnemometer.runner._setup import dataset_as_option, with_llm
-from mnemometer.suites import create_suite
+from mnemometer.suites import create_suite, user_only_options
 from mnemometer.systems import SystemSpec
 from mnemometer.workflows._leaderboard import write_leaderboard
 
@@ -147,6 +148,16 @@ def load_sweep(path: str | Path) -> SweepFile:
         MnemometerError: one line naming the file and the key.
     """
     sweep_file = load_model(path, SweepFile, what="sweep file")
+    try:
+        guarded = user_only_options(SUITES.load(sweep_file.suite))
+    except MnemometerError:
+        guarded = {}  # an unknown suite: named when it is created
+    if given := sorted(guarded.keys() & sweep_file.suite_options.keys()):
+        key = given[0]
+        raise MnemometerError(
+            f"{path}: suite_options.{key}: {guarded[key]} is taken from the command line only "
+            "(consent to run a suite's code and its sandbox are not a file's to give)"
+        )
     labels = _labels(sweep_file)
     if len(set(labels)) != len(labels):
         raise MnemometerError(f"{path}: a system or condition is listed twice: {labels}")
