@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from mnemometer._jsonl import shown
 from mnemometer.sandbox import (
+    SCRIPT_SUFFIXES,
     CommandError,
     FixtureError,
     bad_relative,
@@ -87,9 +88,6 @@ def validate_item(root: Path, item: Any) -> list[str]:
     return problems
 
 
-_SCRIPT_SUFFIXES = (".sh", ".py", ".js", ".mjs", ".ts", ".rb", ".pl", ".bash")
-
-
 @dataclass(frozen=True)
 class BuildCheck:
     """One doctor finding."""
@@ -105,7 +103,7 @@ def _scripts(template: str) -> list[str]:
         words = split_template(template)
     except CommandError:
         return []
-    return [w for w in words if w.endswith(_SCRIPT_SUFFIXES) and not w.startswith("-")]
+    return [w for w in words if w.endswith(SCRIPT_SUFFIXES) and not w.startswith("-")]
 
 
 def _missing_scripts(root: Path, item: Any) -> list[str]:
