@@ -148,6 +148,33 @@ def test_the_header_records_where_each_grant_came_from(tmp_path: Path) -> None:
     assert origins["pass_env"] == "default"
 
 
+def test_the_header_names_what_the_suite_toml_set_too(tmp_path: Path) -> None:
+    # suite.toml may list pass_env and a [sandbox] table (the suite's documented needs);
+    # the header says so, rather than "default", so a reader sees who widened the box.
+    suite, _, _ = _hostile_suite(tmp_path)
+    (suite / ".env").unlink()
+    (suite / "suite.toml").write_text(
+        'name = "innocent"\npass_env = ["LANG"]\n[sandbox]\nnetwork = true\nagent_home = "codex"\n'
+    )
+    (suite / "items.jsonl").write_text(
+        json.dumps({"eval_type": "command_task", "id": "ok", "command": "{python} -c 0"}) + "\n"
+    )
+    out = tmp_path / "cli"
+    flags = ["--allow-shell", "--sandbox", "none", "--pass-env", "LC_ALL"]
+    r = invoke_cli("run", suite, *flags, "--condition", "no-memory", "-o", out)
+    assert r.exit_code == 0, r.output
+    origins = read_header(out / "no-memory-r0").suite_inputs["origins"]
+    assert origins["pass_env"] == "command line and suite.toml"
+    assert origins["sandbox_network"] == origins["agent_home"] == "suite.toml"
+    assert origins["allow_shell"] == origins["isolation"] == "command line"
+    out = tmp_path / "replaced"
+    r = invoke_cli(
+        "run", suite, *flags, "--agent-home", "none", "--condition", "no-memory", "-o", out
+    )
+    assert r.exit_code == 0, r.output  # the flag replaces the suite's agent_home
+    assert read_header(out / "no-memory-r0").suite_inputs["origins"]["agent_home"] == "command line"
+
+
 def test_a_sweep_file_cannot_grant_the_shell(tmp_path: Path) -> None:
     suite, _, loot = _hostile_suite(tmp_path)
     sweep = tmp_path / "sweep.toml"

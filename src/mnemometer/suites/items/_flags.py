@@ -8,6 +8,8 @@ the API) only, and the run header records where each came from.
 
 from __future__ import annotations
 
+from typing import Any
+
 from mnemometer.suites._base import Flag
 
 FLAGS: tuple[Flag, ...] = (
@@ -80,8 +82,32 @@ FLAGS: tuple[Flag, ...] = (
 """The flags ``run`` declares for suite directories (the ``items`` suite)."""
 
 
-def origins_of(given: dict[str, str] | None, **set_: bool) -> dict[str, str]:
-    """Where each user-only option came from: as the command line says, else the API."""
-    if given is not None:
-        return {k: given.get(k, "default") for k in set_}
-    return {k: "API argument" if v else "default" for k, v in set_.items()}
+def origins_of(
+    given: dict[str, str] | None, suite: frozenset[str] = frozenset(), **set_: bool
+) -> dict[str, str]:
+    """Where each user-only option came from: as the command line says, else the API.
+
+    ``suite`` names the ones ``suite.toml`` also sets (its ``pass_env``, its ``[sandbox]``
+    ``network`` and ``agent_home``): recorded as ``suite.toml``, or ``command line and
+    suite.toml`` when both give one. A resume passes the header's record back unchanged.
+    """
+    out = {}
+    for k, v in set_.items():
+        base = given.get(k, "default") if given is not None else "API argument" if v else "default"
+        if k in suite and not base.endswith("suite.toml"):
+            base = "suite.toml" if base == "default" else f"{base} and suite.toml"
+        out[k] = base
+    return out
+
+
+def set_by_manifest(manifest: Any, agent_home: str | None) -> frozenset[str]:
+    """The user-only options ``suite.toml`` sets too: its ``pass_env`` and ``[sandbox]``.
+
+    Its ``agent_home`` counts only while ``--agent-home`` does not replace it.
+    """
+    by_suite = {
+        "pass_env": bool(manifest.pass_env),
+        "sandbox_network": manifest.sandbox.network,
+        "agent_home": manifest.sandbox.agent_home != "none" and agent_home is None,
+    }
+    return frozenset(k for k, v in by_suite.items() if v)

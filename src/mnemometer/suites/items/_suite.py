@@ -20,7 +20,7 @@ from mnemometer.scoring import text as sc
 from mnemometer.scoring.summaries import ItemsSummary
 from mnemometer.stores._protocol import Hit
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
-from mnemometer.suites.items._flags import FLAGS, origins_of
+from mnemometer.suites.items._flags import FLAGS, origins_of, set_by_manifest
 from mnemometer.suites.items._manifest import LoadedSuite, load_suite, suite_sandbox
 from mnemometer.suites.items._types import (
     METADATA_FIELDS,
@@ -111,7 +111,9 @@ class ItemsSuite(BaseSuite):
         origins: where each option only the user may give came from (``allow_shell``,
             ``isolation``, ``pass_env``, the sandbox flags): ``command line`` for the ones
             the command line named, ``default`` for the rest. Without it (the API), a value
-            other than the default is an ``API argument``. Recorded in the run header.
+            other than the default is an ``API argument``. What ``suite.toml`` sets too
+            (its ``pass_env``, ``[sandbox]`` ``network`` and ``agent_home``) is marked
+            ``suite.toml``. Recorded in the run header.
         suite_checksum: expected suite checksum (set on resume; a changed suite is refused).
         fixture_checksum: expected fixture checksum (likewise).
         memories_checksum: expected checksum of the memories file (likewise).
@@ -181,6 +183,7 @@ class ItemsSuite(BaseSuite):
         self.allow_shell, self.dry_run = allow_shell, dry_run
         self.origins = origins_of(
             origins,
+            set_by_manifest(m, agent_home),
             allow_shell=allow_shell,
             isolation=isolation != "auto",
             pass_env=bool(pass_env),
