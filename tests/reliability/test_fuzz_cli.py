@@ -226,6 +226,11 @@ def _special_inputs(good: Path, tmp: Path) -> list[tuple[str, list[object], Path
             runs["summary.json"] / "summary.json",
         ),
         (
+            "a FIFO as header.json: resume",
+            ["run", "--resume", runs["header.json"]],
+            runs["header.json"] / "header.json",
+        ),
+        (
             "a FIFO as items.jsonl: resume",
             ["run", "--resume", runs["items.jsonl"]],
             runs["items.jsonl"] / "items.jsonl",

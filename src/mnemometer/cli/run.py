@@ -123,12 +123,14 @@ def _label(suite: str, kw: dict[str, Any]) -> str:
     resumed = kw.get("resume")
     if resumed is None:
         return suite
+    from mnemometer._jsonl import json_document, read_file
     from mnemometer.log._schema import HEADER_FILE
 
     path = Path(resumed) / HEADER_FILE
-    try:  # a resume's errors are reported by the resume itself
-        return str(json.loads(path.read_text("utf-8")).get("suite") or suite)
-    except (OSError, ValueError, AttributeError):
+    try:  # a resume's errors are reported by the resume itself; a FIFO is never opened
+        doc = json_document(read_file(path, MnemometerError, "run header"), path, MnemometerError)
+        return str(doc.get("suite") or suite)
+    except (MnemometerError, AttributeError):
         return suite
 
 
