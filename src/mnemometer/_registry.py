@@ -16,7 +16,13 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from mnemometer.errors import MissingExtraError, MnemometerError, UnknownNameError, did_you_mean
+from mnemometer.errors import (
+    MissingExtraError,
+    MnemometerError,
+    UnknownNameError,
+    did_you_mean,
+    shortened,
+)
 
 
 class Registry:
@@ -72,7 +78,7 @@ class Registry:
         ep = self._entry_points().get(name)
         if ep is None:
             raise UnknownNameError(
-                f"unknown {self.kind} {name!r}{did_you_mean(name, self.names())}; "
+                f"unknown {self.kind} {shortened(name)!r}{did_you_mean(name, self.names())}; "
                 f"known: {', '.join(self.names())}"
             )
         try:

@@ -41,7 +41,7 @@ from pydantic import Field, model_validator
 from mnemometer._jsonl import check_regular, shown
 from mnemometer._registry import SUITES
 from mnemometer.config import StrictModel, load_model
-from mnemometer.errors import MnemometerError
+from mnemometer.errors import MnemometerError, shortened
 from mnemometer.log._lock import DirLock, out_dir
 from mnemometer.runner import (
     Experiment,
@@ -204,7 +204,10 @@ def check_sweep(path: str | Path, settings: RunSettings | None = None) -> Checke
         raise MnemometerError(f"{path}: conditions_file: {e}") from None
     systems = [s.spec() for s in spec.systems]
     llm = with_llm((settings or RunSettings()).checked()).llm
-    systems += [system_for(n, resolve(n, table), llm) for n in spec.conditions]
+    try:
+        systems += [system_for(n, resolve(n, table), llm) for n in spec.conditions]
+    except MnemometerError as e:
+        raise MnemometerError(f"{path}: conditions: {e}") from None
     datasets: list[tuple[str, str]] = []
     for i, d in enumerate(spec.datasets):
         name = d.name or _slug(Path(d.path).name.split(".")[0])
@@ -219,7 +222,7 @@ def check_sweep(path: str | Path, settings: RunSettings | None = None) -> Checke
         options = dataset_as_option(spec.suite, datasets[0][1], spec.suite_options)[1]
         create_suite(spec.suite, options)
     except MnemometerError as e:
-        raise MnemometerError(f"{path}: suite {spec.suite!r}: {e}") from None
+        raise MnemometerError(f"{path}: suite {shortened(spec.suite)!r}: {e}") from None
     return CheckedSweep(spec, systems, datasets)
 
 
