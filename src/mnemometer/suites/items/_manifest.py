@@ -48,8 +48,8 @@ class SandboxSpec(StrictModel):
 class SuiteManifest(StrictModel):
     """``suite.toml``. Memory Layer's manifests load as they are."""
 
-    name: str = Field(min_length=1)
-    """Suite name."""
+    name: str = Field(min_length=1, max_length=200)
+    """Suite name (at most 200 characters: it names directories and report titles)."""
     description: str = ""
     """Free text."""
     suite_version: str = "1"
