@@ -16,7 +16,13 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from mnemometer.errors import MissingExtraError, MnemometerError, UnknownNameError, did_you_mean
+from mnemometer.errors import (
+    MissingExtraError,
+    MnemometerError,
+    UnknownNameError,
+    did_you_mean,
+    shortened,
+)
 
 
 class Registry:
@@ -72,7 +78,7 @@ class Registry:
         ep = self._entry_points().get(name)
         if ep is None:
             raise UnknownNameError(
-                f"unknown {self.kind} {name!r}{did_you_mean(name, self.names())}; "
+                f"unknown {self.kind} {shortened(name)!r}{did_you_mean(name, self.names())}; "
                 f"known: {', '.join(self.names())}"
             )
         try:
@@ -176,15 +182,72 @@ def call_with_context(factory: Callable[..., Any], options: dict[str, Any], **co
     params = sig.parameters
     var_kw = any(p.kind is p.VAR_KEYWORD for p in params.values())
     accepted = [n for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    name = getattr(factory, "__name__", str(factory))
     for key in options:
         if key not in params and not var_kw:
-            name = getattr(factory, "__name__", str(factory))
             raise MnemometerError(
                 f"{name} has no option {key!r}{did_you_mean(key, accepted)}; "
                 f"options: {', '.join(accepted) or '(none)'}"
             )
+    _check_types(factory, name, options)
     kwargs = {k: v for k, v in context.items() if k in params and k not in options}
     return factory(**options, **kwargs)
+
+
+def _check_types(factory: Callable[..., Any], name: str, options: dict[str, Any]) -> None:
+    """Refuse a value a number option cannot take (``top_k = "x"``), before the factory does.
+
+    Options come untyped from files (a sweep's ``suite_options``), ``-O key=value`` and
+    the API; a factory that converts one itself (``int(top_k)``) would end in a traceback.
+    Only options annotated as a plain ``int``, ``float`` or ``bool`` (or ``None``) are
+    checked, and only for what that conversion accepts (``"5"`` is an int): the factory
+    still gets the value as given. Other annotations are often looser than the code (a
+    recorded list where ``str`` is written), so they are left to the factory.
+
+    Raises:
+        MnemometerError: naming the option, its value and what it should be.
+    """
+    hints = _hints(factory)
+    for key, value in options.items():
+        kind = _number(hints.get(key))
+        if kind is None or value is None or _converts(value, kind):
+            continue
+        what = {int: "an integer", float: "a number", bool: "true or false"}[kind]
+        raise MnemometerError(f"{name}: option {key} = {value!r}: expected {what}")
+
+
+def _number(hint: Any) -> type | None:
+    """``int``, ``float`` or ``bool`` when ``hint`` is one of them, or one of them or None."""
+    import types
+    import typing
+
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        rest = [a for a in typing.get_args(hint) if a is not type(None)]
+        hint = rest[0] if len(rest) == 1 else None
+    return hint if hint in (int, float, bool) else None
+
+
+def _converts(value: Any, kind: type) -> bool:
+    if kind is bool:
+        return isinstance(value, bool) or value in (0, 1)
+    try:
+        kind(value)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return True
+
+
+def _hints(factory: Callable[..., Any]) -> dict[str, Any]:
+    """The resolved parameter annotations of a function or a class's ``__init__``."""
+    import typing
+
+    target = factory.__init__ if inspect.isclass(factory) else factory  # type: ignore[misc]
+    try:
+        hints = typing.get_type_hints(target)
+    except Exception:  # noqa: BLE001 - an annotation a plug-in cannot resolve: no check
+        return {}
+    hints.pop("return", None)
+    return hints
 
 
 def check_requirements(factory: Any, what: str, options: dict[str, Any] | None = None) -> None:

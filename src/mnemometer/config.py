@@ -159,6 +159,8 @@ def read_document(path: str | Path, *, what: str = "file") -> dict[str, Any]:
             doc: Any = tomllib.loads(text, parse_float=_finite)
         except tomllib.TOMLDecodeError as e:
             raise MnemometerError(f"{p}: malformed TOML: {e}") from None
+        except RecursionError:  # tomllib recurses once per nested array or inline table
+            raise MnemometerError(f"{p}: malformed TOML: nested too deeply") from None
         except ValueError as e:
             raise MnemometerError(f"{p}: {e}") from None
     else:

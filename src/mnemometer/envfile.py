@@ -85,8 +85,20 @@ def load_dotenv_file(start: str | os.PathLike[str] | None = None) -> Path | None
         return None
     import dotenv  # a core dependency; imported only when a file exists
 
+    before = set(os.environ)
     dotenv.load_dotenv(found, override=False)
+    _FROM_FILE.update(dict.fromkeys(set(os.environ) - before, found))
     return found
+
+
+_FROM_FILE: dict[str, Path] = {}
+"""Variable → the ``.env`` file that set it (this process)."""
+
+
+def where_set(name: str) -> str:
+    """Where the variable ``name`` came from, for a message: a ``.env`` file or not."""
+    found = _FROM_FILE.get(name)
+    return f"set in {found}" if found is not None else "set in the environment"
 
 
 def apply_aliases(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:

@@ -44,8 +44,19 @@ class RunLogError(MnemometerError):
 
 
 def did_you_mean(name: str, choices: list[str]) -> str:
-    """Return a ' (did you mean X?)' suffix for the closest choice, or ''."""
+    """Return a ' (did you mean X?)' suffix for the closest choice, or ''.
+
+    A name far longer than every choice has none (and comparing a 50 MB name, read from a
+    file, would take minutes).
+    """
     import difflib
 
+    if len(name) > 2 * max(map(len, choices), default=0) + 10:
+        return ""
     close = difflib.get_close_matches(name, choices, n=1, cutoff=0.5)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def shortened(text: str, limit: int = 80) -> str:
+    """``text`` for a one-line message: a name read from a file may be megabytes long."""
+    return text if len(text) <= limit else f"{text[: limit - 20]}... ({len(text):,} characters)"

@@ -3,16 +3,23 @@
 Each case is ``(label, bytes)``. Byte-level cases work on any file (truncation, a flipped
 byte, invalid UTF-8, a byte-order mark, CRLF line ends, an empty file, a very long line);
 structural cases parse the seed (JSON, JSON lines or TOML), change one value (a missing
-key, a wrong type, NaN, a huge number, deep nesting) and write it back.
+key, a wrong type, NaN, a huge number, deep nesting) and write it back. Issue 30 added four
+kinds: strings holding a lone surrogate (valid JSON, no Unicode text), TOML nested 10,000
+deep, odd paths in the fields that name files (a NUL byte, a name too long, a FIFO, a
+device), and the file itself as something other than a regular file (:class:`Special`:
+a FIFO, a directory, a symlink loop), which :func:`make` creates in place of the bytes.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import random
+import shutil
 import tomllib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 DEEP = 100_000
@@ -172,6 +179,163 @@ def cases(seed: bytes, kind: str, seed_number: int, n: int) -> list[tuple[str, b
     rng = random.Random(seed_number)
     half = n // 2
     return [*byte_cases(seed, rng, half), *tree_cases(seed, kind, rng, n - half)]
+
+
+# ---- issue 30: surrogates, deep TOML, odd paths, special files -----------------------
+
+SURROGATES = ["\ud800", "\udfff", "a\udc00b\ud800", "\ud83d"]
+"""Strings with a lone surrogate half (``json.dumps`` writes them as ``\\uXXXX``)."""
+
+DEEP_TOML = 10_000
+"""Nesting depth of the deep TOML cases (tomllib recurses once per level)."""
+
+
+def _strings(doc: Any) -> list[tuple]:
+    """Paths to every string value (and to every key's parent, for a key case)."""
+    out = []
+    for p in _paths(doc):
+        node = doc
+        for k in p:
+            node = node[k]
+        if isinstance(node, str):
+            out.append(p)
+    return out
+
+
+def _set(doc: Any, path: tuple, value: Any) -> Any:
+    doc = copy.deepcopy(doc)
+    parent = doc
+    for k in path[:-1]:
+        parent = parent[k]
+    parent[path[-1]] = value
+    return doc
+
+
+def surrogate_cases(seed: bytes, kind: str, rng: random.Random, n: int) -> list[tuple[str, bytes]]:
+    """``n`` cases with a string (or a key) holding a lone surrogate: valid JSON."""
+    doc = _parse(seed, kind)
+    targets = _strings(doc) or [()]
+    out = []
+    for i in range(n):
+        bad = SURROGATES[i % len(SURROGATES)]
+        path = rng.choice(targets)
+        if i % 4 == 3 and isinstance(doc, dict | list):  # a key, not a value
+            changed = {bad: 1, **doc} if isinstance(doc, dict) else [{bad: 1}, *doc]
+            label = f"a key holds the lone surrogate {bad!r}"
+        else:
+            changed = _set(doc, path, bad) if path else bad
+            label = f"{'.'.join(map(str, path)) or 'root'} = {bad!r}"
+        out.append((label, _dump_ascii(changed, kind)))
+    return out
+
+
+def _dump_ascii(doc: Any, kind: str) -> bytes:
+    """Like :func:`_dump`, with non-ASCII escaped (so a lone surrogate is ``\\ud800``)."""
+    if kind == "jsonl":
+        rows = doc if isinstance(doc, list) else [doc]
+        return "".join(json.dumps(r) + "\n" for r in rows).encode()
+    if kind == "toml":
+        return _toml(doc).encode("utf-8", "backslashreplace")
+    return json.dumps(doc, indent=1).encode()
+
+
+def deep_toml_cases(seed: bytes) -> list[tuple[str, bytes]]:
+    """TOML nested :data:`DEEP_TOML` deep: arrays, inline tables, and dotted table names."""
+    head = seed.decode("utf-8").rstrip() + "\n" if seed.strip() else ""
+    n = DEEP_TOML
+    return [
+        ("TOML: an array nested 10,000 deep", f"deep = {'[' * n}{']' * n}\n".encode()),
+        (
+            "TOML: an inline table nested 10,000 deep",
+            ("deep = " + "{a = " * n + "1" + "}" * n + "\n").encode(),
+        ),
+        (
+            "TOML: the seed, then a table name 10,000 keys deep",
+            (head + "[" + ".".join(["a"] * n) + "]\nb = 1\n").encode(),
+        ),
+        (
+            "TOML: the seed, then an array of arrays 10,000 deep at its end",
+            (head + "zz = " + "[" * n + "1" + "]" * n + "\n").encode(),
+        ),
+    ]
+
+
+PATH_KEYS = {"path", "fixture", "items", "memories", "conditions_file", "file", "errata"}
+"""Fields whose value names a file: the odd-path cases replace these."""
+
+
+def odd_paths(fifo: Path) -> list[tuple[str, str]]:
+    """Path values no loader may trip over; ``fifo`` is an existing FIFO to point at."""
+    return [
+        ("a NUL byte", "data\u0000.json"),
+        ("a NUL byte after ..", "../data\u0000.json"),
+        ("a name of 300 bytes", "x" * 300 + ".json"),
+        ("a path of 4,000 bytes", "a/" * 2000 + "x.json"),
+        ("a line break", "data\n.json"),
+        ("a FIFO", str(fifo)),
+        ("a directory", "."),
+        ("empty", ""),
+    ]
+
+
+def odd_path_cases(seed: bytes, kind: str, fifo: Path) -> list[tuple[str, bytes]]:
+    """The seed with each field in :data:`PATH_KEYS` set to each of :func:`odd_paths`."""
+    doc = _parse(seed, kind)
+    fields = [p for p in _paths(doc) if p and p[-1] in PATH_KEYS]
+    return [
+        (f"{'.'.join(map(str, f))} is {label}", _dump(_set(doc, f, value), kind))
+        for f in fields
+        for label, value in odd_paths(fifo)
+    ]
+
+
+class Special(str):
+    """A case whose file is not bytes but a kind of file: :func:`make` creates it."""
+
+
+FIFO, DIRECTORY, LOOP, DANGLING = (
+    Special("fifo"),
+    Special("directory"),
+    Special("loop"),
+    Special("dangling"),
+)
+
+
+def special_cases() -> list[tuple[str, Special]]:
+    """The file is a FIFO, a directory, a symlink loop, a link to nothing."""
+    return [
+        ("the file is a FIFO (a named pipe)", FIFO),
+        ("the file is a directory", DIRECTORY),
+        ("the file is a symlink loop", LOOP),
+        ("the file is a link to nothing", DANGLING),
+    ]
+
+
+def make(path: Path, data: bytes | Special) -> None:
+    """Write ``data`` at ``path``, or make the special file it names."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.is_symlink() or path.exists():
+        path.unlink()
+    if data is FIFO:
+        os.mkfifo(path)
+    elif data is DIRECTORY:
+        path.mkdir()
+    elif data is LOOP:
+        path.symlink_to(path.name)
+    elif data is DANGLING:
+        path.symlink_to(path.with_name("nothing-here"))
+    else:
+        path.write_bytes(data)
+
+
+def unblock(fifos: list[Path]) -> None:
+    """Give a reader blocked on any of ``fifos`` its end of file (a hung case then ends)."""
+    for f in fifos:
+        try:
+            os.close(os.open(f, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:  # no reader waiting (ENXIO), or gone
+            pass
 
 
 class Tally:

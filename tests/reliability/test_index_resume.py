@@ -6,7 +6,9 @@ Real bm25s, keyword and tf-idf stores; the suites' own setup, as a resumed run c
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -98,6 +100,29 @@ def test_a_corrupt_index_falls_back_to_indexing(dataset, tmp_path):
     assert _items("retrieval", tmp_path, dataset, left)[0] == full and Counting.stored > 0
     shutil.rmtree(tmp_path / INDEX_DIR)
     assert _items("retrieval", tmp_path, dataset, left)[0] == full and Counting.stored > 0
+
+
+def test_a_fifo_in_place_of_a_saved_index_file_means_indexing_again(dataset, tmp_path):
+    # Issue 30 §6: the resume hashed each saved file through open(), which blocks on a FIFO
+    # until a writer comes. Now it is refused unopened, and the run indexes again.
+    full, _, items = _items("retrieval", tmp_path, dataset, None)
+    data = next((tmp_path / INDEX_DIR / "index").rglob("data.csc.index.npy"))
+    data.unlink()
+    os.mkfifo(data)
+    result: list = []
+    left = frozenset(it.id for it in items)
+    worker = threading.Thread(
+        target=lambda: result.append(_items("retrieval", tmp_path, dataset, left)), daemon=True
+    )
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():  # free the blocked reader, then fail
+        os.close(os.open(data, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(10)
+        pytest.fail("the resume blocked on a FIFO in the saved index")
+    again, timings, _ = result[0]
+    assert Counting.stored > 0 and "index" in timings
+    assert again == full
 
 
 def test_a_changed_store_option_indexes_again(dataset, tmp_path):

@@ -23,6 +23,7 @@ from mnemometer.log import read_log
 from mnemometer.sandbox import (
     HOME_FILES,
     FixtureError,
+    bwrap_problem,
     check_fixture,
     evals_root,
     run_command,
@@ -205,3 +206,82 @@ def test_the_child_gets_a_minimal_env_plus_allow_listed_names(tmp_path, monkeypa
         k for k in env if k not in minimal | harness and not k.startswith(("LC_", "MEMORY_EVAL_"))
     }
     assert not rest, f"the child saw parent variables nobody allow-listed: {sorted(rest)}"
+
+
+# ---- what the harness reads for the agent (issue 30 §1) --------------------------------
+
+HOST_SECRET = "fake-host-secret-7f3c"
+
+
+def _host_file(tmp: Path) -> Path:
+    """A file in a stand-in for the caller's home: no command may get its content out."""
+    home = tmp / "host-home"
+    home.mkdir()
+    (home / "notes.txt").write_text(HOST_SECRET + "\n")
+    return home / "notes.txt"
+
+
+def test_a_link_out_of_the_workspace_satisfies_no_check(tmp_path):
+    # Before: `leak.txt` -> a host file passed `required_content` (the harness read it for
+    # an agent the sandbox had kept from it), and `.memory-eval/` links were copied whole.
+    secret = _host_file(tmp_path)
+    evals, suite = _evals(tmp_path)
+    (suite / "suite.toml").write_text('name = "s"\nfixture = "../../fixtures/site"\n')
+    agent = (
+        "import os, sys; os.chdir(sys.argv[1])\n"
+        f"os.symlink({str(secret)!r}, 'leak.txt')\n"
+        f"os.symlink({str(secret.parent)!r}, 'host')\n"
+        f"open('inside.txt', 'w').write({HOST_SECRET!r})\n"
+        "os.symlink('inside.txt', 'alias.txt')\n"
+        "os.makedirs('.memory-eval', exist_ok=True)\n"
+        f"os.symlink({str(secret)!r}, '.memory-eval/stolen.txt')\n"
+    )
+    (suite / "agent.py").write_text(agent)
+    content = [{"file": f, "contains": HOST_SECRET} for f in ("leak.txt", "host/notes.txt")]
+    item = {
+        "eval_type": "agent_build_task",
+        "id": "links",
+        "fixture": "../../fixtures/site",
+        "prompt": "Leave some links.",
+        "agent_command": "{python} {suite_dir}/agent.py {workspace}",
+        "timeout_seconds": 60,
+        "required_files": ["leak.txt", "host/notes.txt", "alias.txt"],
+        "required_content": [*content, {"file": "alias.txt", "contains": HOST_SECRET}],
+    }
+    (suite / "items.jsonl").write_text(json.dumps(item) + "\n")
+    out = tmp_path / "run"
+    r = cli("run", str(suite), "--allow-shell", "--condition", "lexical", "-o", str(out))
+    assert r.exit_code in (0, 1), r.output
+    (res,) = read_log(out / "lexical-r0").items
+    build = Path(res.extra["build_dir"])
+    detail = json.loads((build / "summary.json").read_text())
+    assert detail["required_files"] == {
+        "leak.txt": False,
+        "host/notes.txt": False,
+        "alias.txt": True,
+    }
+    assert [c["ok"] for c in detail["required_content"]] == [False, False, True]
+    kept = build / "memory-eval" / "stolen.txt"  # the evidence copy keeps a link a link
+    assert kept.is_symlink() or not kept.exists()
+
+
+@pytest.mark.skipif(bwrap_problem() is not None, reason=f"bubblewrap unusable: {bwrap_problem()}")
+def test_naming_a_host_file_does_not_show_it_to_the_sandbox(tmp_path):
+    # Before: every absolute path a command named was bound into the sandbox, so `cp
+    # /home/me/notes.txt {workspace}` copied the caller's file out. Only the program and
+    # scripts by suffix are shown now; anything else needs --sandbox-ro.
+    secret = _host_file(tmp_path)
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "suite.toml").write_text('name = "s"\n')
+    cmd = f"cp {secret} {{workspace}}/stolen.txt"
+    (suite / "items.jsonl").write_text(
+        json.dumps({"eval_type": "command_task", "id": "cp", "command": cmd}) + "\n"
+    )
+    out = tmp_path / "run"
+    r = cli("run", str(suite), "--allow-shell", "--condition", "no-memory", "-o", str(out))
+    assert r.exit_code in (0, 1), r.output
+    (res,) = read_log(out / "no-memory-r0").items
+    stolen = Path(res.extra["build_dir"]) / "workspace" / "stolen.txt"
+    assert not stolen.exists(), stolen.read_text()
+    assert res.success is False

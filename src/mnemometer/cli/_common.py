@@ -82,9 +82,16 @@ def format_of(path: Path | None, kind: str) -> str | None:
 
 
 def write_output(path: Path, text: str, what: str) -> None:
-    """Write a rendered report to ``path`` (parents made) and say where on stderr."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text if text.endswith("\n") else text + "\n", "utf-8")
+    """Write a rendered report to ``path`` (parents made) and say where on stderr.
+
+    Raises:
+        MnemometerError: it cannot be written (a parent is a file, ``path`` a directory).
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text if text.endswith("\n") else text + "\n", "utf-8")
+    except OSError as e:
+        raise MnemometerError(f"{path}: cannot write the {what}: {e.strerror}") from None
     size = path.stat().st_size
     shown = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB"
     echo_err(f"{what}: {path} ({shown})")

@@ -7,6 +7,7 @@ imports no suite it does not use.
 
 from __future__ import annotations
 
+import logging
 import os
 from functools import cache
 from pathlib import Path
@@ -31,8 +32,11 @@ def suite_flags() -> dict[str, tuple[Any, list[str]]]:
 
 def _click_option(f: Any) -> Any:
     key = f.flag.lstrip("-").replace("-", "_")
+    # A user-only flag (consent to run code, the sandbox) never comes from MNEMOMETER_RUN_*:
+    # the .env of a suite directory would grant it to itself.
+    env = {"allow_from_autoenv": not f.user_only}
     if f.type == "bool":
-        return click.option(f.flag, key, is_flag=True, default=None, help=f.help)
+        return click.option(f.flag, key, is_flag=True, default=None, help=f.help, **env)
     kinds: dict[str, Any] = {
         "int": int,
         "float": float,
@@ -40,7 +44,7 @@ def _click_option(f: Any) -> Any:
         "path": click.Path(path_type=Path),
     }
     kind = click.Choice(f.type[7:].split(",")) if f.type.startswith("choice:") else kinds[f.type]
-    return click.option(f.flag, key, type=kind, multiple=f.multiple, help=f.help)
+    return click.option(f.flag, key, type=kind, multiple=f.multiple, help=f.help, **env)
 
 
 class RunCommand(click.Command):
@@ -64,9 +68,15 @@ class RunCommand(click.Command):
         self.params.extend(_click_param(f) for f, _ in suite_flags().values())
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """Add the suite flags when the arguments or environment may use one, then parse."""
+        """Add the suite flags when the arguments or environment may use one, then parse.
+
+        A ``MNEMOMETER_RUN_*`` variable naming a user-only flag is ignored with a warning.
+        """
         if self._may_name_suite_flag(ctx, args):
             self.add_suite_flags()
+            for f, _ in suite_flags().values():
+                if f.user_only:
+                    ignored_variable(ctx, f.flag.lstrip("-").replace("-", "_"), f.flag)
         return super().parse_args(ctx, args)
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
@@ -89,6 +99,22 @@ class RunCommand(click.Command):
             if any(k.startswith(prefix) and k not in names for k in os.environ):
                 return True
         return False
+
+
+def ignored_variable(ctx: click.Context, key: str, flag: str) -> None:
+    """Warn, naming it, when a variable tries to set the user-only option ``key``."""
+    from mnemometer.envfile import where_set
+
+    if ctx.auto_envvar_prefix is None:
+        return
+    var = f"{ctx.auto_envvar_prefix}_{key.upper()}"
+    if var in os.environ:
+        logging.getLogger("mnemometer").warning(
+            "%s (%s) is ignored: %s is taken from the command line only",
+            var,
+            where_set(var),
+            flag,
+        )
 
 
 def _click_param(f: Any) -> click.Option:

@@ -175,7 +175,8 @@ def cli() -> None:
     """Measure AI-agent memory.
 
     Every option can also be set from the environment as MNEMOMETER_<COMMAND>_<OPTION>,
-    e.g. MNEMOMETER_RUN_STORE=bm25.
+    e.g. MNEMOMETER_RUN_STORE=bm25, except the flags that let a suite's code run or reach
+    more (--allow-shell, --sandbox, --pass-env, ...): the command line only.
     """
 
 
@@ -225,6 +226,9 @@ def _interrupted(cause: BaseException | None) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit code 2.
 
+    So does a system error naming a path (a parent of an output that is a file, a
+    directory where a file is written).
+
     The nearest ``.env`` is loaded first and the seeds' variable names become aliases of
     ``MNEMOMETER_*`` ones (docs/seed-differences.md).
     """
@@ -244,6 +248,15 @@ def main(argv: list[str] | None = None) -> None:
         )
     except MnemometerError as e:
         click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    except OSError as e:
+        if e.filename is None:
+            raise
+        # A path given to write (or read) that the system refuses: one line, not a
+        # traceback, whichever of the many writers met it.
+        from mnemometer._jsonl import shown
+
+        click.echo(f"error: {shown(e.filename)}: {e.strerror or e}", err=True)
         sys.exit(2)
     except click.exceptions.Abort as e:  # click's name for Ctrl-C (and end of input)
         _interrupted(e.__cause__ or e.__context__)

@@ -127,12 +127,14 @@ def _label(suite: str, kw: dict[str, Any]) -> str:
     resumed = kw.get("resume")
     if resumed is None:
         return Path(suite).name if Path(suite).exists() else suite  # a suite directory
+    from mnemometer._jsonl import json_document, read_file
     from mnemometer.log._schema import HEADER_FILE
 
     path = Path(resumed) / HEADER_FILE
-    try:  # a resume's errors are reported by the resume itself
-        return str(json.loads(path.read_text("utf-8")).get("suite") or suite)
-    except (OSError, ValueError, AttributeError):
+    try:  # a resume's errors are reported by the resume itself; a FIFO is never opened
+        doc = json_document(read_file(path, MnemometerError, "run header"), path, MnemometerError)
+        return str(doc.get("suite") or suite)
+    except (MnemometerError, AttributeError):
         return suite
 
 
@@ -199,7 +201,34 @@ def _suite_and_options(suite: str, kw: dict[str, Any]) -> tuple[str, dict[str, A
                 + f"; {suite!r} is not one"
             )
         options[flag.option] = list(value) if flag.multiple else value
+    _user_only(name, options)
     return name, options
+
+
+def _user_only(name: str, options: dict[str, Any]) -> None:
+    """Options only the user gives (consent to run code, the sandbox): from this command line.
+
+    ``-O`` read from ``MNEMOMETER_RUN_SUITE_OPTS`` (a ``.env`` may set it) does not give
+    them: they are dropped with a warning. The suite records where each came from.
+    """
+    from click.core import ParameterSource
+
+    from mnemometer._registry import SUITES
+    from mnemometer.cli._suite_flags import ignored_variable
+    from mnemometer.suites import user_only_options
+
+    try:
+        guarded = user_only_options(SUITES.load(name))
+    except MnemometerError:
+        return  # an unknown suite: the run names it
+    if not guarded:
+        return
+    ctx = click.get_current_context()
+    if ctx.get_parameter_source("suite_opts") is ParameterSource.ENVIRONMENT:
+        for key in guarded.keys() & options.keys():
+            ignored_variable(ctx, "suite_opts", f"{guarded[key]} (-O {key}=...)")
+            del options[key]
+    options["origins"] = {k: "command line" for k in guarded if k in options}
 
 
 def _is_suite_path(suite: str) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mnemometer._jsonl import json_document
+from mnemometer._jsonl import json_document, open_regular
 from mnemometer.config import explain
 from mnemometer.datasets._models import Conversation, Dataset, DatasetInfo, Query, Session, Turn
 from mnemometer.datasets._readers import Reader, head_keys, head_starts_with
@@ -108,7 +108,7 @@ def longmemeval_index(path: Path) -> Dataset:
     conversations: list[Conversation] = []
     queries: list[Query] = []
     counts = _counts()
-    with open(path, "rb") as f:
+    with open_regular(path, DatasetError, "dataset") as f:
         for i, (offset, length, item) in enumerate(_elements(path)):
             conv, query = _question(item, f"{path}: [{i}]", counts)
             f.seek(offset)

@@ -32,7 +32,14 @@ from typing import Any
 
 from mnemometer._jsonl import json_document
 from mnemometer.datasets._models import Conversation, Dataset, DatasetInfo, Query, Session, Turn
-from mnemometer.datasets._readers import HEAD_BYTES, Reader, head_keys, iter_jsonl, read_json
+from mnemometer.datasets._readers import (
+    HEAD_BYTES,
+    Reader,
+    head_keys,
+    iter_jsonl,
+    read_head,
+    read_json,
+)
 from mnemometer.errors import DatasetError
 
 LICENCE = "MIT"
@@ -123,8 +130,7 @@ def _rows(path: Path) -> list[tuple[str, Any]]:
         except Exception as e:  # noqa: BLE001 - pyarrow's errors have no common base
             raise DatasetError(f"{path}: not a readable Parquet file: {e}") from None
         return [(f"row {i}", r) for i, r in enumerate(table.to_pylist())]
-    with open(path, "rb") as f:
-        first = f.read(4096).lstrip(b"\xef\xbb\xbf").lstrip()[:1]
+    first = read_head(path, 4096).lstrip(b"\xef\xbb\xbf").lstrip()[:1]
     if first == b"[":
         data = read_json(path)
         return [(f"[{i}]", r) for i, r in enumerate(data)]

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mnemometer._jsonl import decode, json_document, json_objects, read_file
+from mnemometer._jsonl import decode, json_document, json_objects, open_regular, read_file
 from mnemometer._registry import Registry
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import DatasetError, MnemometerError
@@ -115,11 +115,11 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
     Raises:
         DatasetError: the file cannot be read.
     """
-    try:
-        with open(path, "rb") as f:
+    with open_regular(path, DatasetError, "dataset") as f:
+        try:
             return f.read(size)
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
+        except OSError as e:
+            raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
 
 
 _KEY = re.compile(rb'"([A-Za-z_][A-Za-z0-9_-]*)"\s*:')

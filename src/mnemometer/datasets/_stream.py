@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mnemometer._jsonl import DECODER
+from mnemometer._jsonl import DECODER, lone_surrogate, open_regular, surrogate_message
 from mnemometer.errors import DatasetError
 
 CHUNK = 1 << 20
@@ -83,10 +83,7 @@ def iter_json_array(path: str | Path, chunk: int = CHUNK) -> Iterator[tuple[int,
             column).
     """
     p = Path(path)
-    try:
-        f = open(p, "rb")  # noqa: SIM115 - closed in the finally below
-    except OSError as e:
-        raise DatasetError(f"{p}: cannot read: {e.strerror}") from None
+    f = open_regular(p, DatasetError, "dataset")
     try:
         r = _Reader(f, p)
         r.more(chunk)
@@ -131,6 +128,8 @@ def iter_json_array(path: str | Path, chunk: int = CHUNK) -> Iterator[tuple[int,
                 if end == len(r.buf) and not r.eof and r.more(chunk):
                     continue  # a number at the window's edge may go on
                 break
+            if (lone := lone_surrogate(r.buf, r.pos, end)) is not None:
+                raise DatasetError(f"{r.where(lone[0])}: {surrogate_message(lone[1])}")
             length = len(r.buf[r.pos : end].encode("utf-8"))
             yield r.base, length, obj
             r.pos = end
@@ -145,12 +144,12 @@ def read_bytes(path: str | Path, offset: int, length: int) -> bytes:
     Raises:
         DatasetError: the file cannot be read.
     """
-    try:
-        with open(path, "rb") as f:
+    with open_regular(path, DatasetError, "dataset") as f:
+        try:
             f.seek(offset)
             return f.read(length)
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
+        except OSError as e:
+            raise DatasetError(f"{path}: cannot read: {e.strerror}") from None
 
 
 def read_element(path: str | Path, offset: int, length: int) -> Any:

@@ -8,7 +8,8 @@ and takes it over. A second writer while the first is alive is refused with a me
 the holder. Readers (``report``, ``compare``) never take the lock.
 
 Where ``fcntl`` is missing (Windows), the file is created exclusively and a lock whose pid
-no longer runs on this host is taken over.
+no longer runs on this host is taken over. :func:`out_dir` checks a directory about to be
+written (``--out``) first: one that exists as a file is refused with the fix.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from mnemometer.errors import RunLogError
+from mnemometer.errors import MnemometerError, RunLogError
 
 try:  # POSIX
     import fcntl
@@ -214,3 +215,26 @@ def _alive(pid: Any) -> bool:  # pragma: no cover - Windows
     except PermissionError:
         return True
     return True
+
+
+def out_dir(path: str | Path, what: str) -> Path:
+    """``path`` as a directory to create or continue: refused when it exists as a file.
+
+    Args:
+        path: the ``--out`` directory.
+        what: what it holds, for the message (``run directory``, ``sweep directory``).
+
+    Raises:
+        MnemometerError: ``path`` (or a parent) exists and is not a directory.
+    """
+    p = Path(path)
+    for d in (p, *p.parents):
+        if d.exists() or d.is_symlink():
+            if not d.is_dir():
+                which = "exists" if d == p else f"has a parent that is not a directory ({d})"
+                raise MnemometerError(
+                    f"{p}: {which} and is not a directory; --out names the {what} to "
+                    "create: choose another path"
+                )
+            break
+    return p

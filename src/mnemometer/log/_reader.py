@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mnemometer._gc import paused
-from mnemometer._jsonl import decode, json_document
+from mnemometer._jsonl import json_document, open_regular, read_file
 from mnemometer.errors import RunLogError
 from mnemometer.log._migrate import HEADER_STEPS, ITEM_STEPS, ITEMS_UNCHANGED_SINCE
 from mnemometer.log._schema import (
@@ -52,7 +53,7 @@ def _raw_header(run_dir: str | Path) -> dict[str, Any]:
     path = Path(run_dir) / HEADER_FILE
     if not path.exists():
         raise RunLogError(f"{run_dir}: not a run directory (no {HEADER_FILE})")
-    raw = json_document(decode(path.read_bytes(), path, RunLogError), path, RunLogError)
+    raw = json_document(read_file(path, RunLogError, "run header"), path, RunLogError)
     version = raw.get("schema_version") if isinstance(raw, dict) else None
     if not isinstance(version, int) or version < 1:
         raise RunLogError(f"{path}: no integer schema_version")
@@ -108,7 +109,7 @@ def read_items(run_dir: str | Path) -> list[ItemResult]:
 
 
 def _read_items(path: Path, version: int, raw_header: dict[str, Any]) -> list[ItemResult]:
-    lines = path.read_bytes().split(b"\n")
+    lines = read_file(path, RunLogError, "run log").split(b"\n")
     current: dict[str, list[ItemResult]] = {}  # the attempt being read, per item
     steps: dict[str, set[str | None]] = {}  # the steps that attempt holds
     complete: dict[str, list[ItemResult]] = {}  # the last complete attempt, per item
@@ -163,14 +164,35 @@ def count_results(run_dir: str | Path) -> int:
     """
     path = Path(run_dir) / ITEMS_FILE
     n, last = 0, b"\n"
-    try:
-        with open(path, "rb") as f:
-            while chunk := f.read(1 << 22):
-                n += chunk.count(b"\n")
-                last = chunk[-1:]
-    except FileNotFoundError:
+    if not path.exists():
         return 0
+    with open_regular(path, RunLogError, "run log") as f:
+        while chunk := f.read(1 << 22):
+            n += chunk.count(b"\n")
+            last = chunk[-1:]
     return n + (last != b"\n")
+
+
+def items_digest(run_dir: str | Path) -> str | None:
+    """SHA-256 of ``items.jsonl`` (``None`` when there is none): what a summary records."""
+    path = Path(run_dir) / ITEMS_FILE
+    if not path.exists():
+        return None
+    with open_regular(path, RunLogError, "run log") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def summary_is_current(run_dir: str | Path, summary: Summary) -> bool:
+    """Whether ``summary`` still describes the run's log, so its items need no reading.
+
+    A summary that recorded the log's digest is current while the log is byte for byte
+    the same: a corrupt line anywhere (or any edit) sends the reader to the items, which
+    name it. An older summary is trusted while the line count matches (cheaper, blind to
+    a line changed in place).
+    """
+    if summary.items_sha256 is not None:
+        return summary.items_sha256 == items_digest(run_dir)
+    return summary.results == count_results(run_dir)
 
 
 def read_summary(run_dir: str | Path) -> Summary | None:
@@ -183,7 +205,7 @@ def read_summary(run_dir: str | Path) -> Summary | None:
     if not path.exists():
         return None
     try:
-        summary = Summary.model_validate_json(path.read_bytes())
+        summary = Summary.model_validate_json(read_file(path, RunLogError, "run summary"))
     except ValidationError as e:
         err = e.errors()[0]
         loc = ".".join(map(str, err["loc"]))

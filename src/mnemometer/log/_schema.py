@@ -428,6 +428,10 @@ class Summary(StrictModel):
     """The run it summarises (a summary of another run is refused)."""
     results: int = 0
     """Item results it was computed from (a stale summary is recomputed or flagged)."""
+    items_sha256: str | None = None
+    """SHA-256 of ``items.jsonl`` as summarised: a report trusts this summary without reading
+    the items only while the log is byte for byte the same (``None``: an older run, trusted
+    while its line count matches ``results``)."""
     source: Literal["suite", "generic"] = "suite"
     """``suite``: the suite's own summary; ``generic``: means by group, computed from the
     items alone (old logs, unfinished runs)."""

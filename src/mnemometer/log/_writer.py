@@ -9,6 +9,7 @@ from typing import IO, Any
 from pydantic_core import to_json
 
 from mnemometer import _env
+from mnemometer.log._reader import items_digest
 from mnemometer.log._schema import (
     HEADER_FILE,
     ITEMS_FILE,
@@ -60,7 +61,12 @@ def write_header(run_dir: Path, header: RunHeader) -> None:
 
 
 def write_summary(run_dir: Path, summary: Summary) -> None:
-    """Write ``summary.json`` atomically."""
+    """Write ``summary.json`` atomically, with the digest of the log it summarises.
+
+    ``summary.items_sha256`` is set (on the caller's object too: what is returned as the
+    run's summary is what the file holds).
+    """
+    summary.items_sha256 = items_digest(run_dir)
     atomic_write(run_dir / SUMMARY_FILE, summary.model_dump_json(indent=1) + "\n")
 
 

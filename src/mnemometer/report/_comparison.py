@@ -10,6 +10,7 @@ from mnemometer.comparison._model import (
     PairedDelta,
     preferred,
 )
+from mnemometer.report._markdown import md
 
 
 def comparison_json(c: Comparison) -> str:
@@ -133,7 +134,7 @@ def comparison_markdown(c: Comparison) -> str:
     b, k = c.baseline, c.candidate
     h = c.headline
     out = [
-        f"# {c.suite}: {', '.join(k.conditions)} vs {', '.join(b.conditions)}",
+        f"# {md(c.suite)}: {md(', '.join(k.conditions))} vs {md(', '.join(b.conditions))}",
         "",
         f"{c.items} items ({c.pairs} paired observations) from {b.repeats} baseline and "
         f"{k.repeats} candidate "
@@ -141,14 +142,14 @@ def comparison_markdown(c: Comparison) -> str:
         + (f"; {c.clusters} clusters by {c.cluster_by}." if c.cluster_by else "."),
         "",
         "Differs: "
-        + ("; ".join(c.differs) if c.differs else "nothing (the same configuration)")
-        + (f". Varies (declared): {', '.join(c.varies)}." if c.varies else "."),
+        + (md("; ".join(c.differs)) if c.differs else "nothing (the same configuration)")
+        + (f". Varies (declared): {md(', '.join(c.varies))}." if c.varies else "."),
         "",
         "## Summary",
         "",
         "| | baseline | candidate | delta | 95% CI | p | Holm p |",
         "|---|---|---|---|---|---|---|",
-        f"| {c.headline_spec.label} (headline) | {_pct(h.baseline)} | {_pct(h.candidate)} | "
+        f"| {md(c.headline_spec.label)} (headline) | {_pct(h.baseline)} | {_pct(h.candidate)} | "
         + (f"{100 * h.delta:+.1f} pp" if h.delta is not None else "n/a")
         + f" | {_best_ci(h, 100, 1)} | {_p(h.p_value)} ({h.test or 'no test'}) | "
         + f"{_p(h.p_holm)} |",
@@ -158,7 +159,7 @@ def comparison_markdown(c: Comparison) -> str:
         "",
     ]
     if h.no_claim:
-        out += [f"**No claim**: {h.no_claim}.", ""]
+        out += [f"**No claim**: {md(h.no_claim)}.", ""]
     if h.mde is not None:
         out += [f"Minimum detectable headline effect at this size: {100 * h.mde:.1f} pp.", ""]
     if c.metrics:
@@ -170,7 +171,7 @@ def comparison_markdown(c: Comparison) -> str:
         ]
         for m in c.metrics:
             out.append(
-                f"| {m.key} | {_plain(m.baseline_mean)} | {_plain(m.candidate_mean)} | "
+                f"| {md(m.key)} | {_plain(m.baseline_mean)} | {_plain(m.candidate_mean)} | "
                 f"{_num(m.mean_delta)} | {_best_ci(m)} | {_p(m.p_value)} | {_p(m.p_holm)} | "
                 f"{m.pairs} |"
             )
@@ -179,14 +180,14 @@ def comparison_markdown(c: Comparison) -> str:
         out += [
             "## Groups",
             "",
-            f"| group | n | baseline {c.headline_spec.label} | candidate | delta | p | Holm p |",
+            f"| group | n | baseline {md(c.headline_spec.label)} | candidate | delta | p | Holm p |",
             "|---|---|---|---|---|---|---|",
         ]
         for g in c.groups:
             gh = g.headline
             delta = f"{100 * gh.delta:+.1f} pp" if gh.delta is not None else "n/a"
             out.append(
-                f"| {g.key} | {gh.pairs} | {_pct(gh.baseline)} | "
+                f"| {md(g.key)} | {gh.pairs} | {_pct(gh.baseline)} | "
                 f"{_pct(gh.candidate)} | {delta} | {_p(gh.p_value)} | "
                 f"{_p(gh.p_holm)} |"
             )
@@ -194,8 +195,8 @@ def comparison_markdown(c: Comparison) -> str:
     if c.forced or c.notes:
         out += ["## Notes", ""]
         if c.forced:
-            out += [f"- **forced**: {m}" for m in c.mismatches]
-        out += [f"- {n}" for n in c.notes]
+            out += [f"- **forced**: {md(m)}" for m in c.mismatches]
+        out += [f"- {md(n)}" for n in c.notes]
         out.append("")
-    out.append(f"Headline: {c.headline_spec.label} over {c.headline_spec.scope}.")
+    out.append(f"Headline: {md(c.headline_spec.label)} over {md(c.headline_spec.scope)}.")
     return "\n".join(out)

@@ -51,8 +51,11 @@ def export_run(run_dir: str | Path, out: str | Path, fmt: str = "hypotheses") ->
     if not lines:
         raise MnemometerError(f"{run_dir}: no question results to export")
     path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        for row in lines:  # a log written by an older version may still hold a key
-            f.write(_env.scrub(json.dumps(row, ensure_ascii=False)) + "\n")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            for row in lines:  # a log written by an older version may still hold a key
+                f.write(_env.scrub(json.dumps(row, ensure_ascii=False)) + "\n")
+    except OSError as e:
+        raise MnemometerError(f"{path}: cannot write the answers: {e.strerror}") from None
     return len(lines)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
+from mnemometer.report._markdown import md
 
 _HEADLINE = ("hit", "recall", "mrr", "ndcg", "precision")
 FAILURE_SHARE = 0.5
@@ -96,16 +97,14 @@ def run_text(v: RunView) -> str:
 def run_markdown(v: RunView) -> str:
     """For documents."""
     h, s = v.header, v.summary
-    out = [f"## {_title(h)}", "", f"Run `{h.run_id}`, status {h.status}, items {_counts(s)}.", ""]
-    banner = failure_banner(v)
+    run = f"Run `{md(h.run_id)}`, status {h.status}, items {_counts(s)}."
+    out = [f"## {md(_title(h))}", "", run, ""]
+    banner = [md(b.strip()) for b in failure_banner(v)]
     if banner:
-        return (
-            "\n".join([*out, f"**{banner[0]}**", "", *(f"- {b.strip()}" for b in banner[1:])])
-            + "\n"
-        )
+        return "\n".join([*out, f"**{banner[0]}**", "", *(f"- {b}" for b in banner[1:])]) + "\n"
     lead = headline_text(s)
     if lead:
-        out += [f"**Headline:** {lead}.", ""]
+        out += [f"**Headline:** {md(lead)}.", ""]
     cols, rows = _rank_table(s.overall)
     if rows:
         out += _md_table(cols, rows)
@@ -114,7 +113,7 @@ def run_markdown(v: RunView) -> str:
         out += _md_table(["metric", "value"], [[_label(m), _value(m)] for m in scal])
     k = _headline_k(s)
     for key, groups in s.groups.items():
-        out += [f"### By {key}", ""]
+        out += [f"### By {md(key)}", ""]
         if k:
             body = []
             for value, ms in groups.items():
@@ -138,8 +137,8 @@ def run_markdown(v: RunView) -> str:
                 body.append([value, *(by.get(n, "") for n in names)])
             out += _md_table([key, *names], body)
     for t in s.tables:
-        out += [f"### {t.title}", ""] + _md_table(t.columns, t.rows)
-    out += [f"- {n}" for n in s.notes]
+        out += [f"### {md(t.title)}", ""] + _md_table(t.columns, t.rows)
+    out += [f"- {md(n)}" for n in s.notes]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -161,8 +160,8 @@ def headline_text(s: Summary) -> str:
 
 
 def _md_table(cols: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    lines = ["| " + " | ".join(map(md, cols)) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(map(md, r)) + " |" for r in rows]
     return [*lines, ""]
 
 

@@ -27,7 +27,7 @@ from mnemometer import _env
 from mnemometer._jsonl import json_document
 from mnemometer.config import StrictModel, validate
 from mnemometer.errors import MnemometerError, RunLogError
-from mnemometer.log._lock import LOCK_FILE, DirLock
+from mnemometer.log._lock import LOCK_FILE, DirLock, out_dir
 from mnemometer.log._reader import read_header
 from mnemometer.log._schema import HEADER_FILE, SUMMARY_FILE
 from mnemometer.log._writer import write_header
@@ -169,7 +169,7 @@ def run_experiment(
     check_llm(suite, with_llm(settings or RunSettings()).llm)
     check_scorable(suite, exp.dataset)
     check_remote(settings, exp.systems, [exp.dataset, *exp.suite_options.values()])
-    out = Path(out) if out is not None else default_out(exp.suite)
+    out = out_dir(out if out is not None else default_out(exp.suite), "experiment directory")
     if out.exists() and any(out.iterdir()):
         check_unlocked(out)
         if {p.name for p in out.iterdir()} - {LOCK_FILE, EXPERIMENT_FILE + ".tmp"}:

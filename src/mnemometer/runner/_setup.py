@@ -15,7 +15,7 @@ from mnemometer._gc import paused
 from mnemometer.datasets._io import BUILTIN, load_dataset
 from mnemometer.datasets._models import Dataset
 from mnemometer.errors import DatasetError, MnemometerError, RunLogError
-from mnemometer.log._lock import LOCK_FILE, DirectoryLocked, holder
+from mnemometer.log._lock import LOCK_FILE, DirectoryLocked, holder, out_dir
 from mnemometer.log._schema import (
     HEADER_FILE,
     DatasetRef,
@@ -483,7 +483,7 @@ def check_unlocked(path: Path) -> None:
 
 
 def _new_run_dir(out: str | Path | None, suite: str, label: str) -> Path:
-    path = Path(out) if out is not None else default_out(suite, label)
+    path = out_dir(out if out is not None else default_out(suite, label), "run directory")
     if path.exists() and any(path.iterdir()):
         check_unlocked(path)
         if not _aborted_start(path):

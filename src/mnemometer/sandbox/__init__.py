@@ -15,6 +15,7 @@ from mnemometer.sandbox._sandbox import (
     AGENT_HOMES,
     HOME_FILES,
     ISOLATIONS,
+    SCRIPT_SUFFIXES,
     Sandbox,
     SandboxError,
     bwrap_problem,
@@ -35,6 +36,8 @@ from mnemometer.sandbox._workspace import (
     copy_fixture,
     evals_root,
     fresh_dir,
+    read_workspace_file,
+    workspace_file,
 )
 
 __all__ = [
@@ -42,6 +45,7 @@ __all__ = [
     "EVALS_DIR",
     "HOME_FILES",
     "ISOLATIONS",
+    "SCRIPT_SUFFIXES",
     "CommandError",
     "CommandResult",
     "Evidence",
@@ -55,9 +59,11 @@ __all__ = [
     "evals_root",
     "fresh_dir",
     "render",
+    "read_workspace_file",
     "resolve_isolation",
     "run_agent",
     "run_command",
     "split_template",
     "task_env",
+    "workspace_file",
 ]

@@ -13,13 +13,17 @@ Under ``no-memory`` nothing is installed and any evidence in the workspace fails
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from mnemometer.sandbox._workspace import read_workspace_file
 
 HELPER_DIR = ".memory-eval"
 HELPER = "query-memory"
@@ -109,6 +113,24 @@ def install_helper(
     return helper
 
 
+def keep_evidence(workspace: Path, dest: Path) -> None:
+    """Copy the workspace's ``.memory-eval/`` to ``dest`` (the run's copy of the evidence).
+
+    The agent wrote that directory: a link in it is copied as a link, never followed (it
+    could name a file or a directory of the host), and a FIFO or device is left out.
+    """
+    src = workspace / HELPER_DIR
+    if workspace.is_symlink() or src.is_symlink() or not src.is_dir():
+        return
+
+    def special(directory: str, names: list[str]) -> list[str]:
+        kept = (stat.S_ISREG, stat.S_ISDIR, stat.S_ISLNK)
+        modes = {n: os.lstat(os.path.join(directory, n)).st_mode for n in names}
+        return [n for n, m in modes.items() if not any(ok(m) for ok in kept)]
+
+    shutil.copytree(src, dest, symlinks=True, ignore=special, dirs_exist_ok=True)
+
+
 def condition_block(memory_enabled: bool, questions: list[str]) -> str:
     """The text appended to an item's prompt: what the condition allows."""
     if not memory_enabled:
@@ -132,6 +154,10 @@ def condition_block(memory_enabled: bool, questions: list[str]) -> str:
         for i, q in enumerate(questions, 1):
             lines.append(f"- q{i}: {q}\n  `./{HELPER_DIR}/{HELPER} q{i} {json.dumps(q)}`")
     return "\n".join(lines) + "\n"
+
+
+_ARTIFACTS = (".status.json", ".json")
+"""What the helper writes per question: its status, then the memory's answer."""
 
 
 @dataclass
@@ -171,10 +197,9 @@ def verify(
         notes = [f"no-memory run left memory evidence: {', '.join(found)}"] if found else []
         return Evidence(len(questions), 0, not found, notes)
     ev = Evidence(len(questions), 0, True)
-    d = workspace / HELPER_DIR
     for i, q in enumerate(questions, 1):
         qid = f"q{i}"
-        why = _check_question(d, qid, q, ask)
+        why = _check_question(workspace, qid, q, ask)
         ev.questions.append({"id": qid, "question": q, "verified": why is None, "reason": why})
         if why is None:
             ev.verified += 1
@@ -185,14 +210,15 @@ def verify(
 
 
 def _check_question(
-    d: Path, qid: str, question: str, ask: Callable[[str], list[str]] | None
+    workspace: Path, qid: str, question: str, ask: Callable[[str], list[str]] | None
 ) -> str | None:
+    # Read only files inside the workspace: a link the agent left must not lead out of it.
+    raw = [read_workspace_file(workspace, f"{HELPER_DIR}/{qid}{ext}") for ext in _ARTIFACTS]
+    if raw[0] is None or raw[1] is None:
+        return "never asked through the helper (no artifact file in the workspace)"
     try:
-        status = json.loads((d / f"{qid}.status.json").read_text())
-        out = json.loads((d / f"{qid}.json").read_text())
-    except FileNotFoundError:
-        return "never asked through the helper"
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as e:
+        status, out = (json.loads(r) for r in raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         return f"unreadable artifact ({e})"
     if not isinstance(status, dict) or status.get("exit_code") != 0:
         return f"helper exit code {status.get('exit_code') if isinstance(status, dict) else '?'}"
@@ -297,22 +323,25 @@ USAGE_FILES = ("token-usage.json", "codex-token-usage.json", "claude-token-usage
 
 
 def read_token_usage(run_dir: Path, stdout_path: Path) -> tuple[dict[str, int] | None, str]:
-    """Usage from a wrapper's file in ``run_dir`` (:data:`USAGE_FILES`), else stdout."""
+    """Usage from a wrapper's file in ``run_dir`` (:data:`USAGE_FILES`), else stdout.
+
+    Files the agent could write are read only inside their directory, never through a
+    link out of it (:func:`~mnemometer.sandbox.read_workspace_file`).
+    """
     for name in USAGE_FILES:
-        f = run_dir / name
-        if not f.is_file():
+        raw = read_workspace_file(run_dir, name)
+        if raw is None:
             continue
         try:
-            u = _as_usage(json.loads(f.read_text()))
+            u = _as_usage(json.loads(raw))
         except (json.JSONDecodeError, UnicodeDecodeError):
             u = None
         if u is not None:
             return u, name
-    try:
-        text = stdout_path.read_text("utf-8", errors="replace")
-    except FileNotFoundError:
+    raw = read_workspace_file(stdout_path.parent, stdout_path.name)
+    if raw is None:
         return None, ""
-    u = parse_token_usage(text)
+    u = parse_token_usage(raw.decode("utf-8", errors="replace"))
     return u, ("agent stdout" if u else "")
 
 

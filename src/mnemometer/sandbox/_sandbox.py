@@ -103,6 +103,27 @@ def _python_paths() -> list[Path]:
     return out
 
 
+SCRIPT_SUFFIXES = (".sh", ".py", ".js", ".mjs", ".ts", ".rb", ".pl", ".bash")
+"""Suffixes of the scripts a command may name by absolute path (then shown read-only)."""
+
+
+def _named_programs(argv: list[str]) -> list[str]:
+    """The programs and scripts ``argv`` names by absolute path, to show read-only.
+
+    The program itself (an executable file) and scripts it is given (an agent or check
+    script, by suffix). Any other file a command names (``cat /home/me/.ssh/id_rsa``) stays
+    hidden: naming a host file must not be a way through the sandbox. A path outside these
+    rules needs ``--sandbox-ro PATH``.
+    """
+    named = []
+    for i, a in enumerate(argv):
+        if not (os.path.isabs(a) and os.path.isfile(a)):
+            continue
+        if (i == 0 and os.access(a, os.X_OK)) or a.endswith(SCRIPT_SUFFIXES):
+            named.append(a)
+    return named
+
+
 def _under(path: Path, roots: list[Path]) -> bool:
     return any(path == r or r in path.parents for r in roots)
 
@@ -212,7 +233,7 @@ class Sandbox:
         ro = [*_python_paths(), *(Path(p).resolve() for p in self.read_only)]
         # The programs and scripts the command names (an agent script, a check script),
         # normalised: `{suite_dir}/../../agent.py` is not under the suite directory.
-        ro += [Path(os.path.normpath(a)) for a in argv if os.path.isabs(a) and os.path.isfile(a)]
+        ro += [Path(os.path.normpath(a)) for a in _named_programs(argv)]
         shown: list[Path] = [Path(d) for d in _SYSTEM]
         for p in sorted(dict.fromkeys(ro), key=lambda p: len(p.parts)):
             if p.exists() and not _under(p, rw) and not _under(p, shown):

@@ -5,7 +5,9 @@ refuses symlinks and anything that is not a regular file or directory, so a suit
 point a workspace at the caller's files. A fixture may be shared between suites (Memory
 Layer's ``../../fixtures/...``), but once resolved (``..`` and symlinks followed) it must lie
 inside the suite's evals root (:func:`evals_root`). Paths inside a workspace (required
-files, content checks) must be relative without ``..``.
+files, content checks) must be relative without ``..``, and a check reads a file only
+through :func:`workspace_file`: a link the agent left never takes the harness out of the
+workspace, to read a host file the sandbox kept from the agent.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import shutil
 import stat
 from pathlib import Path, PurePosixPath
 
+from mnemometer._jsonl import open_regular
 from mnemometer.errors import MnemometerError
 
 EVALS_DIR = "evals"
@@ -62,7 +65,7 @@ def check_fixture(root: Path, rel: str) -> Path:
         FixtureError: naming the offending path.
     """
     why = bad_relative(rel)
-    if why and ".." not in PurePosixPath(rel).parts:
+    if why and (".." not in PurePosixPath(rel).parts or "\0" in rel):  # NUL: no file's name
         raise FixtureError(f"fixture {rel!r} {why}")
     path = root / rel
     if path.is_symlink():
@@ -107,6 +110,37 @@ def copy_fixture(src: Path, dest: Path) -> None:
                 raise FixtureError(f"fixture {src} changed while copied: {name} is a symlink")
             if name in filenames:
                 os.chmod(path, path.stat().st_mode | stat.S_IWUSR)
+
+
+def workspace_file(root: Path, rel: str) -> Path | None:
+    """``root/rel`` resolved, when it is a regular file inside ``root``; else ``None``.
+
+    The agent owns its workspace: a symlink it leaves (``leak.txt`` -> a file in the
+    host's home) is followed only while it stays inside ``root``, so no check (a required
+    file, required content, memory evidence, token usage) reads or counts a file outside
+    it. A FIFO or a device is never a file here either (reading one would block or never
+    end).
+    """
+    if root.is_symlink() or not root.is_dir():
+        return None
+    try:
+        target = (root / rel).resolve()
+        regular = stat.S_ISREG(target.stat().st_mode)
+    except (OSError, ValueError, RuntimeError):  # missing, a NUL byte, a symlink loop
+        return None
+    return target if regular and target.is_relative_to(root.resolve()) else None
+
+
+def read_workspace_file(root: Path, rel: str) -> bytes | None:
+    """The bytes of :func:`workspace_file` ``(root, rel)``; ``None`` when it is none."""
+    path = workspace_file(root, rel)
+    if path is None:
+        return None
+    try:
+        with open_regular(path, MnemometerError, "workspace file") as f:
+            return f.read()
+    except (MnemometerError, OSError):
+        return None
 
 
 def fresh_dir(path: Path, within: Path) -> Path:

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from mnemometer.log._reader import count_results, read_header, read_items, read_summary
+from mnemometer.log._reader import read_header, read_items, read_summary, summary_is_current
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary
 
 _Key = tuple[str, int | None, float | None, str | None]
@@ -152,8 +152,8 @@ def run_summary(run_dir: str | Path) -> Summary:
     of older versions. Never needs the suite, its inputs or any optional extra.
     """
     stored = read_summary(run_dir)
-    if stored is not None and stored.results == count_results(run_dir):
-        return stored  # the log has not grown since: no item needs reading
+    if stored is not None and summary_is_current(run_dir, stored):
+        return stored  # the log has not changed since: no item needs reading
     header = read_header(run_dir)
     items = read_items(run_dir)
     if stored is not None and stored.results == len(items):

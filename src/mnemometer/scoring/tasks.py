@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer.log._schema import Metric
-from mnemometer.sandbox import CommandResult, Evidence
+from mnemometer.sandbox import CommandResult, Evidence, read_workspace_file, workspace_file
 
 
 def metric(name: str, value: float | None, higher: bool = True) -> Metric:
@@ -139,16 +139,13 @@ class Scores:
 def check_workspace(ws: Path, step: Any, sc: Scores) -> None:
     """Add ``step``'s file checks (required, forbidden, required content) in ``ws`` to ``sc``."""
     for rel in step.required_files:
-        sc.files.append((rel, (ws / rel).is_file()))
+        sc.files.append((rel, workspace_file(ws, rel) is not None))  # never via a link out
     for rel in step.forbidden_files:
         p = ws / rel
         sc.forbidden.append((rel, not (p.exists() or p.is_symlink())))
     for rc in step.required_content:
-        p = ws / rc.file
-        try:
-            ok = p.is_file() and rc.contains in p.read_text("utf-8", errors="replace")
-        except OSError:
-            ok = False
+        raw = read_workspace_file(ws, rc.file)
+        ok = raw is not None and rc.contains in raw.decode("utf-8", errors="replace")
         sc.content.append((f"{rc.file} contains {rc.contains!r}", ok))
 
 

@@ -1,7 +1,7 @@
 """Suites: named procedures over items (retrieval, and more as they arrive)."""
 
 from mnemometer._registry import SUITES
-from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, Suite
+from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, Suite, user_only_options
 
 # In-process registration (notebooks, tests); plug-ins use entry points.
 register_suite = SUITES.register
@@ -17,6 +17,7 @@ __all__ = [
     "Suite",
     "create_suite",
     "suite_names",
+    "user_only_options",
 ]
 
 

@@ -37,6 +37,11 @@ class Flag:
         type: ``int``, ``float``, ``str``, ``path``, ``bool`` (an on/off flag) or
             ``choice:a,b``.
         multiple: repeatable; the option receives a list.
+        user_only: only the person running the command may set it: from the command line
+            (or the API), never from ``MNEMOMETER_RUN_*``, a ``.env`` file or a file such
+            as a sweep. For consent to run code, the sandbox, and what reaches it (a
+            suite directory may hold a ``.env``). A suite with such flags takes an
+            ``origins`` option (option → ``command line``/``default``) to record.
     """
 
     flag: str
@@ -44,6 +49,12 @@ class Flag:
     help: str
     type: str = "str"
     multiple: bool = False
+    user_only: bool = False
+
+
+def user_only_options(suite: Any) -> dict[str, str]:
+    """Option → flag of ``suite``'s (a suite class or object) :attr:`Flag.user_only` flags."""
+    return {f.option: f.flag for f in getattr(suite, "flags", ()) if f.user_only}
 
 
 TOP_K = Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemometer._env import package_version
+from mnemometer._jsonl import open_regular
 from mnemometer.datasets._models import Dataset
 from mnemometer.stores._protocol import ListableStore, Persistent
 
@@ -99,7 +100,8 @@ def save_index(store: Any, run_dir: Path, key: str | None) -> None:
 
 def _digest(path: Path) -> str:
     h = hashlib.sha256()
-    with path.open("rb") as f:
+    # A FIFO in place of a saved file would block the resume: refused (OSError) unopened.
+    with open_regular(path, OSError, "saved index file") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()

@@ -38,9 +38,11 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from mnemometer._jsonl import check_regular, shown
+from mnemometer._registry import SUITES
 from mnemometer.config import StrictModel, load_model
-from mnemometer.errors import MnemometerError
-from mnemometer.log._lock import DirLock
+from mnemometer.errors import MnemometerError, shortened
+from mnemometer.log._lock import DirLock, out_dir
 from mnemometer.runner import (
     Experiment,
     ExperimentResult,
@@ -54,7 +56,7 @@ from mnemometer.runner import (
 )
 from mnemometer.runner._conditions import resolve, system_for
 from mnemometer.runner._setup import check_scorable, dataset_as_option, with_llm
-from mnemometer.suites import create_suite
+from mnemometer.suites import create_suite, user_only_options
 from mnemometer.systems import SystemSpec
 from mnemometer.workflows._leaderboard import write_leaderboard
 
@@ -146,6 +148,16 @@ def load_sweep(path: str | Path) -> SweepFile:
         MnemometerError: one line naming the file and the key.
     """
     sweep_file = load_model(path, SweepFile, what="sweep file")
+    try:
+        guarded = user_only_options(SUITES.load(sweep_file.suite))
+    except MnemometerError:
+        guarded = {}  # an unknown suite: named when it is created
+    if given := sorted(guarded.keys() & sweep_file.suite_options.keys()):
+        key = given[0]
+        raise MnemometerError(
+            f"{path}: suite_options.{key}: {guarded[key]} is taken from the command line only "
+            "(consent to run a suite's code and its sandbox are not a file's to give)"
+        )
     labels = _labels(sweep_file)
     if len(set(labels)) != len(labels):
         raise MnemometerError(f"{path}: a system or condition is listed twice: {labels}")
@@ -163,6 +175,60 @@ def _labels(s: SweepFile) -> list[str]:
     return [x.spec().label for x in s.systems] + list(s.conditions)
 
 
+@dataclass(frozen=True)
+class CheckedSweep:
+    """A sweep file with everything checked that can be before a run starts."""
+
+    spec: SweepFile
+    """The file."""
+    systems: list[SystemSpec]
+    """Its systems, then its named conditions."""
+    datasets: list[tuple[str, str]]
+    """``(directory name, dataset)`` per dataset: a built-in name or an absolute path."""
+
+
+def check_sweep(path: str | Path, settings: RunSettings | None = None) -> CheckedSweep:
+    """Read the sweep file at ``path`` and check it: systems, conditions, suite, datasets.
+
+    Raises:
+        MnemometerError: one line naming the file (and the key) of the first problem.
+    """
+    path = Path(path)
+    spec = load_sweep(path)
+    if not spec.systems and not spec.conditions:
+        raise MnemometerError(f"{path}: a sweep needs [[systems]] or conditions")
+    base = path.resolve().parent
+    try:
+        table = load_conditions(_relative(spec.conditions_file, base))
+    except MnemometerError as e:
+        raise MnemometerError(f"{path}: conditions_file: {e}") from None
+    systems = [s.spec() for s in spec.systems]
+    llm = with_llm((settings or RunSettings()).checked()).llm
+    try:
+        systems += [system_for(n, resolve(n, table), llm) for n in spec.conditions]
+    except MnemometerError as e:
+        raise MnemometerError(f"{path}: conditions: {e}") from None
+    datasets: list[tuple[str, str]] = []
+    for i, d in enumerate(spec.datasets):
+        name = d.name or _slug(Path(d.path).name.split(".")[0])
+        if name in (n for n, _ in datasets):
+            raise MnemometerError(f"{path}: two datasets are named {name!r}; give them names")
+        try:
+            datasets.append((name, _dataset(d.path, base)))
+        except MnemometerError as e:
+            raise MnemometerError(f"{path}: datasets[{i}].path: {e}") from None
+    # Bad options fail before anything runs (a suite that reads its file sees the first),
+    # and so does a dataset the suite cannot score.
+    try:
+        options = dataset_as_option(spec.suite, datasets[0][1], spec.suite_options)[1]
+        suite = create_suite(spec.suite, options)
+    except MnemometerError as e:
+        raise MnemometerError(f"{path}: suite {shortened(spec.suite)!r}: {e}") from None
+    for _, d in datasets:
+        check_scorable(suite, d)
+    return CheckedSweep(spec, systems, datasets)
+
+
 def sweep(
     path: str | Path,
     out: str | Path,
@@ -176,42 +242,21 @@ def sweep(
         MnemometerError: a bad sweep file, or ``out`` holds a different sweep.
         DirectoryLocked: another live process is running a sweep into ``out``.
     """
-    path = Path(path)
-    spec = load_sweep(path)
-    if not spec.systems and not spec.conditions:
-        raise MnemometerError(f"{path}: a sweep needs [[systems]] or conditions")
-    base = path.resolve().parent
-    table = load_conditions(_relative(spec.conditions_file, base))
-    systems = [s.spec() for s in spec.systems]
-    llm = with_llm((settings or RunSettings()).checked()).llm
-    systems += [system_for(n, resolve(n, table), llm) for n in spec.conditions]
-    # Bad options fail before anything runs (a suite that reads its file sees the first),
-    # and so does a dataset the suite cannot score.
-    first = _dataset(spec.datasets[0].path, base)
-    suite = create_suite(spec.suite, dataset_as_option(spec.suite, first, spec.suite_options)[1])
-    for d in spec.datasets:
-        check_scorable(suite, _dataset(d.path, base))
-    out = Path(out)
+    checked = check_sweep(path, settings)
+    spec = checked.spec
+    out = out_dir(out, "sweep directory")
     created = not out.exists()
     # One sweep writer per directory: a second one would plan and run the same experiments.
     try:
         with DirLock(out):
             plans = []
-            names: list[str] = []
-            for d in spec.datasets:
-                dataset = _dataset(d.path, base)
-                name = d.name or _slug(Path(d.path).name.split(".")[0])
-                if name in names:
-                    raise MnemometerError(
-                        f"{path}: two datasets are named {name!r}; give them names"
-                    )
-                names.append(name)
+            for name, dataset in checked.datasets:
                 exp = Experiment(
-                    spec.suite, systems, spec.repeats, dataset, dict(spec.suite_options)
+                    spec.suite, checked.systems, spec.repeats, dataset, dict(spec.suite_options)
                 )
                 plans.append((out / name, _plan(exp, out / name, settings)))
             results = complete_experiments(plans, settings=settings, on_run=on_run)
-            experiments = dict(zip(names, results, strict=True))
+            experiments = dict(zip([n for n, _ in checked.datasets], results, strict=True))
             comparisons = _compare(spec, experiments)
             board = write_leaderboard(out / LEADERBOARD_FILE, experiments, comparisons)
     except BaseException:
@@ -281,9 +326,8 @@ def _dataset(value: str, base: Path) -> str:
         return value
     p = _relative(value, base)
     assert p is not None
-    if not p.exists():
-        raise MnemometerError(f"dataset {value!r}: no such file (looked at {p})")
-    return str(p.resolve())
+    missing = f"no such file (looked at {shown(p)})"
+    return str(check_regular(p, MnemometerError, "dataset", missing=missing).resolve())
 
 
 def _slug(text: str) -> str:

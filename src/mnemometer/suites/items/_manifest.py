@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -47,8 +48,8 @@ class SandboxSpec(StrictModel):
 class SuiteManifest(StrictModel):
     """``suite.toml``. Memory Layer's manifests load as they are."""
 
-    name: str = Field(min_length=1)
-    """Suite name."""
+    name: str = Field(min_length=1, max_length=200)
+    """Suite name (at most 200 characters: it names directories and report titles)."""
     description: str = ""
     """Free text."""
     suite_version: str = "1"
@@ -158,7 +159,9 @@ def inside(root: Path, rel: str, boundary: Path | None = None) -> bool:
     """
     if "\0" in rel or Path(rel).is_absolute():  # a NUL byte names no file anywhere
         return False
-    return (root / rel).resolve().is_relative_to((boundary or root).resolve())
+    # realpath, not resolve(): a symlink loop is left for the reader to name, not raised here
+    target = Path(os.path.realpath(root / rel))
+    return target.is_relative_to(Path(os.path.realpath(boundary or root)))
 
 
 def load_manifest(path: str | Path) -> tuple[Path, SuiteManifest, bytes]:

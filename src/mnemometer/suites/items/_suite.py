@@ -21,6 +21,7 @@ from mnemometer.scoring.summaries import ItemsSummary
 from mnemometer.stores._protocol import Hit
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites._store_ids import StoreIds, run_ids
+from mnemometer.suites.items._flags import FLAGS, origins_of, set_by_manifest
 from mnemometer.suites.items._manifest import LoadedSuite, load_suite, suite_sandbox
 from mnemometer.suites.items._types import (
     METADATA_FIELDS,
@@ -110,6 +111,12 @@ class ItemsSuite(BaseSuite):
         sandbox_ro: more paths the sandbox shows read-only (an agent CLI's install).
         sandbox_network: keep the network inside the sandbox even when the suite does not
             allow it (a suite you cannot edit, run with a real agent).
+        origins: where each option only the user may give came from (``allow_shell``,
+            ``isolation``, ``pass_env``, the sandbox flags): ``command line`` for the ones
+            the command line named, ``default`` for the rest. Without it (the API), a value
+            other than the default is an ``API argument``. What ``suite.toml`` sets too
+            (its ``pass_env``, ``[sandbox]`` ``network`` and ``agent_home``) is marked
+            ``suite.toml``. Recorded in the run header.
         suite_checksum: expected suite checksum (set on resume; a changed suite is refused).
         fixture_checksum: expected fixture checksum (likewise).
         memories_checksum: expected checksum of the memories file (likewise).
@@ -121,62 +128,7 @@ class ItemsSuite(BaseSuite):
     name: ClassVar[str] = "items"
     version: ClassVar[str] = "1"
     systems: ClassVar[frozenset[str]] = frozenset({"store", "agent"})
-    flags: ClassVar[tuple[Flag, ...]] = (
-        Flag(
-            "--profile",
-            "profile",
-            "offline (deterministic, no provider calls) or llm "
-            "(default: the manifest's default_profile).",
-            "choice:offline,llm",
-        ),
-        Flag("--memories", "memories", "Seed memories (overrides the manifest's).", "path"),
-        Flag(
-            "--skip-unsupported",
-            "skip_unsupported",
-            "Skip shell items instead of refusing the suite (recorded).",
-            "bool",
-        ),
-        Flag(
-            "--allow-shell",
-            "allow_shell",
-            "Run items that execute the suite's commands "
-            "(command_task, agent builds). Suites are code: read them first.",
-            "bool",
-        ),
-        Flag("--dry-run", "dry_run", "Validate shell items and execute nothing.", "bool"),
-        Flag(
-            "--pass-env",
-            "pass_env",
-            "Environment variable (name or * pattern) shell items receive beyond the minimal "
-            "environment and the suite's pass_env, e.g. an agent's API key; repeatable.",
-            multiple=True,
-        ),
-        Flag(
-            "--sandbox",
-            "isolation",
-            "Isolation of shell items: auto (bubblewrap where it works), bwrap or none.",
-            "choice:auto,bwrap,none",
-        ),
-        Flag(
-            "--agent-home",
-            "agent_home",
-            "Bootstrap files for the sandbox's private HOME (default: the suite's).",
-            "choice:none,codex,claude",
-        ),
-        Flag(
-            "--sandbox-ro",
-            "sandbox_ro",
-            "A path the sandbox shows read-only (e.g. an agent CLI installed by npm).",
-            "path",
-            multiple=True,
-        ),
-        Flag(
-            "--sandbox-network",
-            "sandbox_network",
-            "Keep the network in the sandbox though the suite does not allow it (recorded).",
-            "bool",
-        ),
-    )
+    flags: ClassVar[tuple[Flag, ...]] = FLAGS
     success_definition: ClassVar[str] = (
         "an item (or a build step) succeeds when its type's checks all hold (its 'success' "
         "metric is 1: see docs/ablations.md for each type); errored and timed-out items fail"
@@ -198,6 +150,7 @@ class ItemsSuite(BaseSuite):
         agent_home: str | None = None,
         sandbox_ro: list[str] | None = None,
         sandbox_network: bool = False,
+        origins: dict[str, str] | None = None,
         suite_checksum: str | None = None,
         fixture_checksum: str | None = None,
         memories_checksum: str | None = None,
@@ -231,6 +184,16 @@ class ItemsSuite(BaseSuite):
             self.loaded.items, allow_shell, dry_run, skip_unsupported, str(self.loaded.root)
         )
         self.allow_shell, self.dry_run = allow_shell, dry_run
+        self.origins = origins_of(
+            origins,
+            set_by_manifest(m, agent_home),
+            allow_shell=allow_shell,
+            isolation=isolation != "auto",
+            pass_env=bool(pass_env),
+            agent_home=agent_home is not None,
+            sandbox_ro=bool(sandbox_ro),
+            sandbox_network=sandbox_network,
+        )
         self.user_pass_env = list(pass_env)
         self.pass_env = [*m.pass_env, *pass_env]
         self.skip_unsupported = skip_unsupported
@@ -289,6 +252,7 @@ class ItemsSuite(BaseSuite):
             "memories": self.memories,
             "profile": self.profile,
             **({"sandbox_ro": ro} if ro else {}),
+            "origins": self.origins,
         }
 
     @property

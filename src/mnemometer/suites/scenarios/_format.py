@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
-from mnemometer._jsonl import decode, json_objects
+from mnemometer._jsonl import decode, json_objects, read_file
 from mnemometer.config import StrictModel
 from mnemometer.errors import MnemometerError
 
@@ -170,10 +170,7 @@ def load_scenario(path: str | Path) -> Scenario:
         ScenarioError: naming the file and line of the first problem.
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise ScenarioError(f"{path}: cannot read scenario file: {e.strerror}") from None
+    raw = read_file(path, ScenarioError, "scenario file")
     text = decode(raw, path, ScenarioError)
     header: Header | None = None
     steps: list[Step] = []

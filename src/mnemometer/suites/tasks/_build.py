@@ -285,8 +285,8 @@ def _agent_turn(
             return [h.memory_id for h in env.ctx.search(q, HELPER_TOP_K)[0]]
 
     sc.evidence = ev.verify(ws, questions, env.memory, ask)
-    if env.memory and (ws / ev.HELPER_DIR).is_dir():  # keep the evidence with the run
-        shutil.copytree(ws / ev.HELPER_DIR, run_dir / "memory-eval", dirs_exist_ok=True)
+    if env.memory:  # keep the evidence with the run
+        ev.keep_evidence(ws, run_dir / "memory-eval")
     if sc.agent is not None:
         sc.tokens, source = ev.read_token_usage(run_dir, Path(sc.agent.stdout_path))
         if sc.tokens is None and sc.tokens_required:

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from mnemometer._jsonl import shown
 from mnemometer.sandbox import (
+    SCRIPT_SUFFIXES,
     CommandError,
     FixtureError,
     bad_relative,
@@ -86,9 +88,6 @@ def validate_item(root: Path, item: Any) -> list[str]:
     return problems
 
 
-_SCRIPT_SUFFIXES = (".sh", ".py", ".js", ".mjs", ".ts", ".rb", ".pl", ".bash")
-
-
 @dataclass(frozen=True)
 class BuildCheck:
     """One doctor finding."""
@@ -104,7 +103,7 @@ def _scripts(template: str) -> list[str]:
         words = split_template(template)
     except CommandError:
         return []
-    return [w for w in words if w.endswith(_SCRIPT_SUFFIXES) and not w.startswith("-")]
+    return [w for w in words if w.endswith(SCRIPT_SUFFIXES) and not w.startswith("-")]
 
 
 def _missing_scripts(root: Path, item: Any) -> list[str]:
@@ -193,7 +192,7 @@ def build_checks(root: Path, items: list[Any], has_memories: bool = True) -> lis
                     f"{name}.scripts",
                     "warn",
                     "scripts named by its commands are not included in the suite: "
-                    + ", ".join(missing)
+                    + ", ".join(map(shown, missing))
                     + " (Memory Layer's checked-in suites ship without "
                     "their scripts); those commands will fail (a recorded failure) unless the "
                     "agent or a setup command creates them: add the scripts or point the "

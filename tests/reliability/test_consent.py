@@ -1,0 +1,198 @@
+"""A suite cannot turn on the shell for itself (issue 30 §1).
+
+Consent to run a suite's code (``--allow-shell``), the sandbox (``--sandbox`` and the other
+sandbox flags) and what environment reaches the commands (``--pass-env``) are the user's:
+from the command line or an explicit API argument, never from ``MNEMOMETER_RUN_*``, a
+``.env`` file (the command line loads the nearest one, so a suite directory may ship one)
+or a sweep file. The run header records where each came from.
+
+The attack runs the real command line in a child process from inside the suite
+directory, as a user would after downloading it; every key and secret here is fake.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from conftest import MNEMOMETER, invoke_cli
+
+from mnemometer.log import read_header
+from mnemometer.sandbox import bwrap_problem
+
+FAKE_KEY = "sk-fake-consent-0a1b2c3d4e5f"
+SECRET = "fake-ssh-key-consent-canary"
+DOTENV = "MNEMOMETER_RUN_ALLOW_SHELL=1\nMNEMOMETER_RUN_SANDBOX=none\nMNEMOMETER_RUN_PASS_ENV=*\n"
+GRANTS = ("MNEMOMETER_RUN_ALLOW_SHELL", "MNEMOMETER_RUN_SANDBOX", "MNEMOMETER_RUN_PASS_ENV")
+
+
+def _hostile_suite(tmp: Path) -> tuple[Path, Path, Path]:
+    """A suite directory whose ``.env`` grants itself the shell, and whose command steals.
+
+    Its ``command_task`` writes ``OPENAI_API_KEY`` and a file from the caller's home
+    directory to a file outside its workspace. Returns ``(suite, the secret, the loot)``.
+    """
+    home = tmp / "home"
+    home.mkdir()
+    secret = home / "id_ed25519"
+    secret.write_text(SECRET + "\n")
+    loot = tmp / "loot.txt"
+    suite = tmp / "innocent-suite"
+    suite.mkdir()
+    (suite / ".env").write_text(DOTENV)
+    (suite / "suite.toml").write_text('name = "innocent"\n')
+    steal = (
+        f"import os; open({str(loot)!r}, 'w').write("
+        f"str(os.environ.get('OPENAI_API_KEY')) + ' ' + open({str(secret)!r}).read())"
+    )
+    item = {
+        "eval_type": "command_task",
+        "id": "setup",
+        "command": "{python} -c " + json.dumps(steal),
+    }
+    (suite / "items.jsonl").write_text(json.dumps(item) + "\n")
+    return suite, secret, loot
+
+
+def _cli_from(cwd: Path, *args: object) -> subprocess.CompletedProcess[str]:
+    """The command line as the user runs it: the ``.env`` of ``cwd`` loads, a key is set."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOMETER_")}
+    env["OPENAI_API_KEY"] = FAKE_KEY
+    return subprocess.run(
+        [MNEMOMETER, *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_a_suite_env_file_cannot_turn_on_the_shell(tmp_path: Path) -> None:
+    # Before: exit 0, the command ran unsandboxed and wrote the key and the home file out.
+    suite, _, loot = _hostile_suite(tmp_path)
+    p = _cli_from(suite, "run", ".", "--condition", "no-memory", "-o", tmp_path / "run")
+    assert not loot.exists(), f"the suite ran its command and took: {loot.read_text()}"
+    assert p.returncode == 2, p.stderr
+    errors = [line for line in p.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "pass --allow-shell" in errors[0], p.stderr
+    for var in GRANTS:  # each variable that tried: one line naming it and its file
+        (line,) = [w for w in p.stderr.splitlines() if w.startswith(f"warning: {var} ")]
+        assert f"set in {suite / '.env'}" in line and "command line only" in line, line
+    assert "Traceback" not in p.stderr
+
+
+def test_consent_on_the_command_line_keeps_the_sandbox_and_the_secrets(tmp_path: Path) -> None:
+    # The user consents to run the suite; its .env still chooses neither the sandbox nor
+    # what the command sees: the key stays out, and bubblewrap (where it works) keeps the
+    # home directory out too.
+    suite, _, loot = _hostile_suite(tmp_path)
+    out = tmp_path / "run"
+    p = _cli_from(suite, "run", ".", "--allow-shell", "--condition", "no-memory", "-o", out)
+    assert p.returncode in (0, 1), p.stderr
+    assert FAKE_KEY not in (loot.read_text() if loot.exists() else ""), "the key reached it"
+    header = read_header(out / "no-memory-r0")
+    sandboxed = bwrap_problem() is None
+    assert header.suite_options["isolation"] == ("bwrap" if sandboxed else "none")
+    if sandboxed:
+        assert not loot.exists(), "the sandboxed command wrote outside its build directory"
+    assert "pass_env" not in header.suite_options  # no name given on the command line
+    assert header.suite_inputs["origins"] == {
+        "allow_shell": "command line",
+        "isolation": "default",
+        "pass_env": "default",
+        "agent_home": "default",
+        "sandbox_ro": "default",
+        "sandbox_network": "default",
+    }
+    assert sum(f"warning: {var} " in p.stderr for var in GRANTS) == 3
+
+
+def test_suite_options_from_the_environment_grant_nothing(tmp_path: Path) -> None:
+    # -O read from MNEMOMETER_RUN_SUITE_OPTS (which a .env may set) is not the command line.
+    suite, _, loot = _hostile_suite(tmp_path)
+    (suite / ".env").write_text("MNEMOMETER_RUN_SUITE_OPTS=allow_shell=true\n")
+    p = _cli_from(suite, "run", ".", "--condition", "no-memory", "-o", tmp_path / "run")
+    assert not loot.exists()
+    assert p.returncode == 2 and "pass --allow-shell" in p.stderr, p.stderr
+    assert "warning: MNEMOMETER_RUN_SUITE_OPTS (set in" in p.stderr, p.stderr
+
+
+def test_the_header_records_where_each_grant_came_from(tmp_path: Path) -> None:
+    from mnemometer.workflows import run_suite
+
+    suite, _, _ = _hostile_suite(tmp_path)
+    (suite / ".env").unlink()
+    (suite / "items.jsonl").write_text(
+        json.dumps({"eval_type": "command_task", "id": "ok", "command": "{python} -c 0"}) + "\n"
+    )
+    flags = ["--allow-shell", "--sandbox", "none", "--pass-env", "LANG"]
+    out = tmp_path / "cli"
+    r = invoke_cli("run", suite, *flags, "--condition", "no-memory", "-o", out)
+    assert r.exit_code == 0, r.output
+    origins = read_header(out / "no-memory-r0").suite_inputs["origins"]
+    assert {k: origins[k] for k in ("allow_shell", "isolation", "pass_env")} == dict.fromkeys(
+        ("allow_shell", "isolation", "pass_env"), "command line"
+    )
+    api = run_suite(
+        suite,
+        conditions=["no-memory"],
+        out=tmp_path / "api",
+        suite_options={"allow_shell": True, "isolation": "none"},
+    )
+    origins = api.runs[0].header.suite_inputs["origins"]
+    assert origins["allow_shell"] == origins["isolation"] == "API argument"
+    assert origins["pass_env"] == "default"
+
+
+def test_the_header_names_what_the_suite_toml_set_too(tmp_path: Path) -> None:
+    # suite.toml may list pass_env and a [sandbox] table (the suite's documented needs);
+    # the header says so, rather than "default", so a reader sees who widened the box.
+    suite, _, _ = _hostile_suite(tmp_path)
+    (suite / ".env").unlink()
+    (suite / "suite.toml").write_text(
+        'name = "innocent"\npass_env = ["LANG"]\n[sandbox]\nnetwork = true\nagent_home = "codex"\n'
+    )
+    (suite / "items.jsonl").write_text(
+        json.dumps({"eval_type": "command_task", "id": "ok", "command": "{python} -c 0"}) + "\n"
+    )
+    out = tmp_path / "cli"
+    flags = ["--allow-shell", "--sandbox", "none", "--pass-env", "LC_ALL"]
+    r = invoke_cli("run", suite, *flags, "--condition", "no-memory", "-o", out)
+    assert r.exit_code == 0, r.output
+    origins = read_header(out / "no-memory-r0").suite_inputs["origins"]
+    assert origins["pass_env"] == "command line and suite.toml"
+    assert origins["sandbox_network"] == origins["agent_home"] == "suite.toml"
+    assert origins["allow_shell"] == origins["isolation"] == "command line"
+    out = tmp_path / "replaced"
+    r = invoke_cli(
+        "run", suite, *flags, "--agent-home", "none", "--condition", "no-memory", "-o", out
+    )
+    assert r.exit_code == 0, r.output  # the flag replaces the suite's agent_home
+    assert read_header(out / "no-memory-r0").suite_inputs["origins"]["agent_home"] == "command line"
+
+
+def test_a_sweep_file_cannot_grant_the_shell(tmp_path: Path) -> None:
+    suite, _, loot = _hostile_suite(tmp_path)
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(
+        'suite = "items"\n'
+        f"suite_options = {{ suite_dir = {json.dumps(str(suite))}, allow_shell = true }}\n"
+        'conditions = ["no-memory"]\n[[datasets]]\npath = "demo-en"\n'
+    )
+    r = invoke_cli("sweep", sweep, "-o", tmp_path / "out")
+    assert r.exit_code == 2, r.output
+    assert "suite_options.allow_shell: --allow-shell is taken from the command line" in r.output
+    assert not loot.exists()
+
+
+def test_the_run_help_says_which_flags_only_the_command_line_gives() -> None:
+    r = invoke_cli("run", "--help")
+    assert r.exit_code == 0
+    text = " ".join(r.output.split())
+    for flag in ("--allow-shell", "--sandbox", "--pass-env"):
+        start = text.index(flag + " ")
+        assert "Command line only" in text[start : start + 400], flag
