@@ -1,11 +1,15 @@
-"""OpenAI-compatible LLM client: retries, timeouts, a disk cache and token accounting.
+"""The LLM client: OpenAI-compatible requests, retries, timeouts, a disk cache and token accounting.
 
 Works against any server that speaks the OpenAI REST shape (OpenAI, DeepSeek, Ollama, vLLM,
-llama.cpp's server, ``mnemometer serve-llm``, :mod:`mnemometer.testing.llm_server`).
-Requests go through :class:`mnemometer.http.HttpClient` (pooled httpx connections, retries
-with back-off from tenacity); this module adds what is particular to LLMs: the request
-shapes, a disk cache, token accounting, and errors that name the flag or command to fix
-them (a rejected key, an unknown model, no server running).
+llama.cpp's server, ``mnemometer serve-llm``, :mod:`mnemometer.testing.llm_server`), and,
+with the ``[providers]`` extra, any provider LiteLLM speaks: a model named
+``PROVIDER/MODEL`` (``anthropic/claude-haiku-4-5``, ``gemini/...``, ``bedrock/...``) is
+translated by LiteLLM (:mod:`mnemometer.llm._providers` says which names count). Either
+way requests go through :class:`mnemometer.http.HttpClient` (pooled httpx connections,
+retries with back-off from tenacity; :mod:`mnemometer.llm._wire` is the seam); this module
+adds what is particular to LLMs: the request shapes, a disk cache, token accounting, and
+errors that name the flag or command to fix them (a rejected key, an unknown model, no
+server running).
 
 Typical use::
 
@@ -41,8 +45,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mnemometer.http import HttpClient, HttpError
+from mnemometer.http import HttpError
 from mnemometer.llm._cache import ReplyCache, request_key
+from mnemometer.llm._providers import no_endpoint, provider_of
 from mnemometer.llm._settings import (
     ENV_PREFIX,
     NO_ENDPOINT,
@@ -54,6 +59,7 @@ from mnemometer.llm._settings import (
     require_settings,
     resolve_settings,
 )
+from mnemometer.llm._wire import OpenAIWire, Wire
 
 T = TypeVar("T")
 
@@ -102,15 +108,18 @@ class ChatReply:
 
 
 class LLMClient:
-    """A small, thread-safe client for OpenAI-compatible chat and embeddings endpoints.
+    """A small, thread-safe client for chat and embeddings, OpenAI-compatible or any provider.
 
     One instance pools its connections; share it between threads, and :meth:`close` it (or
     use it as a context manager) when done.
 
     Args:
-        base_url: endpoint root including ``/v1`` (``http://127.0.0.1:8080/v1``).
-        model: model name sent with every request.
-        api_key: bearer token, if the server wants one.
+        base_url: endpoint root including ``/v1`` (``http://127.0.0.1:8080/v1``); for a
+            provider's model, its endpoint (empty: the provider's default).
+        model: model name sent with every request; ``PROVIDER/MODEL`` asks that provider
+            through LiteLLM (the ``[providers]`` extra).
+        api_key: bearer token, if the server wants one (a provider's key, else LiteLLM
+            reads the provider's own variable, ``ANTHROPIC_API_KEY``, ...).
         timeout: seconds allowed per HTTP attempt.
         max_retries: extra attempts after a transient failure (connection refused or
             dropped, a timeout, 408/409/425/429/5xx, a reply that is not JSON).
@@ -121,7 +130,7 @@ class LLMClient:
             append-only file holds them (:mod:`mnemometer.llm._cache`).
         structured: how :meth:`chat_json` asks for a schema: ``json_object`` sends
             ``{"type": "json_object", "schema": ...}`` (llama.cpp, vLLM); ``json_schema``
-            sends OpenAI's structured-output form.
+            sends OpenAI's structured-output form (always, for a provider's model).
     """
 
     def __init__(
@@ -154,14 +163,20 @@ class LLMClient:
         self._usage = Usage()
         cache = self.settings.cache_dir
         self._cache = ReplyCache(cache) if cache is not None else None
-        auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = HttpClient(
-            self.settings.base_url,
-            headers=auth,
-            timeout=self.settings.timeout,
-            retries=self.settings.max_retries,
-            backoff=self.backoff,
-        )
+        self.provider = provider_of(model)
+        """The LiteLLM provider the model names (``anthropic``, ...), ``None`` for the core."""
+        self._wire: Wire
+        if self.provider is not None:
+            from mnemometer.llm._litellm import LiteLLMWire
+
+            self._wire = LiteLLMWire(self.settings, self.backoff, self.provider)
+            # LiteLLM translates OpenAI's structured-output form for each provider (and
+            # drops llama.cpp's json_object-with-schema).
+            self.structured = "json_schema"
+        elif not self.settings.base_url and (unknown := no_endpoint(model, "")):
+            raise LLMError(unknown)  # antropic/claude-...: a misspelt provider
+        else:
+            self._wire = OpenAIWire(self.settings, self.backoff)
 
     @classmethod
     def from_settings(cls, settings: LLMSettings | None = None, **kwargs: Any) -> LLMClient:
@@ -188,7 +203,7 @@ class LLMClient:
 
     def close(self) -> None:
         """Release pooled connections (and the cache's file)."""
-        self._http.close()
+        self._wire.close()
         if self._cache is not None:
             self._cache.close()
 
@@ -282,20 +297,12 @@ class LLMClient:
     def models(self) -> list[str]:
         """Model ids the endpoint serves (``GET /models``)."""
         try:
-            names = self._http_models()
+            names = self._wire.models()
         except HttpError as e:
-            raise self._explain(e) from None
+            raise self._wire.explain(e) from None
         if not isinstance(names, list):
             raise LLMError(f"{self.settings.base_url}/models: unexpected reply")
         return names
-
-    def _http_models(self, probe: bool = False) -> list[str] | None:
-        """``GET /models`` as ids (``None`` for an unexpected reply); transport errors raise."""
-        data = self._http.request_json("GET", "/models", probe=probe)
-        try:
-            return [str(m["id"]) for m in data["data"]]
-        except (KeyError, TypeError):
-            return None
 
     def check(self, startup_wait: float | None = None) -> None:
         """Fail fast, before a run: the endpoint answers, the key works, the model exists.
@@ -307,16 +314,18 @@ class LLMClient:
         Raises:
             LLMError: with the fix.
         """
+        if not self._wire.lists_models:
+            return  # a provider is not asked for its models: its first call says what is wrong
         if startup_wait is None:
             startup_wait = float(os.environ.get(ENV_PREFIX + "STARTUP_WAIT") or 20.0)
         give_up = time.monotonic() + startup_wait
         while True:
             try:
-                names = self._http_models(probe=True)  # waiting for it is no verdict
+                names = self._wire.models(probe=True)  # waiting for it is no verdict
                 break
             except HttpError as e:
                 if e.kind != "unreachable" or e.reached or time.monotonic() >= give_up:
-                    error = self._explain(e)
+                    error = self._wire.explain(e)
                     if e.kind == "unreachable" and startup_wait > 0:
                         error = LLMError(f"{error} (waited {startup_wait:g} s for it to start)")
                     raise error from None
@@ -417,44 +426,7 @@ class LLMClient:
         return value, data, seconds, False
 
     def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
-        try:
-            data = self._http.request_json(method, path, json=body)
-        except HttpError as e:
-            raise self._explain(e) from None
-        if not isinstance(data, dict):
-            raise LLMError(
-                f"{self.settings.base_url}{path}: the reply is not a JSON object: "
-                f"{json.dumps(data)[:80]}"
-            )
-        return data
-
-    def _explain(self, e: HttpError) -> LLMError:
-        """The transport's error, with the flag or command that fixes it where we know one."""
-        if e.kind == "timeout" or (e.kind == "unreachable" and e.reached):
-            return LLMError(
-                f"{e}: the LLM endpoint is busy or slow, not down; allow it more time "
-                "(--llm-timeout, MNEMOMETER_LLM_TIMEOUT or timeout in --llm-config's [llm] table, "
-                f"now {self.settings.timeout:g} s per request) or ask for fewer tokens "
-                "(-A max_tokens=32 for agents, --max-tokens for build)"
-            )
-        if e.kind == "unreachable":
-            tries = f" after {e.attempts} attempts" if e.attempts > 1 else ""
-            return LLMError(
-                f"cannot reach the LLM endpoint {self.settings.base_url}{tries} ({e.reason}); "
-                "is the server running? start one with `mnemometer serve-llm` or pass "
-                "--llm-base-url"
-            )
-        if e.status in (401, 403):
-            return LLMError(
-                f"{e.url}: the API key was rejected (HTTP {e.status}: {e.detail}); "
-                "set MNEMOMETER_LLM_API_KEY or pass --llm-api-key"
-            )
-        if e.status == 404 and "model" in e.detail.lower():
-            return LLMError(
-                f"{e.url}: model {self.model!r} not found ({e.detail}); "
-                "check --llm-model against the server's /models"
-            )
-        return LLMError(str(e))
+        return self._wire.request(method, path, body)
 
 
 def _usage(raw: Any, cached: bool) -> Usage:
