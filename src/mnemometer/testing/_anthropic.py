@@ -1,0 +1,203 @@
+"""A stand-in for Anthropic's Messages API on 127.0.0.1, for tests of provider models.
+
+It speaks the real protocol over real HTTP, as documented by Anthropic: ``POST
+/v1/messages`` with an ``x-api-key`` and an ``anthropic-version`` header, a top-level
+``system``, ``messages`` of ``user``/``assistant`` turns whose content is a string or a
+list of blocks, a required ``max_tokens``; structured output as ``output_format`` (a JSON
+Schema) or a forced tool (``tool_choice: {"type": "tool", "name": ...}``); replies of
+``content`` blocks (``text``, ``tool_use``) with ``usage.input_tokens`` and
+``output_tokens``; errors as ``{"type": "error", "error": {"type": ..., "message": ...}}``
+(401 ``authentication_error``, 400 ``invalid_request_error``, 404 ``not_found_error``).
+``GET /v1/models`` lists the models served.
+
+Answers come from the rules of :class:`mnemometer.testing.FakeLLMServer` (this class is
+one): the request is read as the OpenAI-shaped conversation it stands for, so the same
+rules script both protocols. Token counts are words, as there.
+
+Example::
+
+    from mnemometer.testing import AnthropicServer
+
+    with AnthropicServer(rules=[("city", "Phoenix")], models=["claude-haiku-4-5"],
+                         api_key="sk-ant-test") as srv:
+        LLMClient(srv.url, "anthropic/claude-haiku-4-5", "sk-ant-test").chat(...)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from mnemometer.testing._handler import Handler
+from mnemometer.testing._schema import instance
+from mnemometer.testing.llm_server import FakeLLMServer
+
+_ROLES = ("user", "assistant")
+
+
+class AnthropicServer(FakeLLMServer):
+    """A scriptable stand-in for Anthropic's Messages API (a context manager).
+
+    Takes :class:`FakeLLMServer`'s arguments; ``api_key`` is checked against
+    ``x-api-key``. :attr:`url` is the root to pass as ``--llm-base-url`` (the client adds
+    ``/v1/messages``).
+    """
+
+    def _handler(self) -> type[Handler]:
+        return type("_AnthropicHandler", (_Messages,), {"server_ref": self})
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>``: the API root (``/v1/messages`` below it)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def answer_messages(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The Messages API reply to a valid request ``body``."""
+        chat = _as_openai(body)
+        text = self.text_reply(chat)
+        forced = body.get("tool_choice") or {}
+        tools = {t.get("name"): t for t in body.get("tools") or []}
+        if forced.get("type") == "tool" and forced.get("name") in tools:
+            name = forced["name"]
+            schema = tools[name].get("input_schema") or {"type": "object"}
+            given = _json_or_none(text) if isinstance(text, str) else None
+            mode = self.mode if self.mode != "scripted" else "minimal"
+            args = given if isinstance(given, dict) else instance(schema, mode, _last(chat))
+            block: dict[str, Any] = {
+                "type": "tool_use",
+                "id": "toolu_" + _digest(body),
+                "name": name,
+                "input": args,
+            }
+            reply, stop = json.dumps(args), "tool_use"
+        else:
+            reply = text if isinstance(text, str) else json.dumps(text)
+            block, stop = {"type": "text", "text": reply}, "end_turn"
+        prompt = sum(len(_text(m.get("content")).split()) for m in chat["messages"])
+        return {
+            "id": "msg_" + _digest(body),
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": [block],
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt, "output_tokens": len(reply.split())},
+        }
+
+
+class _Messages(Handler):
+    """The routes of :class:`AnthropicServer`."""
+
+    def _error(self, status: int, message: str, code: str = "invalid_request_error") -> None:
+        self._json(status, {"type": "error", "error": {"type": code, "message": message}})
+
+    def _authorised(self) -> bool:
+        key = self.server_ref.api_key
+        if key is None or self.headers.get("x-api-key") == key:
+            return True
+        self._error(401, "invalid x-api-key", "authentication_error")
+        return False
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        if not self._authorised():
+            return
+        if self.path.split("?")[0].rstrip("/") != "/v1/models":
+            self._error(404, f"no route {self.path}", "not_found_error")
+            return
+        models = self.server_ref.models
+        data = [{"type": "model", "id": m, "display_name": m, "created_at": ""} for m in models]
+        self._json(200, {"data": data, "has_more": False, "first_id": None, "last_id": None})
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+        srv = self.server_ref
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if not self._authorised():
+            return
+        path = self.path.split("?")[0].rstrip("/")
+        if path != "/v1/messages":
+            self._error(404, f"no route {self.path}", "not_found_error")
+            return
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self._error(400, "request body is not valid JSON")
+            return
+        srv._record(path, body)
+        problem = _invalid(body, self.headers.get("anthropic-version"))
+        if problem:
+            srv._logged(path, body, 400, problem)
+            self._error(400, problem)
+            return
+        fault = srv._next_fault()
+        if fault is not None and fault.kind in ("status", "slow") and self._fault(fault, body):
+            return
+        if body["model"] not in srv.models:
+            self._error(404, f"model: {body['model']}", "not_found_error")
+            return
+        out = srv.answer_messages(body)
+        srv._logged(path, body, 200, out)
+        self._json(200, out)
+
+
+def _invalid(body: Any, version: str | None) -> str:
+    """What the real API would refuse in this request ("" when nothing)."""
+    if not version:
+        return "anthropic-version: header is required"
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+        return "model: Field required"
+    if not isinstance(body.get("max_tokens"), int):
+        return "max_tokens: Field required"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages: at least one message is required"
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in _ROLES:
+            role = m.get("role") if isinstance(m, dict) else None
+            return f"messages.{i}.role: Input should be 'user' or 'assistant', got {role!r}"
+    if messages[0]["role"] != "user":
+        return "messages: first message must use the 'user' role"
+    return ""
+
+
+def _as_openai(body: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAI-shaped chat request a Messages request stands for (for the rules)."""
+    messages = []
+    if body.get("system"):
+        messages.append({"role": "system", "content": _text(body["system"])})
+    messages += [{"role": m["role"], "content": _text(m.get("content"))} for m in body["messages"]]
+    chat: dict[str, Any] = {"model": body["model"], "messages": messages}
+    schema = (body.get("output_format") or {}).get("schema")
+    if schema is not None:
+        chat["response_format"] = {"type": "json_schema", "json_schema": {"schema": schema}}
+    return chat
+
+
+def _text(content: Any) -> str:
+    """A string, or the text of a list of content blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text", "")) for b in content if isinstance(b, dict) and "text" in b
+        )
+    return ""
+
+
+def _last(chat: dict[str, Any]) -> str:
+    return next((m["content"] for m in reversed(chat["messages"]) if m["role"] == "user"), "")
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _digest(body: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
+
+
+__all__ = ["AnthropicServer"]
