@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
+import warnings
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -42,6 +43,8 @@ def load_litellm() -> Any:
     except ImportError:
         raise MissingExtraError("a provider-prefixed --llm-model", EXTRA, "litellm") from None
     litellm.suppress_debug_info = True  # no "Provider List: ..." banners on stdout
+    # pydantic's notes on LiteLLM's own types, printed at its first reply: not the user's.
+    warnings.filterwarnings("ignore", r".* is using the `ReadOnly` qualifier", UserWarning)
     litellm.telemetry = False
     return litellm
 

@@ -1,0 +1,180 @@
+"""Any provider (issue 31 §5): ``PROVIDER/MODEL`` through LiteLLM, sent by our HTTP layer.
+
+Real local servers speak each protocol: Anthropic's Messages API (:class:`AnthropicServer`)
+and the OpenAI-compatible test server (LiteLLM's ``hosted_vllm`` provider). The client's
+accounting, cache, scrubbing and errors are the OpenAI path's.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mnemometer.errors import MissingExtraError
+from mnemometer.llm import LLMClient, LLMError, find_settings, require_settings, resolve_settings
+from mnemometer.llm._providers import PROVIDERS, no_endpoint, provider_of
+from mnemometer.testing import AnthropicServer, FakeLLMServer
+
+KEY = "sk-ant-test-5ecret0key1234567890"
+CLAUDE = "claude-haiku-4-5"
+USER = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Which city?"}]
+JSON = re.compile(r"^json")
+ASK_JSON = [{"role": "user", "content": "json: which city?"}]
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+def _litellm():
+    """LiteLLM imported as the client imports it (offline switches first), or a skip."""
+    from mnemometer.llm._litellm import load_litellm
+
+    try:
+        return load_litellm()
+    except MissingExtraError:
+        pytest.skip("the [providers] extra is not installed")
+
+
+@pytest.fixture
+def anthropic():
+    _litellm()
+    models = [CLAUDE, "claude-3-5-haiku-20241022"]
+    rules = [(JSON, '{"city": "Phoenix"}'), ("city", "Phoenix")]
+    with AnthropicServer(rules=rules, models=models, api_key=KEY) as srv:
+        yield srv
+
+
+def claude(srv: AnthropicServer, model: str = CLAUDE, key: str = KEY, **kw) -> LLMClient:
+    kw.setdefault("backoff", 0.001)
+    return LLMClient(srv.url, f"anthropic/{model}", key, **kw)
+
+
+def test_which_models_go_through_litellm():
+    assert provider_of("anthropic/claude-haiku-4-5") == "anthropic"
+    assert provider_of("vllm/Qwen/Qwen2.5-0.5B") == "hosted_vllm"  # a vLLM server
+    # The core's names: OpenAI-compatible servers' ids, slashes and all.
+    for name in ("smollm2", "Qwen/Qwen2.5-0.5B-Instruct", "openai/gpt-oss-20b", "anthropic/"):
+        assert provider_of(name) is None
+    assert "did you mean 'anthropic'" in no_endpoint("antropic/claude", "no endpoint")
+    assert no_endpoint("smollm2", "no endpoint") == "no endpoint"
+
+
+def test_the_provider_names_are_litellms_own():
+    assert set(_litellm().provider_list) >= PROVIDERS
+
+
+def test_a_providers_model_needs_no_base_url(monkeypatch):
+    monkeypatch.delenv("MNEMOMETER_LLM_BASE_URL", raising=False)
+    s = find_settings(model="anthropic/claude-haiku-4-5")
+    assert s is not None and s.base_url == "" and s.provider == "anthropic"
+    assert s.redacted()["provider"] == "anthropic"
+    assert "provider" not in find_settings("http://x/v1", "smollm2").redacted()  # type: ignore[union-attr]
+    assert find_settings(model="Qwen/Qwen2.5") is None  # no endpoint for it: as before
+    with pytest.raises(LLMError, match="unknown LLM provider 'antropic'.*did you mean"):
+        resolve_settings(model="antropic/claude-haiku-4-5")
+    with pytest.raises(LLMError, match="unknown LLM provider 'gemnii'"):
+        require_settings(None, model="gemnii/gemini-2.5-flash")
+    with pytest.raises(LLMError, match="no LLM endpoint"):  # an embedding model of its own
+        require_settings(s, model="text-embedding-3-small")
+
+
+def test_chat_through_the_messages_api_counts_the_providers_tokens(anthropic):
+    c = claude(anthropic)
+    reply = c.chat(USER, max_tokens=16)
+    assert reply.text == "Phoenix" and not reply.cached
+    body = anthropic.requests[-1]  # what went over the wire: Anthropic's shape
+    assert body["model"] == CLAUDE and body["max_tokens"] == 16 and "seed" not in body
+    assert body["system"][0]["text"] == "Be brief." and body["messages"][0]["role"] == "user"
+    usage = anthropic.log[-1]["response"]["usage"]
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (
+        usage["input_tokens"],
+        usage["output_tokens"],
+    )
+    assert c.usage.calls == 1 and c.usage.total_tokens == usage["input_tokens"] + 1
+    c.check()  # asks nothing of a provider
+    assert len(anthropic.requests) == 1
+
+
+@pytest.mark.parametrize("model", [CLAUDE, "claude-3-5-haiku-20241022"])
+def test_chat_json_by_output_format_or_a_forced_tool(anthropic, model):
+    assert claude(anthropic, model).chat_json(ASK_JSON, SCHEMA) == {"city": "Phoenix"}
+    body = anthropic.requests[-1]
+    assert ("output_format" in body) != ("tools" in body)  # newer models: output_format
+
+
+def test_the_cache_answers_a_second_time_and_keeps_no_key(anthropic, tmp_path: Path):
+    anthropic.add_rule("echo", f"the key is {KEY}")  # a careless server echoes it
+    with claude(anthropic, cache_dir=tmp_path) as c:
+        first = c.chat([{"role": "user", "content": "echo"}])
+    with claude(anthropic, cache_dir=tmp_path) as c:
+        again = c.chat([{"role": "user", "content": "echo"}])
+        assert again.cached and c.usage.cached_calls == 1
+    assert first.text == f"the key is {KEY}" and again.text == "the key is ***"  # as kept
+    assert len(anthropic.requests) == 1
+    assert KEY not in (tmp_path / "replies.jsonl").read_text()
+
+
+def test_retries_go_through_the_http_layer(anthropic):
+    anthropic.fail_next(2, status=529)  # Anthropic's "overloaded"
+    assert claude(anthropic).chat(USER).text == "Phoenix"
+    assert len(anthropic.requests) == 3
+
+
+def test_errors_are_the_openai_paths(anthropic):
+    with pytest.raises(LLMError, match=r"API key was rejected \(HTTP 401.*ANTHROPIC_API_KEY"):
+        claude(anthropic, key="wrong-key-0123456789").chat(USER)
+    with pytest.raises(LLMError, match="model 'anthropic/claude-nope' not found"):
+        claude(anthropic, "claude-nope").chat(USER)
+    dead = LLMClient("http://127.0.0.1:9", f"anthropic/{CLAUDE}", KEY, max_retries=1, backoff=0)
+    with pytest.raises(LLMError, match=r"cannot reach the LLM endpoint http://127.0.0.1:9 after 2"):
+        dead.chat(USER)
+    with pytest.raises(LLMError, match="unknown LLM provider 'antropic'"):
+        LLMClient("", "antropic/claude-haiku-4-5")
+
+
+def test_the_openai_protocol_through_litellm_hosted_vllm():
+    _litellm()
+    rules = [(JSON, '{"city": "Phoenix"}'), ("city", "Phoenix")]
+    with FakeLLMServer(rules=rules, models=["Qwen/Qwen2.5-0.5B"]) as srv:
+        c = LLMClient(srv.base_url, "vllm/Qwen/Qwen2.5-0.5B", backoff=0.001)
+        reply = c.chat(USER, max_tokens=8)
+        assert reply.text == "Phoenix" and srv.chat_requests()[-1]["model"] == "Qwen/Qwen2.5-0.5B"
+        assert reply.usage.total_tokens == srv.log[-1]["response"]["usage"]["total_tokens"]
+        assert c.chat_json(ASK_JSON, SCHEMA) == {"city": "Phoenix"}
+        assert srv.chat_requests()[-1]["response_format"]["type"] == "json_schema"
+
+
+_BLOCK_LITELLM = """
+import importlib.abc, sys
+class Blocker(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "litellm":
+            raise ModuleNotFoundError(name)
+sys.meta_path.insert(0, Blocker())
+"""
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def test_the_core_path_never_imports_litellm_and_a_provider_names_the_extra():
+    p = _python(
+        "import sys\n"
+        "from mnemometer.testing import FakeLLMServer\n"
+        "from mnemometer.llm import LLMClient\n"
+        "with FakeLLMServer() as srv:\n"
+        "    LLMClient(srv.base_url, srv.model).chat([{'role': 'user', 'content': 'hi'}])\n"
+        "print('litellm' in sys.modules)\n"
+    )
+    assert p.returncode == 0 and p.stdout.strip() == "False", p.stderr
+    p = _python(
+        _BLOCK_LITELLM + "from mnemometer.llm import LLMClient\n"
+        "try:\n    LLMClient('', 'anthropic/claude-haiku-4-5')\n"
+        "except Exception as e:\n    print(type(e).__name__, e)\n"
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(MissingExtraError.__name__)
+    assert "pip install 'mnemometer[providers]'" in p.stdout
