@@ -13,11 +13,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from benchmark_helpers import locomo_cli, small_locomo
+from conftest import invoke_cli
+from faultproxy import FaultProxy
 
+from mnemometer.comparison._pairs import components
 from mnemometer.errors import MissingExtraError
 from mnemometer.llm import LLMClient, LLMError, find_settings, require_settings, resolve_settings
 from mnemometer.llm._providers import PROVIDERS, no_endpoint, provider_of
+from mnemometer.log import read_header, read_items
 from mnemometer.testing import AnthropicServer, FakeLLMServer
+from mnemometer.testing._bench import benchmark_reply
 
 KEY = "sk-ant-test-5ecret0key1234567890"
 CLAUDE = "claude-haiku-4-5"
@@ -93,8 +99,8 @@ def test_chat_through_the_messages_api_counts_the_providers_tokens(anthropic):
         usage["output_tokens"],
     )
     assert c.usage.calls == 1 and c.usage.total_tokens == usage["input_tokens"] + 1
-    c.check()  # asks nothing of a provider
-    assert len(anthropic.requests) == 1
+    c.check()  # one token, asked for the key, the model and the endpoint; not counted
+    assert anthropic.requests[-1]["max_tokens"] == 1 and c.usage.calls == 1
 
 
 @pytest.mark.parametrize("model", [CLAUDE, "claude-3-5-haiku-20241022"])
@@ -132,6 +138,11 @@ def test_errors_are_the_openai_paths(anthropic):
         dead.chat(USER)
     with pytest.raises(LLMError, match="unknown LLM provider 'antropic'"):
         LLMClient("", "antropic/claude-haiku-4-5")
+    # check() says the same before a run, and waits for a server still starting
+    with pytest.raises(LLMError, match=r"API key was rejected \(HTTP 401"):
+        claude(anthropic, key="wrong-key-0123456789").check()
+    with pytest.raises(LLMError, match=r"cannot reach .* \(waited 0.2 s for it to start\)"):
+        dead.check(startup_wait=0.2)
 
 
 def test_the_openai_protocol_through_litellm_hosted_vllm():
@@ -178,3 +189,89 @@ def test_the_core_path_never_imports_litellm_and_a_provider_names_the_extra():
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith(MissingExtraError.__name__)
     assert "pip install 'mnemometer[providers]'" in p.stdout
+
+
+# ---- a run through the command line ---------------------------------------------------
+
+
+def _tokens(run: Path) -> list[tuple[str, dict]]:
+    return [(r.step or r.item_id, r.tokens) for r in read_items(run)]
+
+
+def test_a_locomo_run_counts_the_same_tokens_through_either_protocol(tmp_path: Path):
+    """The same rules answer in both protocols (words counted alike), so every question's
+    tokens, reader and judge, are equal; the header names the provider, compare tells the
+    two readers apart."""
+    _litellm()
+    data = small_locomo(tmp_path / "locomo.json", conversations=2, questions=3)
+    runs = {}
+    with (
+        AnthropicServer(default=benchmark_reply, models=[CLAUDE], api_key=KEY) as ant,
+        FakeLLMServer(default=benchmark_reply, api_key=KEY) as oai,
+    ):
+        for name, url, model in (
+            ("anthropic", ant.url, f"anthropic/{CLAUDE}"),
+            ("openai", oai.base_url, oai.model),
+        ):
+            runs[name] = tmp_path / name
+            argv = locomo_cli(data, url, runs[name], "--judge", "lenient", "--llm-api-key", KEY)
+            argv[argv.index("fake-llm")] = model
+            r = invoke_cli(*argv)
+            assert r.exit_code == 0, r.output
+    anthropic, openai = (read_header(runs[n]) for n in ("anthropic", "openai"))
+    assert anthropic.llm and anthropic.llm["provider"] == "anthropic"
+    assert anthropic.llm["api_key"] == "***" and "provider" not in (openai.llm or {})
+    tokens = _tokens(runs["anthropic"])
+    assert len(tokens) == 6 and all(t["reader_prompt"] and t["judge_prompt"] for _, t in tokens)
+    assert tokens == _tokens(runs["openai"])
+    reader = components(anthropic)["reader"]
+    assert reader["provider"] == "anthropic" and reader != components(openai)["reader"]
+    assert KEY not in "".join(p.read_text() for p in runs["anthropic"].rglob("*.json*"))
+
+
+def test_a_dead_provider_stops_the_run_with_75_and_a_resume_finishes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """As the OpenAI path does (tests/reliability/test_endpoints.py): the stand-in goes down
+    after five answers; the run says so in one line and exits 75; a resume, given only the
+    key (the provider, model and endpoint are recorded), finishes it."""
+    _litellm()
+    data = small_locomo(tmp_path / "locomo.json", conversations=4, questions=3)
+    run = tmp_path / "run"
+    answered = []
+
+    def reader(body: dict) -> str:
+        answered.append(1)
+        if len(answered) == 5:
+            proxy.down = True
+        return benchmark_reply(body)
+
+    monkeypatch.setenv("MNEMOMETER_LLM_API_KEY", KEY)
+    with (
+        AnthropicServer(default=reader, models=[CLAUDE], api_key=KEY) as srv,
+        FaultProxy(srv.url) as proxy,
+    ):
+        argv = locomo_cli(data, proxy.url, run)
+        argv[argv.index("fake-llm")] = f"anthropic/{CLAUDE}"
+        r = invoke_cli(*argv)
+        assert r.exit_code == 75, r.output
+        stops = [ln for ln in r.output.splitlines() if ln.startswith("stopped: ")]
+        assert len(stops) == 1 and f"{proxy.url} is down (5 connection failures" in stops[0]
+        proxy.down = False
+        again = invoke_cli("run", "--resume", run, "--format", "none")
+        assert again.exit_code == 0, again.output
+    items = read_items(run)
+    assert len(items) == 12 and all(r.status == "ok" and r.output for r in items)
+
+
+def test_a_bad_key_or_an_unknown_provider_is_one_line_and_exit_2(tmp_path: Path):
+    _litellm()
+    data = small_locomo(tmp_path / "locomo.json", conversations=1, questions=1)
+    with AnthropicServer(models=[CLAUDE], api_key=KEY) as srv:
+        argv = locomo_cli(data, srv.url, tmp_path / "bad", "--llm-api-key", "wrong-0123456789")
+        argv[argv.index("fake-llm")] = f"anthropic/{CLAUDE}"
+        r = invoke_cli(*argv)
+    assert r.exit_code == 2 and "the API key was rejected (HTTP 401" in r.output
+    assert len(r.output.strip().splitlines()) == 1
+    r = invoke_cli("build", data.parent, "-o", tmp_path / "b.json", "--llm-model", "antropic/x")
+    assert r.exit_code == 2 and r.output.startswith("error: unknown LLM provider 'antropic'")

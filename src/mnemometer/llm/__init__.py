@@ -130,7 +130,7 @@ class LLMClient:
             append-only file holds them (:mod:`mnemometer.llm._cache`).
         structured: how :meth:`chat_json` asks for a schema: ``json_object`` sends
             ``{"type": "json_object", "schema": ...}`` (llama.cpp, vLLM); ``json_schema``
-            sends OpenAI's structured-output form (always, for a provider's model).
+            sends OpenAI's structured-output form (what a provider's model is sent either way).
     """
 
     def __init__(
@@ -170,9 +170,6 @@ class LLMClient:
             from mnemometer.llm._litellm import LiteLLMWire
 
             self._wire = LiteLLMWire(self.settings, self.backoff, self.provider)
-            # LiteLLM translates OpenAI's structured-output form for each provider (and
-            # drops llama.cpp's json_object-with-schema).
-            self.structured = "json_schema"
         elif not self.settings.base_url and (unknown := no_endpoint(model, "")):
             raise LLMError(unknown)  # antropic/claude-...: a misspelt provider
         else:
@@ -310,12 +307,12 @@ class LLMClient:
         A server that refuses connections is given ``startup_wait`` seconds to come up
         (default: ``MNEMOMETER_LLM_STARTUP_WAIT``, else 20): ``mnemometer serve-llm --port
         8080 &`` followed at once by a run, as the docs write it, loads its model first.
+        A provider's model is asked for one token instead of ``/models`` (uncounted, uncached:
+        :meth:`mnemometer.llm._litellm.LiteLLMWire.models`).
 
         Raises:
             LLMError: with the fix.
         """
-        if not self._wire.lists_models:
-            return  # a provider is not asked for its models: its first call says what is wrong
         if startup_wait is None:
             startup_wait = float(os.environ.get(ENV_PREFIX + "STARTUP_WAIT") or 20.0)
         give_up = time.monotonic() + startup_wait

@@ -11,7 +11,10 @@ own retries are off; what it would fetch by itself (price maps, beta-header list
 switched off by :func:`mnemometer.envfile.quiet_libraries` before it is imported.
 
 Decoding: ``seed`` and other options a provider does not take are dropped
-(``drop_params``), never sent for it to refuse.
+(``drop_params``), never sent for it to refuse. A schema asked in llama.cpp's form
+(``{"type": "json_object", "schema": ...}``, what judges and ``build`` send) is asked in
+OpenAI's structured-output form, which LiteLLM translates for each provider (Anthropic's
+``output_format``, or a forced tool for older models).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def load_litellm() -> Any:
         raise MissingExtraError("a provider-prefixed --llm-model", EXTRA, "litellm") from None
     litellm.suppress_debug_info = True  # no "Provider List: ..." banners on stdout
     # pydantic's notes on LiteLLM's own types, printed at its first reply: not the user's.
-    warnings.filterwarnings("ignore", r".* is using the `ReadOnly` qualifier", UserWarning)
+    warnings.filterwarnings("ignore", r".* (is|are) using the `ReadOnly` qualifier", UserWarning)
     litellm.telemetry = False
     return litellm
 
@@ -60,8 +63,6 @@ class LiteLLMWire:
         provider: the provider the model names.
     """
 
-    lists_models = False
-
     def __init__(self, settings: LLMSettings, backoff: float, provider: str) -> None:
         self._litellm = load_litellm()
         self.settings = settings
@@ -71,8 +72,41 @@ class LiteLLMWire:
 
     def request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
         """See :meth:`mnemometer.llm._wire.Wire.request`: chat completions and embeddings."""
+        try:
+            return self._send(method, path, body)
+        except HttpError as e:
+            raise self.explain(e) from None
+
+    def models(self, probe: bool = False) -> list[str] | None:
+        """See :meth:`mnemometer.llm._wire.Wire.models`: the model, once it answered one token.
+
+        Providers have no common way to list models (or to check a key without asking), so
+        :meth:`mnemometer.llm.LLMClient.check` asks the model for one token: the key, the
+        model and the endpoint are then known to work. That request is not cached and not
+        counted in the client's usage.
+        """
+        self._handler.probe = probe
+        try:
+            ping = {"messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
+            self._send("POST", "/chat/completions", ping)
+        finally:
+            self._handler.probe = False
+        return [self.settings.model]
+
+    def _send(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        """The OpenAI-shaped reply; the HTTP layer's failure raised as it is.
+
+        Raises:
+            HttpError: the request failed in the HTTP layer.
+            LLMError: LiteLLM refused it before sending (missing credentials, ...).
+        """
         body = dict(body or {})
         body.pop("model", None)
+        fmt = body.get("response_format")
+        if isinstance(fmt, dict) and fmt.get("type") == "json_object" and "schema" in fmt:
+            # llama.cpp's form, which LiteLLM drops: OpenAI's, which it translates.
+            schema = {"name": "answer", "schema": fmt["schema"]}
+            body["response_format"] = {"type": "json_schema", "json_schema": schema}
         call = {"/chat/completions": "completion", "/embeddings": "embedding"}.get(path)
         if method != "POST" or call is None:
             raise LLMError(f"{self.provider}: {method} {path} is not asked through LiteLLM")
@@ -93,13 +127,9 @@ class LiteLLMWire:
         except Exception as e:  # LiteLLM wraps everything; ours is the one that says why
             failure = self._handler.failure
             if failure is not None:
-                raise self.explain(failure) from None
+                raise failure from None
             raise self._translate(e) from None
         return json.loads(reply.model_dump_json())
-
-    def models(self, probe: bool = False) -> list[str] | None:
-        """See :meth:`mnemometer.llm._wire.Wire.models`: a provider is not asked for them."""
-        return None
 
     def explain(self, e: HttpError) -> LLMError:
         """See :meth:`mnemometer.llm._wire.Wire.explain` (the provider's key variable too)."""
@@ -145,6 +175,15 @@ def _handler_class(litellm: Any) -> type:
         def failure(self, value: HttpError | None) -> None:
             self._local.failure = value
 
+        @property
+        def probe(self) -> bool:
+            """True while the calling thread checks the endpoint (not counted as down)."""
+            return getattr(self._local, "probe", False)
+
+        @probe.setter
+        def probe(self, value: bool) -> None:
+            self._local.probe = value
+
         def post(  # noqa: PLR0913 - LiteLLM's signature
             self,
             url: str,
@@ -171,6 +210,7 @@ def _handler_class(litellm: Any) -> type:
                     content=content if content is not None else data,
                     params=params,
                     headers={k: str(v) for k, v in (headers or {}).items()},
+                    probe=self.probe,
                 )
             except HttpError as e:
                 self.failure = e

@@ -21,9 +21,6 @@ from mnemometer.llm._settings import LLMError, LLMSettings
 class Wire(Protocol):
     """Carries an OpenAI-shaped request to a model and brings back an OpenAI-shaped reply."""
 
-    lists_models: bool
-    """True when :meth:`models` can ask the endpoint which models it serves."""
-
     def request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
         """The reply to ``method path`` with ``body`` (``/chat/completions``, ``/embeddings``).
 
@@ -33,7 +30,7 @@ class Wire(Protocol):
         ...
 
     def models(self, probe: bool = False) -> list[str] | None:
-        """Model ids served (``None`` for an unexpected reply).
+        """Model ids served (``None`` for an unexpected reply); ``probe``: a check's.
 
         Raises:
             HttpError: the endpoint could not be asked (:meth:`LLMClient.check` waits on it).
@@ -56,8 +53,6 @@ class OpenAIWire:
         settings: the endpoint, key, timeout and retries.
         backoff: first back-off between attempts, in seconds.
     """
-
-    lists_models = True
 
     def __init__(self, settings: LLMSettings, backoff: float) -> None:
         self.settings = settings
