@@ -203,3 +203,31 @@ def test_a_langmem_memory_whose_llm_call_fails_is_recorded_and_the_rest_stored(t
             assert store.search("Who adopted a beagle?", 1)[0].memory_id == "m0"
         finally:
             store.close()
+
+
+def test_graphiti_with_a_providers_model_speaks_its_protocol_through_the_relay(tmp_path) -> None:
+    """``--llm-model anthropic/...`` (the [providers] extra): Graphiti speaks OpenAI to the
+    relay, the relay answers through LiteLLM in Anthropic's Messages protocol, and the
+    ingest costs count the provider's calls and tokens."""
+    _need("graphiti")
+    if importlib.util.find_spec("litellm") is None:
+        pytest.skip("needs pip install 'mnemometer[providers]' (in Makefile TEST_EXTRAS)")
+    from mnemometer.testing import AnthropicServer
+
+    key = "sk-ant-test-0123456789abcdef"
+    llm = extraction_llm(server=AnthropicServer, models=["claude-haiku-4-5"], api_key=key)
+    with llm, loopback_only() as attempts:
+        opts = {"base_url": llm.url, "llm_model": "anthropic/claude-haiku-4-5", "api_key": key}
+        store = create_store("graphiti", opts, workdir=tmp_path / "store")
+        try:
+            store.store("Bob: Carol moved to Lisbon.", {"memory_id": "m1"})
+            (cost,) = store.ingest_costs()
+            assert cost.error is None and cost.extracted, cost
+            assert cost.llm_calls == len(llm.requests) >= 3  # each one a /v1/messages call
+            assert set(llm.paths) == {"/v1/messages"}
+            usage = [e["response"]["usage"] for e in llm.log if e["status"] == 200]
+            assert cost.prompt_tokens == sum(u["input_tokens"] for u in usage)
+            assert store.search("Where did Carol move?", 1)[0].memory_id == "m1"
+        finally:
+            store.close()
+    assert attempts == []

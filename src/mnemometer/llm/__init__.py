@@ -291,6 +291,20 @@ class LLMClient:
         self._account(_usage(data.get("usage"), cached))
         return vectors
 
+    def complete(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """One chat-completion request as a memory system sent it; the OpenAI-shaped reply.
+
+        What :mod:`mnemometer.stores._llm_relay` answers a system's own calls with, for a
+        provider's model: the body's ``model`` is this client's, nothing is cached (the
+        system's calls are what is measured), the tokens are counted.
+
+        Raises:
+            LLMError: as :meth:`chat`.
+        """
+        data = self._request("POST", "/chat/completions", {**body, "model": self.model})
+        self._account(_usage(data.get("usage"), False))
+        return data
+
     def models(self) -> list[str]:
         """Model ids the endpoint serves (``GET /models``)."""
         try:
