@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 from benchmark_helpers import locomo_cli, small_locomo
+from build_helpers import EN_FILES, extraction_reply, write_corpus
 from conftest import invoke_cli
 from faultproxy import FaultProxy
 
 from mnemometer.comparison._pairs import components
+from mnemometer.datasets import load_dataset
 from mnemometer.errors import MissingExtraError
 from mnemometer.llm import LLMClient, LLMError, find_settings, require_settings, resolve_settings
 from mnemometer.llm._providers import PROVIDERS, no_endpoint, provider_of
@@ -275,3 +277,31 @@ def test_a_bad_key_or_an_unknown_provider_is_one_line_and_exit_2(tmp_path: Path)
     assert len(r.output.strip().splitlines()) == 1
     r = invoke_cli("build", data.parent, "-o", tmp_path / "b.json", "--llm-model", "antropic/x")
     assert r.exit_code == 2 and r.output.startswith("error: unknown LLM provider 'antropic'")
+
+
+def test_build_through_the_messages_api_makes_the_openai_paths_dataset(tmp_path: Path):
+    """``mnemometer build`` with a provider's model: the same facts, so the same dataset
+    (content hash) as the OpenAI path's, with its tokens counted and its replies cached."""
+    _litellm()
+    corpus = write_corpus(tmp_path / "corpus", EN_FILES)
+    hashes = []
+    with (
+        AnthropicServer(default=extraction_reply, models=[CLAUDE], api_key=KEY) as ant,
+        FakeLLMServer(default=extraction_reply, api_key=KEY) as oai,
+    ):
+        for url, model in ((ant.url, f"anthropic/{CLAUDE}"), (oai.base_url, oai.model)):
+            out = tmp_path / f"{model.replace('/', '-')}.json"
+            llm = ["--llm-base-url", url, "--llm-model", model, "--llm-api-key", KEY]
+            llm += ["--llm-cache", tmp_path / "cache"]  # one for both: keyed on the request
+            r = invoke_cli("build", corpus, "-o", out, "--lang", "en", *llm)
+            assert r.exit_code == 0, r.output
+            assert re.search(r"tokens [1-9]\d* prompt \+ [1-9]\d* completion", r.output)
+            hashes.append(load_dataset(out).info.content_hash)
+        asked = len(ant.requests)
+        again = tmp_path / "again.json"
+        llm = ["--llm-base-url", ant.url, "--llm-model", f"anthropic/{CLAUDE}", "--llm-api-key"]
+        llm += [KEY, "--llm-cache", tmp_path / "cache"]
+        r = invoke_cli("build", corpus, "-o", again, "--lang", "en", *llm)
+        assert r.exit_code == 0 and len(ant.requests) == asked  # nothing asked twice
+    assert hashes[0] == hashes[1]
+    assert all(b.get("output_format") for b in ant.requests)  # the schema, as Anthropic's
