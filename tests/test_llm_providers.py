@@ -21,9 +21,18 @@ from faultproxy import FaultProxy
 from mnemometer.comparison._pairs import components
 from mnemometer.datasets import load_dataset
 from mnemometer.errors import MissingExtraError
-from mnemometer.llm import LLMClient, LLMError, find_settings, require_settings, resolve_settings
+from mnemometer.llm import (
+    LLMClient,
+    LLMError,
+    LLMSettings,
+    find_settings,
+    require_settings,
+    resolve_settings,
+)
 from mnemometer.llm._providers import PROVIDERS, no_endpoint, provider_of
 from mnemometer.log import read_header, read_items
+from mnemometer.scoring.benchmark.answers import judge_target
+from mnemometer.scoring.judges import resolve_judges
 from mnemometer.testing import AnthropicServer, FakeLLMServer
 from mnemometer.testing._bench import benchmark_reply
 
@@ -305,3 +314,16 @@ def test_build_through_the_messages_api_makes_the_openai_paths_dataset(tmp_path:
         assert r.exit_code == 0 and len(ant.requests) == asked  # nothing asked twice
     assert hashes[0] == hashes[1]
     assert all(b.get("output_format") for b in ant.requests)  # the schema, as Anthropic's
+
+
+def test_a_judge_of_another_provider_asks_that_providers_endpoint():
+    local = LLMSettings("http://127.0.0.1:8080/v1", "smollm2")
+    (claude_judge,) = resolve_judges([f"lenient@anthropic/{CLAUDE}"])
+    (plain,) = resolve_judges(["lenient"])
+    assert judge_target(claude_judge, None, {}, local) == (f"anthropic/{CLAUDE}", "")
+    assert judge_target(plain, f"gemini/{CLAUDE}", {}, local) == (f"gemini/{CLAUDE}", "")
+    assert judge_target(plain, None, {}, local) == ("smollm2", local.base_url)
+    url = "http://127.0.0.1:9"  # --judge-endpoint wins; a reader of the same provider shares
+    assert judge_target(claude_judge, None, {f"anthropic/{CLAUDE}": url}, local)[1] == url
+    same = LLMSettings(url, "anthropic/claude-sonnet-4-5")
+    assert judge_target(claude_judge, None, {}, same)[1] == url
