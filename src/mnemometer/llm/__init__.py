@@ -47,7 +47,7 @@ from typing import Any, TypeVar
 
 from mnemometer.http import HttpError
 from mnemometer.llm._cache import ReplyCache, request_key
-from mnemometer.llm._providers import no_endpoint, provider_of
+from mnemometer.llm._providers import PROVIDERS, no_endpoint, provider_of
 from mnemometer.llm._settings import (
     ENV_PREFIX,
     NO_ENDPOINT,
@@ -452,6 +452,7 @@ __all__ = [
     "ENV_PREFIX",
     "NO_ENDPOINT",
     "NO_MODEL",
+    "PROVIDERS",
     "ChatReply",
     "LLMClient",
     "LLMConfig",
@@ -459,6 +460,7 @@ __all__ = [
     "LLMSettings",
     "Usage",
     "find_settings",
+    "provider_of",
     "require_settings",
     "resolve_settings",
 ]
