@@ -35,6 +35,7 @@ from mnemometer.scoring.benchmark.answers import judge_target
 from mnemometer.scoring.judges import resolve_judges
 from mnemometer.testing import AnthropicServer, FakeLLMServer
 from mnemometer.testing._bench import benchmark_reply
+from mnemometer.testing.llm_server import echo_memories
 
 KEY = "sk-ant-test-5ecret0key1234567890"
 CLAUDE = "claude-haiku-4-5"
@@ -327,3 +328,51 @@ def test_a_judge_of_another_provider_asks_that_providers_endpoint():
     assert judge_target(claude_judge, None, {f"anthropic/{CLAUDE}": url}, local)[1] == url
     same = LLMSettings(url, "anthropic/claude-sonnet-4-5")
     assert judge_target(claude_judge, None, {}, same)[1] == url
+
+
+def test_every_request_goes_through_our_http_layer(anthropic, monkeypatch):
+    """LiteLLM translates and never sends: each request, chat or embeddings, is one
+    ``HttpClient.request_json`` call (so retries, the run's outage verdict, deadlines)."""
+    from mnemometer.http import HttpClient
+
+    sent: list[str] = []
+    real = HttpClient.request_json
+
+    def spy(self, method, path, **kw):
+        sent.append(f"{method} {self.base_url}{path}")
+        return real(self, method, path, **kw)
+
+    monkeypatch.setattr(HttpClient, "request_json", spy)
+    claude(anthropic).chat(USER)
+    assert sent == [f"POST {anthropic.url}/v1/messages"]
+    with FakeLLMServer(embedding_models=["minilm"]) as srv:
+        vectors = LLMClient(srv.base_url, "vllm/minilm").embed(["a text", "another"])
+        direct = LLMClient(srv.base_url, "minilm").embed(["a text", "another"])
+        assert vectors == direct and sent[1] == f"POST http://127.0.0.1:{srv.port}/v1/embeddings"
+
+
+def test_the_rag_agent_answers_through_the_messages_api(tmp_path: Path):
+    """Scenarios with the rag agent: the same replies and tokens as through the OpenAI
+    protocol, and the agent's resolved endpoint names the provider."""
+    _litellm()
+    runs = {}
+    with (
+        AnthropicServer(default=echo_memories, models=[CLAUDE], api_key=KEY) as ant,
+        FakeLLMServer(default=echo_memories, api_key=KEY) as oai,
+    ):
+        for name, url, model in (
+            ("anthropic", ant.url, f"anthropic/{CLAUDE}"),
+            ("openai", oai.base_url, oai.model),
+        ):
+            runs[name] = tmp_path / name
+            llm = ["--llm-base-url", url, "--llm-model", model, "--llm-api-key", KEY]
+            argv = ["run", "scenarios", "--agent", "rag", "--store", "bm25", *llm]
+            r = invoke_cli(*argv, "--out", runs[name], "--format", "none", "--limit", "3")
+            assert r.exit_code == 0, r.output
+
+    def seen(run: Path) -> list:
+        return [(i.status, i.output, i.tokens) for i in read_items(run)]
+
+    assert seen(runs["anthropic"]) == seen(runs["openai"]) and len(seen(runs["openai"])) == 3
+    resolved = read_header(runs["anthropic"]).system.options["resolved"]["llm"]
+    assert resolved["provider"] == "anthropic" and resolved["api_key"] == "***"
