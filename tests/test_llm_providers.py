@@ -376,3 +376,12 @@ def test_the_rag_agent_answers_through_the_messages_api(tmp_path: Path):
     assert seen(runs["anthropic"]) == seen(runs["openai"]) and len(seen(runs["openai"])) == 3
     resolved = read_header(runs["anthropic"]).system.options["resolved"]["llm"]
     assert resolved["provider"] == "anthropic" and resolved["api_key"] == "***"
+
+
+def test_no_key_anywhere_is_one_line_before_anything_is_sent(anthropic, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(LLMError) as e:
+        LLMClient(anthropic.url, f"anthropic/{CLAUDE}").check()
+    assert "Missing Anthropic API Key" in str(e.value) and "\n" not in str(e.value)
+    assert str(e.value).endswith("(pass --llm-api-key, or set ANTHROPIC_API_KEY)")
+    assert anthropic.requests == []

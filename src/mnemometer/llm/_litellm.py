@@ -144,7 +144,11 @@ class LiteLLMWire:
         text = " ".join(str(e).split())
         for prefix in ("litellm.", type(e).__name__ + ":"):
             text = text.removeprefix(prefix).strip()
-        return LLMError(f"{self.provider} model {self.settings.model!r}: {text[:300]}")
+        if len(text) > 240:
+            text = text[:240].rsplit(" ", 1)[0] + " ..."
+        if "key" in text.lower() or "credential" in text.lower():
+            text += f" (pass --llm-api-key, or set {self.provider.upper()}_API_KEY)"
+        return LLMError(f"{self.provider} model {self.settings.model!r}: {text}")
 
     def close(self) -> None:
         """See :meth:`mnemometer.llm._wire.Wire.close`."""
