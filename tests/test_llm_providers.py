@@ -238,6 +238,9 @@ def test_a_locomo_run_counts_the_same_tokens_through_either_protocol(tmp_path: P
     assert tokens == _tokens(runs["openai"])
     reader = components(anthropic)["reader"]
     assert reader["provider"] == "anthropic" and reader != components(openai)["reader"]
+    board = invoke_cli("leaderboard", runs["anthropic"], runs["openai"], "--format", "text")
+    assert board.exit_code == 0, board.output
+    assert f"anthropic/{CLAUDE}" in board.output and "fake-llm" in board.output  # two columns
     assert KEY not in "".join(p.read_text() for p in runs["anthropic"].rglob("*.json*"))
 
 
