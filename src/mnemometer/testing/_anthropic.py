@@ -136,7 +136,12 @@ class _Messages(Handler):
         if body["model"] not in srv.models:
             self._error(404, f"model: {body['model']}", "not_found_error")
             return
-        out = srv.answer_messages(body)
+        try:
+            out = srv.answer_messages(body)
+        except Exception as e:  # a rule that raises is the server's 500, as in real life
+            srv._logged(path, body, 500, f"{type(e).__name__}: {e}")
+            self._error(500, f"{type(e).__name__}: {e}", "api_error")
+            return
         srv._logged(path, body, 200, out)
         self._json(200, out)
 
