@@ -4,8 +4,9 @@ It speaks the real protocol over real HTTP, as documented by Anthropic: ``POST
 /v1/messages`` with an ``x-api-key`` and an ``anthropic-version`` header, a top-level
 ``system``, ``messages`` of ``user``/``assistant`` turns whose content is a string or a
 list of blocks, a required ``max_tokens``; structured output as ``output_format`` (a JSON
-Schema) or a forced tool (``tool_choice: {"type": "tool", "name": ...}``); replies of
-``content`` blocks (``text``, ``tool_use``) with ``usage.input_tokens`` and
+Schema) or a forced tool (``tool_choice: {"type": "tool", "name": ...}``); ``tools`` with
+``tool_choice`` ``auto``, ``any`` or a named tool, answered by the server's tool rules;
+replies of ``content`` blocks (``text``, ``tool_use``) with ``usage.input_tokens`` and
 ``output_tokens``; errors as ``{"type": "error", "error": {"type": ..., "message": ...}}``
 (401 ``authentication_error``, 400 ``invalid_request_error``, 404 ``not_found_error``).
 ``GET /v1/models`` lists the models served.
@@ -30,7 +31,6 @@ import json
 from typing import Any
 
 from mnemometer.testing._handler import Handler
-from mnemometer.testing._schema import instance
 from mnemometer.testing.llm_server import FakeLLMServer
 
 _ROLES = ("user", "assistant")
@@ -53,34 +53,40 @@ class AnthropicServer(FakeLLMServer):
         return f"http://127.0.0.1:{self.port}"
 
     def answer_messages(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The Messages API reply to a valid request ``body``."""
+        """The Messages API reply to a valid request ``body``.
+
+        A forced tool whose rule answers JSON gets that JSON as the tool's input (how
+        LiteLLM asks older models for structured output); otherwise the tool rules decide
+        as they do for :class:`FakeLLMServer` (``auto``, ``any``, a named tool).
+        """
         chat = _as_openai(body)
         text = self.text_reply(chat)
         forced = body.get("tool_choice") or {}
         tools = {t.get("name"): t for t in body.get("tools") or []}
-        if forced.get("type") == "tool" and forced.get("name") in tools:
-            name = forced["name"]
-            schema = tools[name].get("input_schema") or {"type": "object"}
-            given = _json_or_none(text) if isinstance(text, str) else None
-            mode = self.mode if self.mode != "scripted" else "minimal"
-            args = given if isinstance(given, dict) else instance(schema, mode, _last(chat))
-            block: dict[str, Any] = {
-                "type": "tool_use",
-                "id": "toolu_" + _digest(body),
-                "name": name,
-                "input": args,
-            }
-            reply, stop = json.dumps(args), "tool_use"
+        given = _json_or_none(text) if isinstance(text, str) else None
+        calls: list[tuple[str, Any]] = []
+        if forced.get("type") == "tool" and forced.get("name") in tools and isinstance(given, dict):
+            calls = [(forced["name"], given)]
+        elif tools:
+            message = self._tool_message(chat) or {}
+            for c in message.get("tool_calls") or []:
+                calls.append((c["function"]["name"], json.loads(c["function"]["arguments"])))
+        if calls:
+            blocks = [
+                {"type": "tool_use", "id": f"toolu_{_digest(body)}_{i}", "name": n, "input": a}
+                for i, (n, a) in enumerate(calls)
+            ]
+            reply, stop = json.dumps([a for _, a in calls]), "tool_use"
         else:
             reply = text if isinstance(text, str) else json.dumps(text)
-            block, stop = {"type": "text", "text": reply}, "end_turn"
+            blocks, stop = [{"type": "text", "text": reply}], "end_turn"
         prompt = sum(len(_text(m.get("content")).split()) for m in chat["messages"])
         return {
             "id": "msg_" + _digest(body),
             "type": "message",
             "role": "assistant",
             "model": body["model"],
-            "content": [block],
+            "content": blocks,
             "stop_reason": stop,
             "stop_sequence": None,
             "usage": {"input_tokens": prompt, "output_tokens": len(reply.split())},
@@ -176,6 +182,25 @@ def _as_openai(body: dict[str, Any]) -> dict[str, Any]:
     schema = (body.get("output_format") or {}).get("schema")
     if schema is not None:
         chat["response_format"] = {"type": "json_schema", "json_schema": {"schema": schema}}
+    if body.get("tools"):
+        chat["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.get("name"),
+                    "description": t.get("description", ""),
+                    "parameters": t.get("input_schema") or {"type": "object"},
+                },
+            }
+            for t in body["tools"]
+        ]
+        choice = body.get("tool_choice") or {"type": "auto"}
+        chat["tool_choice"] = {
+            "auto": "auto",
+            "any": "required",
+            "none": "none",
+            "tool": {"type": "function", "function": {"name": choice.get("name")}},
+        }.get(choice.get("type"), "auto")
     return chat
 
 
