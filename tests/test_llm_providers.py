@@ -388,3 +388,15 @@ def test_no_key_anywhere_is_one_line_before_anything_is_sent(anthropic, monkeypa
     assert "Missing Anthropic API Key" in str(e.value) and "\n" not in str(e.value)
     assert str(e.value).endswith("(pass --llm-api-key, or set ANTHROPIC_API_KEY)")
     assert anthropic.requests == []
+
+
+def test_an_abandoned_items_call_is_cancelled_not_an_llm_error(anthropic):
+    """The HTTP layer's deadline stops a provider's call as it stops the OpenAI path's:
+    ``Cancelled`` comes out of LiteLLM as it is, and nothing is sent."""
+    from mnemometer import deadline
+
+    budget = deadline.Deadline.after(None, "item q1")
+    budget.cancel()
+    with deadline.bound(budget), pytest.raises(deadline.Cancelled, match="item q1"):
+        claude(anthropic).chat(USER)
+    assert anthropic.requests == []

@@ -98,6 +98,7 @@ class LiteLLMWire:
 
         Raises:
             HttpError: the request failed in the HTTP layer.
+            Cancelled: the item's time ran out (:mod:`mnemometer.deadline`).
             LLMError: LiteLLM refused it before sending (missing credentials, ...).
         """
         body = dict(body or {})
@@ -126,7 +127,7 @@ class LiteLLMWire:
             reply = getattr(self._litellm, call)(**body, **options)
         except Exception as e:  # LiteLLM wraps everything; ours is the one that says why
             failure = self._handler.failure
-            if failure is not None:
+            if failure is not None:  # what the HTTP layer raised, as the OpenAI path raises it
                 raise failure from None
             raise self._translate(e) from None
         return json.loads(reply.model_dump_json())
@@ -171,12 +172,12 @@ def _handler_class(litellm: Any) -> type:
             self._local = threading.local()
 
         @property
-        def failure(self) -> HttpError | None:
-            """The calling thread's failure in its current request, if the HTTP layer failed."""
+        def failure(self) -> Exception | None:
+            """What the HTTP layer raised in the calling thread's current request, if anything."""
             return getattr(self._local, "failure", None)
 
         @failure.setter
-        def failure(self, value: HttpError | None) -> None:
+        def failure(self, value: Exception | None) -> None:
             self._local.failure = value
 
         @property
@@ -216,7 +217,7 @@ def _handler_class(litellm: Any) -> type:
                     headers={k: str(v) for k, v in (headers or {}).items()},
                     probe=self.probe,
                 )
-            except HttpError as e:
+            except Exception as e:  # HttpError, or Cancelled (the item's time is up)
                 self.failure = e
                 raise
             return httpx.Response(200, json=reply, request=httpx.Request("POST", url))
