@@ -7,6 +7,7 @@ accounting, cache, scrubbing and errors are the OpenAI path's.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -400,3 +401,23 @@ def test_an_abandoned_items_call_is_cancelled_not_an_llm_error(anthropic):
     with deadline.bound(budget), pytest.raises(deadline.Cancelled, match="item q1"):
         claude(anthropic).chat(USER)
     assert anthropic.requests == []
+
+
+def test_openais_key_from_the_environment_is_never_sent_to_another_provider(anthropic, monkeypatch):
+    """``OPENAI_API_KEY`` fills ``MNEMOMETER_LLM_API_KEY`` (envfile's aliases): a provider's
+    model does not take it, and LiteLLM reads the provider's own variable instead."""
+    from mnemometer.envfile import apply_aliases
+
+    openai_key = "sk-openai-0123456789abcdefXYZ"
+    monkeypatch.delenv("MNEMOMETER_LLM_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", openai_key)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    env = dict(os.environ)
+    apply_aliases(env)  # what the command line does at start-up
+    monkeypatch.setenv("MNEMOMETER_LLM_API_KEY", env["MNEMOMETER_LLM_API_KEY"])
+    s = find_settings(anthropic.url, f"anthropic/{CLAUDE}")
+    assert s is not None and s.api_key is None
+    assert LLMClient.from_settings(s).chat(USER).text == "Phoenix"
+    assert find_settings(anthropic.url, "smollm2").api_key == openai_key  # type: ignore[union-attr]
+    explicit = find_settings(anthropic.url, f"anthropic/{CLAUDE}", api_key=openai_key)
+    assert explicit is not None and explicit.api_key == openai_key  # a flag is a flag

@@ -165,14 +165,29 @@ def find_settings(
     if not url and provider_of(name) is None:  # a provider's model needs no base URL
         return None
     cache = pick(cache_dir, "cache_dir") or os.environ.get(ENV_PREFIX + "CACHE")
+    key = pick(api_key, "api_key") or None
+    if api_key is None and provider_of(name) is not None and _openai_key(key):
+        key = None  # never send OpenAI's key to another provider: LiteLLM reads its own
     return LLMSettings(
         base_url=str(url or "").rstrip("/"),
         model=name,
-        api_key=pick(api_key, "api_key") or None,
+        api_key=key,
         timeout=number(timeout, "timeout", float, 60.0),
         max_retries=number(max_retries, "max_retries", int, 3),
         cache_dir=Path(cache) if cache else None,
     )
+
+
+def _openai_key(key: str | None) -> bool:
+    """True when ``key`` is the value of ``OPENAI_API_KEY`` (or another alias of ours).
+
+    The command line fills ``MNEMOMETER_LLM_API_KEY`` from ``OPENAI_API_KEY``
+    (:data:`mnemometer.envfile.ALIASES`); that key belongs to an OpenAI-compatible endpoint,
+    not to ``anthropic/...``.
+    """
+    from mnemometer.envfile import ALIASES
+
+    return bool(key) and any(os.environ.get(a) == key for a in ALIASES[ENV_PREFIX + "API_KEY"])
 
 
 def require_settings(
