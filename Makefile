@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # Extras the fast group exercises for real (heavy backends run embedded, offline). The
 # live group adds what only it needs (LIVE_EXTRAS: llama.cpp, compiled once per machine,
 # and Ray), so `make test` on a fresh machine never compiles llama.cpp.
-TEST_EXTRAS ?= embeddings,mem0,vector,letta,analysis,report,graphiti,langmem,cost
+TEST_EXTRAS ?= embeddings,mem0,vector,letta,analysis,report,graphiti,langmem,cost,providers
 LIVE_EXTRAS ?= local-llm,distributed
 # llama.cpp compiles from source. Its default build targets the building CPU
 # (-march=native) and crashed with a general protection fault on an AMX machine here, so

@@ -130,6 +130,7 @@ SLOW_TESTS = (
     "tests/stores/test_real_stores.py::test_cli_runs_retrieval_offline_leaving_home_untouched",
     "tests/stores/test_real_stores.py::test_conformance_in_a_run_directory",
     "tests/stores/test_real_stores.py::test_mem0_infer_true_extracts_through_the_llm_endpoint",
+    "tests/stores/test_real_stores.py::test_mem0_infer_true_with_a_providers_model",
     "tests/stores/test_real_stores.py::test_qdrant_directory_locked_by_another_process",
     "tests/stores/test_real_stores.py::test_hybrid_lancedb_search_matches_words_vector_search_misses",
     "tests/report/test_report.py::test_a_suite_directory_run_reports_and_compares_after_the_suite_is_gone",

@@ -43,6 +43,8 @@ QUIET: dict[str, str] = {
     "LANGSMITH_TRACING": "false",  # langchain / langgraph (langmem)
     "LANGCHAIN_TRACING_V2": "false",
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # litellm fetches its price list at import
+    "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS": "True",  # ... and Anthropic's beta headers
+    "LITELLM_OFFLINE_MODE": "true",  # ... and whatever else it would fetch itself
     "LITELLM_TELEMETRY": "False",
     "HF_HUB_OFFLINE": "1",  # huggingface_hub, transformers, sentence-transformers
     "TRANSFORMERS_OFFLINE": "1",

@@ -260,6 +260,7 @@ class HttpClient:
         path: str,
         *,
         json: Any = None,
+        content: bytes | str | None = None,
         params: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: float | None = None,
@@ -272,6 +273,8 @@ class HttpClient:
             method: ``GET``, ``POST``, ...
             path: appended to ``base_url``; may carry a query string.
             json: the body, encoded as JSON (none when ``None``).
+            content: the body as it is, already encoded (a signed request's bytes); it
+                wins over ``json``.
             params: query parameters.
             headers: extra headers for this request only.
             timeout: seconds per attempt for this request (default: the client's).
@@ -292,7 +295,13 @@ class HttpClient:
         seconds = deadline.cap(seconds) or seconds
         try:
             request = self._client.build_request(
-                method.upper(), path, json=json, params=params, headers=headers, timeout=seconds
+                method.upper(),
+                path,
+                json=json if content is None else None,
+                content=content,
+                params=params,
+                headers=headers,
+                timeout=seconds,
             )
         except (httpx.InvalidURL, httpx.UnsupportedProtocol) as e:
             raise HttpError(

@@ -203,3 +203,34 @@ def test_a_langmem_memory_whose_llm_call_fails_is_recorded_and_the_rest_stored(t
             assert store.search("Who adopted a beagle?", 1)[0].memory_id == "m0"
         finally:
             store.close()
+
+
+@pytest.mark.parametrize("name", list(SYSTEMS))
+def test_a_providers_model_is_asked_in_its_protocol_through_the_relay(name, tmp_path) -> None:
+    """``--llm-model anthropic/...`` (the [providers] extra): the system speaks OpenAI to the
+    relay, the relay answers through LiteLLM in Anthropic's Messages protocol (Graphiti's
+    schemas as ``output_format``, LangMem's tool call as a ``tool_use`` block), and the
+    ingest costs count the provider's calls and tokens."""
+    _need(name)
+    if importlib.util.find_spec("litellm") is None:
+        pytest.skip("needs pip install 'mnemometer[providers]' (in Makefile TEST_EXTRAS)")
+    from mnemometer.testing import AnthropicServer
+
+    key = "sk-ant-test-0123456789abcdef"
+    llm = extraction_llm(server=AnthropicServer, models=["claude-haiku-4-5"], api_key=key)
+    with llm, loopback_only() as attempts:
+        opts = {"base_url": llm.url, "llm_model": "anthropic/claude-haiku-4-5", "api_key": key}
+        store = create_store(name, opts, workdir=tmp_path / "store")
+        try:
+            store.store("Bob: Carol moved to Lisbon.", {"memory_id": "m1"})
+            (cost,) = store.ingest_costs()
+            assert cost.error is None and cost.extracted, cost
+            low, high = CALLS[name]
+            assert low <= cost.llm_calls == len(llm.requests) <= high  # each a /v1/messages
+            assert set(llm.paths) == {"/v1/messages"}
+            usage = [e["response"]["usage"] for e in llm.log if e["status"] == 200]
+            assert cost.prompt_tokens == sum(u["input_tokens"] for u in usage)
+            assert store.search("Where did Carol move?", 1)[0].memory_id == "m1"
+        finally:
+            store.close()
+    assert attempts == []

@@ -8,6 +8,7 @@ must stay empty.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -463,3 +464,33 @@ def test_http_missing_auth_env_and_missing_file(
     )
     assert res.returncode == 2 and "no such http store config" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_mem0_infer_true_with_a_providers_model_extracts_through_its_protocol(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``llm_model=anthropic/...`` (the [providers] extra): mem0 speaks OpenAI to a relay on
+    127.0.0.1 that asks the model in Anthropic's Messages protocol."""
+    _skip_without("mem0")
+    if importlib.util.find_spec("litellm") is None:
+        pytest.skip("needs pip install 'mnemometer[providers]'")
+    from mnemometer.testing import AnthropicServer
+
+    def extract(body: dict) -> str:
+        prompt = body["messages"][-1]["content"]  # the stand-in reads it as OpenAI's shape
+        new = re.search(r"## New Messages\s*\nuser: (.*)", prompt)
+        return json.dumps({"memory": [{"text": f"Fact: {new.group(1).strip()}"}]})
+
+    key = "sk-ant-test-0123456789abcdef"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    with AnthropicServer(default=extract, models=["claude-haiku-4-5"], api_key=key) as srv:
+        opts = {"infer": True, "base_url": srv.url, "llm_model": "anthropic/claude-haiku-4-5"}
+        store = create_store("mem0", opts, workdir=tmp_path)
+        try:
+            store.store("Darrin lives in Phoenix.", {"memory_id": "m1"})
+            store.store("The budget review moved to Thursday.", {"memory_id": "m2"})
+            hits = store.search("Where does Darrin live?", 2)
+            assert srv.paths == ["/v1/messages", "/v1/messages"]  # one call per memory
+        finally:
+            store.close()
+    assert hits[0].memory_id == "m1" and hits[0].text == "Fact: Darrin lives in Phoenix."

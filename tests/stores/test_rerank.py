@@ -117,3 +117,28 @@ def test_cross_encoder_by_path(minilm, tmp_path: Path) -> None:
     assert isinstance(ce, CrossEncoder)
     want = sorted(DOCS, key=lambda d: -float(ce.predict([("budget", d[1])])[0]))
     assert [h.memory_id for h in hits] == [m for m, _ in want]
+
+
+def test_llm_verdicts_from_a_providers_model(tmp_path: Path, monkeypatch) -> None:
+    """``-S model=anthropic/...`` (the [providers] extra): the verdicts come through
+    Anthropic's Messages protocol, their schema asked as its ``output_format``, with the key
+    LiteLLM reads from the provider's own variable."""
+    from mnemometer.errors import MissingExtraError
+    from mnemometer.llm._litellm import load_litellm
+    from mnemometer.testing import AnthropicServer
+
+    try:
+        load_litellm()
+    except MissingExtraError:
+        pytest.skip("needs pip install 'mnemometer[providers]'")
+    key = "sk-ant-test-0123456789abcdef"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    verdicts = _verdicts("groceries")
+    with AnthropicServer(default=verdicts, models=["claude-haiku-4-5"], api_key=key) as srv:
+        opts = {"base": "bm25", "by": "llm", "base_url": srv.url}
+        s = create_store("rerank", {**opts, "model": "anthropic/claude-haiku-4-5"}, lang="en")
+        s.store_many([(t, {"memory_id": m}) for m, t in DOCS])
+        hits = s.search("budget", 3)
+        req = srv.requests[0]
+    assert hits[0].memory_id == "b" and {h.memory_id for h in hits} == {"a", "b", "c"}
+    assert "verdicts" in json.dumps(req["output_format"]["schema"])

@@ -94,6 +94,8 @@ def components(h: RunHeader) -> dict[str, Any]:
     reader = {k: opts.pop(k) for k in _READER_OPTIONS if k in opts}
     if h.llm is not None:
         reader.update(model=h.llm.get("model"), base_url=h.llm.get("base_url"))
+        if h.llm.get("provider"):  # asked through LiteLLM (an empty base URL: its default)
+            reader["provider"] = h.llm["provider"]
     scoring = h.scoring
     if scoring is not None:
         judges: Any = [

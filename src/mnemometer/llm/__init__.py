@@ -1,11 +1,15 @@
-"""OpenAI-compatible LLM client: retries, timeouts, a disk cache and token accounting.
+"""The LLM client: OpenAI-compatible requests, retries, timeouts, a disk cache and token accounting.
 
 Works against any server that speaks the OpenAI REST shape (OpenAI, DeepSeek, Ollama, vLLM,
-llama.cpp's server, ``mnemometer serve-llm``, :mod:`mnemometer.testing.llm_server`).
-Requests go through :class:`mnemometer.http.HttpClient` (pooled httpx connections, retries
-with back-off from tenacity); this module adds what is particular to LLMs: the request
-shapes, a disk cache, token accounting, and errors that name the flag or command to fix
-them (a rejected key, an unknown model, no server running).
+llama.cpp's server, ``mnemometer serve-llm``, :mod:`mnemometer.testing.llm_server`), and,
+with the ``[providers]`` extra, any provider LiteLLM speaks: a model named
+``PROVIDER/MODEL`` (``anthropic/claude-haiku-4-5``, ``gemini/...``, ``bedrock/...``) is
+translated by LiteLLM (:mod:`mnemometer.llm._providers` says which names count). Either
+way requests go through :class:`mnemometer.http.HttpClient` (pooled httpx connections,
+retries with back-off from tenacity; :mod:`mnemometer.llm._wire` is the seam); this module
+adds what is particular to LLMs: the request shapes, a disk cache, token accounting, and
+errors that name the flag or command to fix them (a rejected key, an unknown model, no
+server running).
 
 Typical use::
 
@@ -37,13 +41,15 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mnemometer.http import HttpClient, HttpError
+from mnemometer.http import HttpError
 from mnemometer.llm._cache import ReplyCache, request_key
 from mnemometer.llm._prices import Price, PriceBook, load_prices, no_price
+from mnemometer.llm._providers import PROVIDERS, no_endpoint, provider_of
+from mnemometer.llm._reply import ChatReply, Usage, _text, _usage
 from mnemometer.llm._settings import (
     ENV_PREFIX,
     NO_ENDPOINT,
@@ -56,76 +62,24 @@ from mnemometer.llm._settings import (
     resolve_settings,
 )
 from mnemometer.llm._tokens import ESTIMATE, TokenCounter, count_tokens, counter_for
+from mnemometer.llm._wire import OpenAIWire, Wire
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Token counts of one call (or running totals)."""
-
-    prompt_tokens: int = 0
-    """Prompt tokens the endpoint reported (0 when it did not say, or for a cache hit)."""
-    completion_tokens: int = 0
-    """Completion tokens the endpoint reported."""
-    calls: int = 0
-    cached_calls: int = 0
-    counted_prompt_tokens: int = 0
-    """Prompt tokens counted here, with the model's tokenizer or the labelled estimate
-    (:attr:`LLMClient.counter`): the text of the messages, without the chat template."""
-    counted_completion_tokens: int = 0
-    """The reply's tokens, counted the same way."""
-
-    @property
-    def total_tokens(self) -> int:
-        """Prompt plus completion tokens."""
-        return self.prompt_tokens + self.completion_tokens
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.calls + other.calls,
-            self.cached_calls + other.cached_calls,
-            self.counted_prompt_tokens + other.counted_prompt_tokens,
-            self.counted_completion_tokens + other.counted_completion_tokens,
-        )
-
-    def as_dict(self) -> dict[str, int]:
-        """Counts for a run log's ``tokens`` field."""
-        return {"prompt": self.prompt_tokens, "completion": self.completion_tokens}
-
-    def counted(self) -> dict[str, int]:
-        """The counts made here, keyed as :meth:`as_dict` keys the endpoint's."""
-        return {"prompt": self.counted_prompt_tokens, "completion": self.counted_completion_tokens}
-
-
-@dataclass(frozen=True, slots=True)
-class ChatReply:
-    """One chat completion."""
-
-    text: str
-    """The first choice's message content ("" when the model sent none)."""
-    usage: Usage
-    """Tokens of this call (zero when the server did not say)."""
-    seconds: float
-    """Wall time of the call, retries included (0 for a cache hit)."""
-    cached: bool = False
-    """True when the reply came from the disk cache."""
-    raw: dict[str, Any] = field(default_factory=dict, repr=False)
-    """The decoded response body."""
-
-
 class LLMClient:
-    """A small, thread-safe client for OpenAI-compatible chat and embeddings endpoints.
+    """A small, thread-safe client for chat and embeddings, OpenAI-compatible or any provider.
 
     One instance pools its connections; share it between threads, and :meth:`close` it (or
     use it as a context manager) when done.
 
     Args:
-        base_url: endpoint root including ``/v1`` (``http://127.0.0.1:8080/v1``).
-        model: model name sent with every request.
-        api_key: bearer token, if the server wants one.
+        base_url: endpoint root including ``/v1`` (``http://127.0.0.1:8080/v1``); for a
+            provider's model, its endpoint (empty: the provider's default).
+        model: model name sent with every request; ``PROVIDER/MODEL`` asks that provider
+            through LiteLLM (the ``[providers]`` extra).
+        api_key: bearer token, if the server wants one (a provider's key, else LiteLLM
+            reads the provider's own variable, ``ANTHROPIC_API_KEY``, ...).
         timeout: seconds allowed per HTTP attempt.
         max_retries: extra attempts after a transient failure (connection refused or
             dropped, a timeout, 408/409/425/429/5xx, a reply that is not JSON).
@@ -136,7 +90,7 @@ class LLMClient:
             append-only file holds them (:mod:`mnemometer.llm._cache`).
         structured: how :meth:`chat_json` asks for a schema: ``json_object`` sends
             ``{"type": "json_object", "schema": ...}`` (llama.cpp, vLLM); ``json_schema``
-            sends OpenAI's structured-output form.
+            sends OpenAI's structured-output form (what a provider's model is sent either way).
     """
 
     def __init__(
@@ -169,14 +123,17 @@ class LLMClient:
         self._usage = Usage()
         cache = self.settings.cache_dir
         self._cache = ReplyCache(cache) if cache is not None else None
-        auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = HttpClient(
-            self.settings.base_url,
-            headers=auth,
-            timeout=self.settings.timeout,
-            retries=self.settings.max_retries,
-            backoff=self.backoff,
-        )
+        self.provider = provider_of(model)
+        """The LiteLLM provider the model names (``anthropic``, ...), ``None`` for the core."""
+        self._wire: Wire
+        if self.provider is not None:
+            from mnemometer.llm._litellm import LiteLLMWire
+
+            self._wire = LiteLLMWire(self.settings, self.backoff, self.provider)
+        elif not self.settings.base_url and (unknown := no_endpoint(model, "")):
+            raise LLMError(unknown)  # antropic/claude-...: a misspelt provider
+        else:
+            self._wire = OpenAIWire(self.settings, self.backoff)
 
     @classmethod
     def from_settings(cls, settings: LLMSettings | None = None, **kwargs: Any) -> LLMClient:
@@ -208,7 +165,7 @@ class LLMClient:
 
     def close(self) -> None:
         """Release pooled connections (and the cache's file)."""
-        self._http.close()
+        self._wire.close()
         if self._cache is not None:
             self._cache.close()
 
@@ -299,23 +256,29 @@ class LLMClient:
         self._account(_usage(data.get("usage"), cached))
         return vectors
 
+    def complete(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """One chat-completion request as a memory system sent it; the OpenAI-shaped reply.
+
+        What :mod:`mnemometer.stores._llm_relay` answers a system's own calls with, for a
+        provider's model: the body's ``model`` is this client's, nothing is cached (the
+        system's calls are what is measured), the tokens are counted.
+
+        Raises:
+            LLMError: as :meth:`chat`.
+        """
+        data = self._request("POST", "/chat/completions", {**body, "model": self.model})
+        self._account(_usage(data.get("usage"), False))
+        return data
+
     def models(self) -> list[str]:
         """Model ids the endpoint serves (``GET /models``)."""
         try:
-            names = self._http_models()
+            names = self._wire.models()
         except HttpError as e:
-            raise self._explain(e) from None
+            raise self._wire.explain(e) from None
         if not isinstance(names, list):
             raise LLMError(f"{self.settings.base_url}/models: unexpected reply")
         return names
-
-    def _http_models(self, probe: bool = False) -> list[str] | None:
-        """``GET /models`` as ids (``None`` for an unexpected reply); transport errors raise."""
-        data = self._http.request_json("GET", "/models", probe=probe)
-        try:
-            return [str(m["id"]) for m in data["data"]]
-        except (KeyError, TypeError):
-            return None
 
     def check(self, startup_wait: float | None = None) -> None:
         """Fail fast, before a run: the endpoint answers, the key works, the model exists.
@@ -323,6 +286,8 @@ class LLMClient:
         A server that refuses connections is given ``startup_wait`` seconds to come up
         (default: ``MNEMOMETER_LLM_STARTUP_WAIT``, else 20): ``mnemometer serve-llm --port
         8080 &`` followed at once by a run, as the docs write it, loads its model first.
+        A provider's model is asked for one token instead of ``/models`` (uncounted, uncached:
+        :meth:`mnemometer.llm._litellm.LiteLLMWire.models`).
 
         Raises:
             LLMError: with the fix.
@@ -332,11 +297,11 @@ class LLMClient:
         give_up = time.monotonic() + startup_wait
         while True:
             try:
-                names = self._http_models(probe=True)  # waiting for it is no verdict
+                names = self._wire.models(probe=True)  # waiting for it is no verdict
                 break
             except HttpError as e:
                 if e.kind != "unreachable" or e.reached or time.monotonic() >= give_up:
-                    error = self._explain(e)
+                    error = self._wire.explain(e)
                     if e.kind == "unreachable" and startup_wait > 0:
                         error = LLMError(f"{error} (waited {startup_wait:g} s for it to start)")
                     raise error from None
@@ -442,61 +407,7 @@ class LLMClient:
         return value, data, seconds, False
 
     def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
-        try:
-            data = self._http.request_json(method, path, json=body)
-        except HttpError as e:
-            raise self._explain(e) from None
-        if not isinstance(data, dict):
-            raise LLMError(
-                f"{self.settings.base_url}{path}: the reply is not a JSON object: "
-                f"{json.dumps(data)[:80]}"
-            )
-        return data
-
-    def _explain(self, e: HttpError) -> LLMError:
-        """The transport's error, with the flag or command that fixes it where we know one."""
-        if e.kind == "timeout" or (e.kind == "unreachable" and e.reached):
-            return LLMError(
-                f"{e}: the LLM endpoint is busy or slow, not down; allow it more time "
-                "(--llm-timeout, MNEMOMETER_LLM_TIMEOUT or timeout in --llm-config's [llm] table, "
-                f"now {self.settings.timeout:g} s per request) or ask for fewer tokens "
-                "(-A max_tokens=32 for agents, --max-tokens for build)"
-            )
-        if e.kind == "unreachable":
-            tries = f" after {e.attempts} attempts" if e.attempts > 1 else ""
-            return LLMError(
-                f"cannot reach the LLM endpoint {self.settings.base_url}{tries} ({e.reason}); "
-                "is the server running? start one with `mnemometer serve-llm` or pass "
-                "--llm-base-url"
-            )
-        if e.status in (401, 403):
-            return LLMError(
-                f"{e.url}: the API key was rejected (HTTP {e.status}: {e.detail}); "
-                "set MNEMOMETER_LLM_API_KEY or pass --llm-api-key"
-            )
-        if e.status == 404 and "model" in e.detail.lower():
-            return LLMError(
-                f"{e.url}: model {self.model!r} not found ({e.detail}); "
-                "check --llm-model against the server's /models"
-            )
-        return LLMError(str(e))
-
-
-def _text(content: Any) -> str:
-    """A message's text: a string, or the text parts of a list of parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
-    return ""
-
-
-def _usage(raw: Any, cached: bool) -> Usage:
-    if cached:
-        return Usage(calls=1, cached_calls=1)
-    if not isinstance(raw, Mapping):
-        return Usage(calls=1)
-    return Usage(int(raw.get("prompt_tokens") or 0), int(raw.get("completion_tokens") or 0), 1)
+        return self._wire.request(method, path, body)
 
 
 __all__ = [
@@ -504,6 +415,7 @@ __all__ = [
     "ESTIMATE",
     "NO_ENDPOINT",
     "NO_MODEL",
+    "PROVIDERS",
     "ChatReply",
     "LLMClient",
     "LLMConfig",
@@ -518,6 +430,7 @@ __all__ = [
     "find_settings",
     "load_prices",
     "no_price",
+    "provider_of",
     "require_settings",
     "resolve_settings",
 ]

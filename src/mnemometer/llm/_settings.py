@@ -36,6 +36,7 @@ from pydantic import Field
 from mnemometer import _env
 from mnemometer.config import StrictModel, load_model
 from mnemometer.errors import MnemometerError
+from mnemometer.llm._providers import no_endpoint, provider_of
 
 ENV_PREFIX = "MNEMOMETER_LLM_"
 NO_ENDPOINT = (
@@ -63,15 +64,23 @@ class LLMSettings:
     def __post_init__(self) -> None:
         _env.remember_secret(self.api_key)  # scrubbed from anything a run writes
 
+    @property
+    def provider(self) -> str | None:
+        """The LiteLLM provider the model names (``anthropic/...``); ``None``: OpenAI-compatible."""
+        return provider_of(self.model)
+
     def redacted(self) -> dict[str, Any]:
-        """Settings for a run header: never the key."""
-        return {
+        """Settings for a run header: never the key; the provider when the model names one."""
+        out: dict[str, Any] = {
             "base_url": self.base_url,
             "model": self.model,
             "api_key": "***" if self.api_key else None,
             "timeout": self.timeout,
             "max_retries": self.max_retries,
         }
+        if self.provider is not None:  # an empty base URL is then the provider's own
+            out["provider"] = self.provider
+        return out
 
 
 class LLMConfig(StrictModel):
@@ -99,7 +108,11 @@ def resolve_settings(*args: Any, **kwargs: Any) -> LLMSettings:
     Raises:
         LLMError: no base URL or model anywhere, or an unreadable or invalid config file.
     """
-    return require_settings(find_settings(*args, **kwargs))
+    found = find_settings(*args, **kwargs)
+    if found is None:  # say what a model with a misspelt provider lacks, not just a URL
+        model = kwargs.get("model", args[1] if len(args) > 1 else None)
+        raise LLMError(no_endpoint(model or os.environ.get(ENV_PREFIX + "MODEL"), NO_ENDPOINT))
+    return require_settings(found)
 
 
 def find_settings(
@@ -148,17 +161,33 @@ def find_settings(
         return n
 
     url = pick(base_url, "base_url")
-    if not url:
+    name = str(pick(model, "model") or "")
+    if not url and provider_of(name) is None:  # a provider's model needs no base URL
         return None
     cache = pick(cache_dir, "cache_dir") or os.environ.get(ENV_PREFIX + "CACHE")
+    key = pick(api_key, "api_key") or None
+    if api_key is None and provider_of(name) is not None and _openai_key(key):
+        key = None  # never send OpenAI's key to another provider: LiteLLM reads its own
     return LLMSettings(
-        base_url=str(url).rstrip("/"),
-        model=str(pick(model, "model") or ""),
-        api_key=pick(api_key, "api_key") or None,
+        base_url=str(url or "").rstrip("/"),
+        model=name,
+        api_key=key,
         timeout=number(timeout, "timeout", float, 60.0),
         max_retries=number(max_retries, "max_retries", int, 3),
         cache_dir=Path(cache) if cache else None,
     )
+
+
+def _openai_key(key: str | None) -> bool:
+    """True when ``key`` is the value of ``OPENAI_API_KEY`` (or another alias of ours).
+
+    The command line fills ``MNEMOMETER_LLM_API_KEY`` from ``OPENAI_API_KEY``
+    (:data:`mnemometer.envfile.ALIASES`); that key belongs to an OpenAI-compatible endpoint,
+    not to ``anthropic/...``.
+    """
+    from mnemometer.envfile import ALIASES
+
+    return bool(key) and any(os.environ.get(a) == key for a in ALIASES[ENV_PREFIX + "API_KEY"])
 
 
 def require_settings(
@@ -184,10 +213,12 @@ def require_settings(
     own = {"base_url": base_url, "model": model, "api_key": api_key, "timeout": timeout}
     given = {k: v for k, v in own.items() if v not in (None, "")}
     if llm is None:
-        if not given.get("base_url"):
-            raise LLMError(NO_ENDPOINT)
+        if not given.get("base_url") and provider_of(model) is None:
+            raise LLMError(no_endpoint(model, NO_ENDPOINT))
         llm = LLMSettings(base_url="", model="")
     merged = replace(llm, **given)
     if not merged.model:
         raise LLMError(NO_MODEL)
+    if not merged.base_url and merged.provider is None:  # a provider's endpoint, not its model
+        raise LLMError(no_endpoint(merged.model, NO_ENDPOINT))
     return replace(merged, base_url=merged.base_url.rstrip("/"))

@@ -180,13 +180,20 @@ def _recorded_llm(header: RunHeader) -> dict[str, Any]:
 
     A suite's own (``header.llm``: a benchmark's reader), else an agent's.
     """
-    if header.llm and header.llm.get("base_url") and header.llm.get("model"):
-        return header.llm
+    if _reachable(header.llm):
+        return header.llm  # type: ignore[return-value]
     resolved = header.system.options.get("resolved")
     llm = resolved.get("llm") if isinstance(resolved, dict) else None
-    if not isinstance(llm, dict) or not llm.get("base_url") or not llm.get("model"):
-        return {}
-    return llm
+    return llm if _reachable(llm) else {}
+
+
+def _reachable(llm: Any) -> bool:
+    """A recorded endpoint names a model and where to ask it (a provider's needs no URL)."""
+    return (
+        isinstance(llm, dict)
+        and bool(llm.get("model"))
+        and bool(llm.get("base_url") or llm.get("provider"))
+    )
 
 
 def new_header(

@@ -9,7 +9,9 @@ difference is what that memory cost.
 
 The relay forwards each request unchanged (method, path below the base URL, headers,
 body) and the reply unchanged (status, content type, body); it adds no retries of its
-own. Optionally it answers ``/embeddings`` itself with a local embedding function (the
+own. For a provider's model (``--llm-model anthropic/...``, the ``[providers]`` extra) it
+answers chat completions itself instead, through the LLM client (:func:`relay_for`): the
+system speaks OpenAI to the relay and LiteLLM speaks the provider's protocol onwards. Optionally it answers ``/embeddings`` itself with a local embedding function (the
 packaged MiniLM), so a system that embeds through an OpenAI-compatible endpoint does so
 in-process, without the LLM endpoint serving embeddings.
 """
@@ -61,11 +63,21 @@ class LLMRelay:
         upstream: the real endpoint's base URL (with ``/v1``).
         embed: answer ``/embeddings`` locally with this function instead of forwarding.
         timeout: seconds allowed per upstream request.
+        answer: answer chat completions with this client instead of forwarding (a
+            provider's model: :func:`relay_for`); it is closed with the relay.
     """
 
-    def __init__(self, upstream: str, *, embed: Embed | None = None, timeout: float = 600.0):
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        embed: Embed | None = None,
+        timeout: float = 600.0,
+        answer: Any = None,
+    ):
         self.upstream = upstream.rstrip("/")
         self.embed = embed
+        self.answer = answer
         self._client = httpx.Client(timeout=timeout, follow_redirects=False)
         self._lock = threading.Lock()
         self._meter = Meter()
@@ -99,6 +111,8 @@ class LLMRelay:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._client.close()
+        if self.answer is not None:
+            self.answer.close()
 
     # ---- called from handler threads ----------------------------------------------------
 
@@ -124,6 +138,28 @@ class LLMRelay:
                 failed_calls=int(r.status_code >= 400),
             )
         return r.status_code, r.headers.get("content-type", "application/json"), r.content
+
+    def answer_chat(self, body: bytes) -> tuple:
+        """Answer a chat completion with :attr:`answer` (a provider's model), counted."""
+        from mnemometer.errors import MnemometerError
+
+        t0 = time.perf_counter()
+        try:
+            request = json.loads(body or b"{}")
+            if request.get("stream"):
+                raise MnemometerError("relay: a provider's model is not streamed; ask without")
+            reply = self.answer.complete(request)
+        except (ValueError, MnemometerError) as e:
+            self._count(llm_calls=1, failed_calls=1)
+            return 502, "application/json", json.dumps({"error": {"message": str(e)}}).encode()
+        usage = reply.get("usage") or {}
+        self._count(
+            llm_calls=1,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            llm_seconds=time.perf_counter() - t0,
+        )
+        return 200, "application/json", json.dumps(reply).encode()
 
     def embeddings(self, body: bytes) -> tuple:
         """Answer ``/embeddings`` with the local function (float vectors)."""
@@ -173,6 +209,14 @@ class _Handler(BaseHTTPRequestHandler):
             if self.relay.embed is not None:
                 self._reply(*self.relay.embeddings(body))
                 return
+        answer = self.relay.answer
+        if answer is not None and path.split("?")[0].rstrip("/") == "/chat/completions":
+            self._reply(*self.relay.answer_chat(body))
+            return
+        if answer is not None and path.split("?")[0].rstrip("/") == "/models":
+            listing = {"object": "list", "data": [{"id": answer.model, "object": "model"}]}
+            self._reply(200, "application/json", json.dumps(listing).encode())
+            return
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _DROP}
         self._reply(*self.relay.forward(method, path, headers, body))
 
@@ -188,3 +232,21 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         self._handle("GET")
+
+
+def relay_for(settings: Any, **options: Any) -> LLMRelay:
+    """A relay in front of ``settings``' endpoint (:class:`mnemometer.llm.LLMSettings`).
+
+    An OpenAI-compatible endpoint gets requests forwarded as they are; a provider's model
+    (``anthropic/...``) gets them answered by an :class:`mnemometer.llm.LLMClient`, which
+    has LiteLLM translate (uncached: the system's calls are what is measured).
+    """
+    if settings.provider is None:
+        return LLMRelay(settings.base_url, **options)
+    from dataclasses import replace
+
+    from mnemometer.llm import LLMClient
+
+    client = LLMClient.from_settings(replace(settings, cache_dir=None))
+    where = settings.base_url or f"{settings.provider} (LiteLLM)"
+    return LLMRelay(where, answer=client, **options)

@@ -32,7 +32,7 @@ from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, load_embedder
 from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._extracting import Ledger, LoopThread, llm_settings, reference_time
-from mnemometer.stores._llm_relay import LLMRelay
+from mnemometer.stores._llm_relay import relay_for
 from mnemometer.stores._protocol import Hit, IngestCost
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, rank_rows
 from mnemometer.stores._vector import data_dir
@@ -121,7 +121,7 @@ class GraphitiStore:
         self.dir = data_dir(workdir, "graphiti", self)
         name = group or (Path(workdir).name if workdir is not None else "mnemometer")
         self.group = re.sub(r"[^A-Za-z0-9_-]+", "_", name)[:64] or "mnemometer"
-        self.relay = LLMRelay(self.settings.base_url)
+        self.relay = relay_for(self.settings)
         self.ledger = Ledger(self.relay, "graphiti", self.settings.base_url)
         self._loop = LoopThread("mnemometer-graphiti")
         self._lock = threading.RLock()

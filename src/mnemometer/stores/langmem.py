@@ -25,7 +25,7 @@ from mnemometer._registry import require
 from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, load_embedder
 from mnemometer.envfile import quiet_libraries
 from mnemometer.stores._extracting import Ledger, llm_settings, reference_time
-from mnemometer.stores._llm_relay import LLMRelay
+from mnemometer.stores._llm_relay import relay_for
 from mnemometer.stores._protocol import Hit, IngestCost
 from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, ranked_search
 
@@ -73,7 +73,7 @@ class LangMemStore:
         self.embedder = load_embedder(model)
         self.enable_deletes = bool(enable_deletes)
         self.dated = bool(dated)
-        self.relay = LLMRelay(self.settings.base_url)
+        self.relay = relay_for(self.settings)
         self.ledger = Ledger(self.relay, "langmem", self.settings.base_url)
         self._lock = threading.RLock()
         self._user = "mnemometer"

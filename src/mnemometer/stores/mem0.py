@@ -156,6 +156,7 @@ class Mem0Store:
         self._owner: dict[str, str] = {}  # mem0 id → our memory_id
         self._ids: dict[str, list[str]] = {}  # our memory_id → mem0 ids
         self.remote: Mem0Remote | None = None
+        self._relay: Any = None  # a provider's model: the relay mem0 asks (see _llm)
         if mode != "embedded":  # one user per store: runs sharing an account never meet
             self._user = f"mnemometer-{uuid.uuid4().hex[:12]}"
             self.remote = Mem0Remote(mode, url, api_key)
@@ -192,7 +193,13 @@ class Mem0Store:
         from mnemometer.stores._extracting import llm_settings
 
         s = llm_settings(llm, base_url, llm_model, None, "mem0 with infer=true")
-        return {"model": s.model, "api_key": s.api_key or "sk-local", "openai_base_url": s.base_url}
+        url = s.base_url
+        if s.provider is not None:  # mem0 speaks OpenAI to a relay that speaks the provider's
+            from mnemometer.stores._llm_relay import relay_for
+
+            self._relay = relay_for(s)
+            url = self._relay.base_url
+        return {"model": s.model, "api_key": s.api_key or "sk-local", "openai_base_url": url}
 
     def _config(self) -> dict[str, Any]:
         vs: dict[str, Any] = {
@@ -226,6 +233,9 @@ class Mem0Store:
 
     def close(self) -> None:
         """Release the vector store's directory (remote: delete this store's memories)."""
+        if self._relay is not None:
+            self._relay.close()
+            self._relay = None
         if self.remote is not None:  # leave nothing behind on the user's account
             try:
                 self.remote.delete_all(user_id=self._user)

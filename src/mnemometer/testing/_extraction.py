@@ -190,12 +190,14 @@ def _memory_args(body: dict[str, Any]) -> dict[str, Any]:
     return {"content": current_text(body)}
 
 
-def extraction_llm(mode: str = "content", **options: Any) -> Any:
+def extraction_llm(mode: str = "content", server: Any = None, **options: Any) -> Any:
     """A :class:`~mnemometer.testing.FakeLLMServer` that extracts like a literal model.
 
     Args:
         mode: ``content`` (one fact per text, see the module docstring) or ``minimal``
             (every extraction empty, every other answer the minimal valid instance).
+        server: the server class (default ``FakeLLMServer``; ``AnthropicServer`` answers
+            the same rules in Anthropic's protocol).
         options: further ``FakeLLMServer`` options (``log_path``, ``embeddings``, ...).
     """
     if mode not in ("content", "minimal"):
@@ -206,4 +208,5 @@ def extraction_llm(mode: str = "content", **options: Any) -> Any:
         rules.append((_extracts, _extract))
         tool_rules.append(ToolRule(_memory_tool, [ToolCall("Memory", _memory_args)]))
     rules.append((_prompted, _minimal))  # a schema in the prompt: the minimal instance
-    return FakeLLMServer(rules=rules, tool_rules=tool_rules, mode="minimal", **options)
+    cls = server or FakeLLMServer
+    return cls(rules=rules, tool_rules=tool_rules, mode="minimal", **options)

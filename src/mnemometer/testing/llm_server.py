@@ -185,14 +185,17 @@ class FakeLLMServer:
 
     def start(self) -> FakeLLMServer:
         """Bind and serve in a background thread."""
-        handler = type("_Handler", (Handler,), {"server_ref": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
         self._thread.start()
         return self
+
+    def _handler(self) -> type[Handler]:
+        """The request handler class, bound to this server (a protocol's stand-in overrides it)."""
+        return type("_Handler", (Handler,), {"server_ref": self})
 
     def stop(self) -> None:
         """Stop serving and release the port."""

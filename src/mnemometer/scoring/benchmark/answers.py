@@ -290,10 +290,17 @@ def judge_target(
 
     A judge without its own model asks ``judge_model`` (default: the reader's) at the
     reader's endpoint; ``NAME@MODEL`` asks MODEL where ``endpoints`` says (default: the
-    reader's endpoint).
+    reader's endpoint). A judge's model of another provider than the reader's
+    (``lenient@anthropic/claude-haiku-4-5`` beside a local reader) defaults to that
+    provider's own endpoint instead.
     """
+    from mnemometer.llm._providers import provider_of
+
     model = judge.model or judge_model or reader.model
-    url = endpoints.get(model, reader.base_url) if judge.model else reader.base_url
+    default = reader.base_url
+    if provider_of(model) not in (None, provider_of(reader.model)):
+        default = ""  # LiteLLM's endpoint for that provider
+    url = endpoints.get(model, default) if judge.model else default
     return model, url
 
 
