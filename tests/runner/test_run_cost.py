@@ -1,0 +1,60 @@
+"""What a run pays for before its first item.
+
+A plug-in whose module is named otherwise than its distribution gets its version from the
+entry point that registered it, not from a map of every installed distribution's files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import plugins
+
+from mnemometer import _env, run
+from mnemometer._registry import refresh
+from mnemometer.log import read_header
+
+STORE = '''
+class Store:
+    """Keeps texts; finds those sharing a word with the query."""
+
+    def __init__(self):
+        self.docs = []
+
+    def reset(self):
+        self.docs = []
+
+    def store(self, text, metadata):
+        self.docs.append((metadata["memory_id"], set(text.lower().split())))
+
+    def search(self, query, top_k):
+        words = set(query.lower().split())
+        return [{"memory_id": m, "score": 1.0} for m, w in self.docs if w & words][:top_k]
+'''
+
+
+def test_a_plugin_version_comes_from_the_distribution_that_registers_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    root = plugins._distribution(
+        tmp_path / "plug",
+        "acme-memory",
+        "2.5",
+        {"acme_store_impl.py": STORE},
+        "[mnemometer.stores]\nacme = acme_store_impl:Store\n",
+    )
+
+    def scan() -> dict:
+        raise AssertionError("read every installed distribution's files")
+
+    monkeypatch.setattr(_env, "_packages_distributions", scan)
+    monkeypatch.syspath_prepend(str(root))
+    refresh()
+    try:
+        res = run("retrieval", "acme", dataset="demo-en", out=tmp_path / "r")
+    finally:
+        monkeypatch.undo()
+        refresh()
+    system = read_header(res.path).system
+    assert system.implementation == "acme_store_impl:Store"
+    assert system.version == "2.5"
