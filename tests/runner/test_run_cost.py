@@ -1,11 +1,14 @@
-"""What a run pays for before its first item.
+"""What a run pays for before its first item: no HTTP stack without a model, no scan.
 
-A plug-in whose module is named otherwise than its distribution gets its version from the
-entry point that registered it, not from a map of every installed distribution's files.
+A run that asks no model never imports httpx (with its CLI, rich and pygments); a plug-in
+whose module is named otherwise than its distribution gets its version from the entry
+point that registered it, not from a map of every installed distribution's files.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import plugins
@@ -31,6 +34,20 @@ class Store:
         words = set(query.lower().split())
         return [{"memory_id": m, "score": 1.0} for m, w in self.docs if w & words][:top_k]
 '''
+
+
+def test_a_run_that_asks_no_model_imports_no_http_client(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    code = (
+        "import sys\nfrom mnemometer.cli.main import main\ntry:\n"
+        f"    main(['run', 'retrieval', '-d', 'demo-en', '-s', 'bm25', '--out', {str(out)!r}, "
+        "'--format', 'none'])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "print(sorted(m for m in ('httpx', 'mnemometer.http', 'rich') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert read_header(out).status == "finished"
 
 
 def test_a_plugin_version_comes_from_the_distribution_that_registers_it(

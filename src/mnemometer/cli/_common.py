@@ -213,7 +213,7 @@ def llm_settings(kw: dict[str, Any], *, required: bool = True) -> Any:
     Raises:
         LLMError: no endpoint anywhere (the message names the flags to pass).
     """
-    from mnemometer.llm import resolve_settings
+    from mnemometer.llm._settings import resolve_settings
 
     if not required and not any(kw.get(k) for k in LLM_KEYS):
         return None

@@ -39,9 +39,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mnemometer.http import HttpClient, HttpError
 from mnemometer.llm._cache import ReplyCache, request_key
 from mnemometer.llm._settings import (
     ENV_PREFIX,
@@ -54,6 +53,9 @@ from mnemometer.llm._settings import (
     require_settings,
     resolve_settings,
 )
+
+if TYPE_CHECKING:
+    from mnemometer.http import HttpError
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +155,10 @@ class LLMClient:
         cache = self.settings.cache_dir
         self._cache = ReplyCache(cache) if cache is not None else None
         auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        # Imported here: httpx (and the CLI it imports with rich and pygments) costs a run
+        # that never asks a model a tenth of a second or more.
+        from mnemometer.http import HttpClient
+
         self._http = HttpClient(
             self.settings.base_url,
             headers=auth,
@@ -295,6 +301,8 @@ class LLMClient:
 
     def models(self) -> list[str]:
         """Model ids the endpoint serves (``GET /models``)."""
+        from mnemometer.http import HttpError
+
         try:
             names = self._http_models()
         except HttpError as e:
@@ -324,6 +332,8 @@ class LLMClient:
         if startup_wait is None:
             startup_wait = float(os.environ.get(ENV_PREFIX + "STARTUP_WAIT") or 20.0)
         give_up = time.monotonic() + startup_wait
+        from mnemometer.http import HttpError
+
         while True:
             try:
                 names = self._http_models()
@@ -366,6 +376,8 @@ class LLMClient:
         return data, seconds, False
 
     def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        from mnemometer.http import HttpError
+
         try:
             data = self._http.request_json(method, path, json=body)
         except HttpError as e:

@@ -144,7 +144,7 @@ def with_llm(settings: RunSettings, header: RunHeader | None = None) -> RunSetti
         return settings
     from dataclasses import replace
 
-    from mnemometer.llm import find_settings
+    from mnemometer.llm._settings import find_settings
 
     recorded = _recorded_llm(header) if header is not None else {}
     llm = find_settings(
