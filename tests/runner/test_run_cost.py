@@ -1,8 +1,9 @@
 """What a run pays for before its first item: no HTTP stack without a model, no scan.
 
-A run that asks no model never imports httpx (with its CLI, rich and pygments); a plug-in
-whose module is named otherwise than its distribution gets its version from the entry
-point that registered it, not from a map of every installed distribution's files.
+A run that asks no model never imports httpx (with its CLI, rich and pygments); one whose
+store and summary need no arrays never imports numpy; a plug-in whose module is named
+otherwise than its distribution gets its version from the entry point that registered it,
+not from a map of every installed distribution's files.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from pathlib import Path
 
 import plugins
+from conftest import seed_file
 
 from mnemometer import _env, run
 from mnemometer._registry import refresh
@@ -48,6 +50,21 @@ def test_a_run_that_asks_no_model_imports_no_http_client(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
     assert read_header(out).status == "finished"
+
+
+def test_a_run_whose_store_and_summary_need_no_arrays_imports_no_numpy(tmp_path: Path) -> None:
+    """One LoCoMo conversation (one cluster: no interval to compute) and a pure-Python store."""
+    locomo = seed_file("locomo", "locomo10.json")
+    code = (
+        "import sys\nfrom mnemometer import load_dataset, run\n"
+        + STORE
+        + f"\nds = load_dataset({str(locomo)!r}).with_turn_memories('conv-26')\n"
+        + f"res = run('retrieval', Store(), dataset=ds, out={str(tmp_path / 'r')!r})\n"
+        + "print(res.summary.counts['items'], 'numpy' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["199", "False"]
 
 
 def test_a_plugin_version_comes_from_the_distribution_that_registers_it(
