@@ -1,13 +1,15 @@
 """What a run pays for before its first item: no HTTP stack without a model, no scan.
 
-A run that asks no model never imports httpx (with its CLI, rich and pygments); one whose
-store and summary need no arrays never imports numpy; a plug-in whose module is named
-otherwise than its distribution gets its version from the entry point that registered it,
-not from a map of every installed distribution's files.
+A run that asks no model never imports httpx (with its CLI, rich and pygments), nor
+``mnemometer.llm`` when no endpoint is configured anywhere; one whose store and summary
+need no arrays never imports numpy; a plug-in whose module is named otherwise than its
+distribution gets its version from the entry point that registered it, not from a map of
+every installed distribution's files.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -44,9 +46,11 @@ def test_a_run_that_asks_no_model_imports_no_http_client(tmp_path: Path) -> None
         "import sys\nfrom mnemometer.cli.main import main\ntry:\n"
         f"    main(['run', 'retrieval', '-d', 'demo-en', '-s', 'bm25', '--out', {str(out)!r}, "
         "'--format', 'none'])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-        "print(sorted(m for m in ('httpx', 'mnemometer.http', 'rich') if m in sys.modules))"
+        "print(sorted(m for m in ('httpx', 'mnemometer.http', 'mnemometer.llm', 'rich') "
+        "if m in sys.modules))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOMETER_LLM_")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
     assert read_header(out).status == "finished"
