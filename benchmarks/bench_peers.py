@@ -28,7 +28,10 @@ Peer environments are cached: ``--cache`` (default ``$MNEMOMETER_CACHE/peers``, 
 ``~/.cache/mnemometer/peers``) holds one virtual environment per peer, made once with pip
 from the registry; later runs reuse them.
 
-Run: ``.venv/bin/python benchmarks/bench_peers.py [--runs 5] [--mnemometer PATH]``.
+Run: ``.venv/bin/python benchmarks/bench_peers.py [--runs 5] [--mnemometer PATH]
+[--instructions infolang-bench]``. ``--instructions PEER`` also runs ours and that peer
+once each under valgrind's callgrind and prints the instructions each executed: on a
+shared machine CPU seconds move with the load, instruction counts do not.
 """
 
 from __future__ import annotations
@@ -86,6 +89,14 @@ def main() -> None:
         help="run mnemometer from these sources (a src/ directory put first on PYTHONPATH): "
         "another commit's, for a before/after",
     )
+    ap.add_argument(
+        "--instructions",
+        metavar="PEER",
+        action="append",
+        default=[],
+        help="also count each process's instructions under valgrind (callgrind), ours and "
+        "this peer's, one run each: a figure load does not move (repeatable)",
+    )
     args = ap.parse_args()
     if not args.dataset.exists():
         raise SystemExit(f"skipped: {args.dataset} not found")
@@ -102,6 +113,8 @@ def main() -> None:
         )
         measure(harnesses, args.runs, work)
         report(harnesses)
+        if args.instructions:
+            instructions(harnesses, args.instructions, work)
 
 
 def measure(harnesses: list[Harness], runs: int, work: Path) -> None:
@@ -146,6 +159,41 @@ def report(harnesses: list[Harness]) -> None:
         print(
             f"check: {h.name}'s top-{COMPARED} ranking equals ours on {same} of the {shared} "
             f"questions both asked: {verdict}"
+        )
+
+
+def instructions(harnesses: list[Harness], names: list[str], work: Path) -> None:
+    """Instructions of one run of ours and of each named peer (callgrind, hash seed 0)."""
+    unknown = set(names) - {h.name for h in harnesses}
+    if unknown:
+        raise SystemExit(f"--instructions: no harness {', '.join(sorted(unknown))}")
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind")
+    counts = {}
+    for h in harnesses:
+        if h is not harnesses[0] and h.name not in names:
+            continue
+        cwd = work / f"cwd-{h.name}"
+        for p in (cwd, h.out):
+            shutil.rmtree(p, ignore_errors=True)
+        cwd.mkdir()
+        grind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+        done = subprocess.run(
+            [*grind, *h.argv],
+            env={**h.env, "PYTHONHASHSEED": "0"},
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+        )
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if done.returncode or not found:
+            raise SystemExit(f"{h.name} under callgrind failed:\n{done.stderr[-2000:]}")
+        counts[h.name] = int(found.group(1))
+    ours_n = counts.pop(harnesses[0].name)
+    for name, n in counts.items():
+        print(
+            f"instructions (callgrind, one run each): mnemometer {ours_n / 1e9:.3f} G, "
+            f"{name} {n / 1e9:.3f} G: {ours_n / n:.2f}x"
         )
 
 
