@@ -174,25 +174,34 @@ def _version(name: str) -> str:
     Raises:
         PackageNotFoundError: no such distribution.
     """
-    text = distribution(name).read_text("METADATA") or ""
+    return _header_version(distribution(name)) or version(name)
+
+
+def _header_version(dist: Any) -> str | None:
+    """The ``Version:`` header line of ``dist``'s metadata, if it has one."""
+    text = dist.read_text("METADATA") or ""
     for line in text.split("\n\n", 1)[0].splitlines():
         if line.startswith("Version:"):
             return line.removeprefix("Version:").strip()
-    return version(name)
+    return None
 
 
-def distribution_version(obj: object) -> str | None:
+def distribution_version(obj: object, provider: Any = None) -> str | None:
     """Version of the distribution that provides ``obj``'s top-level module.
 
     A distribution named like the module (``mnemometer``, most plug-ins) answers at once;
-    only other names pay for the map of every installed distribution's files, which reads
-    every ``RECORD`` on the machine (seconds in a large environment).
+    else ``provider``, the distribution whose entry point registered ``obj`` (a plug-in
+    whose module is named otherwise); only what neither answers pays for the map of every
+    installed distribution's files, which reads every ``RECORD`` on the machine (seconds
+    in a large environment).
     """
     top = type(obj).__module__.split(".")[0]
     try:
         return _version(top)
     except PackageNotFoundError:
         pass
+    if provider is not None and (found := _header_version(provider)):
+        return found
     try:
         dists = _packages_distributions().get(top) or [top]
         return _version(dists[0])

@@ -65,6 +65,12 @@ class Registry:
         ep = self._entry_points().get(name)
         return None if ep is None else ep.value
 
+    def provider(self, name: str) -> Any:
+        """The installed distribution whose entry point registers ``name`` (``None``: none)."""
+        if name in self._extra:
+            return None
+        return getattr(self._entry_points().get(name), "dist", None)
+
     def load(self, name: str, options: dict[str, Any] | None = None) -> Callable[..., Any]:
         """Return the factory for ``name``, its optional modules checked for ``options``.
 

@@ -136,6 +136,14 @@ class SystemSpec:
 
         return create_agent_factory(self.name, self.options, llm=llm, workdir=workdir)
 
+    def _provider(self) -> Any:
+        """The distribution whose entry point registers this system's name, if one does."""
+        if self.instance is not None:
+            return None
+        from mnemometer._registry import AGENTS, STORES
+
+        return (STORES if self.kind == "store" else AGENTS).provider(self.name)
+
     def ref(self, system: Any) -> SystemRef:
         """The run header's record of the live ``system`` built from this spec."""
         cls = type(system)
@@ -161,7 +169,7 @@ class SystemSpec:
             options=options,
             condition=self.condition,
             implementation=f"{cls.__module__}:{cls.__qualname__}",
-            version=_env.distribution_version(system),
+            version=_env.distribution_version(system, self._provider()),
             capabilities=caps,
         )
 

@@ -190,3 +190,26 @@ def test_tfidf_scores_are_scikit_learns(dataset: str) -> None:
         tokens = tok(q.text) + tok(q.text)[:1]  # a repeated token: sublinear tf counts
         want = (matrix @ vec.transform([tokens]).T).toarray().ravel()
         assert s._scores(tokens) == pytest.approx(want, abs=1e-12)
+
+
+def test_search_results_are_read_as_memtest_dicts_or_hits() -> None:
+    """A dict's ``memory_id`` wins over ``id``, even when it is None; any Mapping reads alike."""
+    from types import MappingProxyType
+
+    from mnemometer.stores._protocol import coerce_hits
+
+    hit = Hit("m0", 2.0, "kept")
+    raw = [
+        hit,
+        {"memory_id": "m1", "score": 1.5, "content": "seed style"},
+        {"id": 7, "text": "by id", "content": "ignored"},
+        MappingProxyType({"memory_id": "m3", "score": None, "text": None}),
+    ]
+    got = coerce_hits(raw, 3)
+    assert got == [hit, Hit("m1", 1.5, "seed style"), Hit("7", 0.0, "by id")]
+    assert got[0] is hit and got.returned == 4
+    assert coerce_hits(raw[3:], 1) == [Hit("m3", 0.0, "")]
+    with pytest.raises(TypeError, match="no 'memory_id'"):
+        coerce_hits([{"memory_id": None, "id": "m4"}], 1)
+    with pytest.raises(ValueError, match="finite"):
+        coerce_hits([{"memory_id": "m5", "score": float("nan")}], 1)

@@ -179,6 +179,27 @@ def test_keep_everything_scores_full_storage_and_no_forgetting(en_path: Path) ->
     assert all(set(m) <= {"memory_id", "timestamp"} for m in ExactStore.seen_metadata)
 
 
+def test_storage_none_reads_nothing_back_and_measures_the_rest_alike(en_path: Path) -> None:
+    """``storage=none`` (MemTest's runner reads nothing back): every other item is the same."""
+    from mnemometer.log import read_items
+
+    full = run("memtest", "bm25", dataset=en_path, out="full")
+    none = run("memtest", "bm25", dataset=en_path, out="none", suite_options={"storage": "none"})
+    rest = {
+        r.item_id: [h.id for h in r.retrieved]
+        for r in read_items("full")
+        if not r.item_id.startswith("storage/")
+    }
+    assert {r.item_id: [h.id for h in r.retrieved] for r in read_items("none")} == rest
+    d, f = _dims(none), _dims(full)
+    assert d["storage"]["status"] == "not applicable" and "storage=none" in d["storage"]["reason"]
+    assert f["storage"]["score"] is not None
+    for name in ("retrieval", "organisation", "forgetting", "reasoning", "deep"):
+        assert d[name]["score"] == f[name]["score"], name
+    assert none.header.suite_options["storage"] == "none"
+    assert "storage" not in none.summary.sections["memtest"]["weights_used"]
+
+
 def test_lossy_store_scores_exactly_what_it_kept(en_path: Path) -> None:
     ds = load_dataset(en_path)
     dropped = {m.id for i, m in enumerate(ds.memories) if i % 3 == 2}

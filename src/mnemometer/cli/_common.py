@@ -220,10 +220,9 @@ def llm_settings(kw: dict[str, Any], *, required: bool = True) -> Any:
     Raises:
         LLMError: no endpoint anywhere (the message names the flags to pass).
     """
-    from mnemometer.llm import resolve_settings
-
     if not required and not any(kw.get(k) for k in LLM_KEYS):
-        return None
+        return None  # nor imported: a run that asks no model builds no LLM settings model
+    from mnemometer.llm._settings import resolve_settings
 
     return resolve_settings(
         kw.get("llm_base_url"),

@@ -43,9 +43,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from mnemometer.http import HttpError
 from mnemometer.llm._cache import ReplyCache, request_key
 from mnemometer.llm._prices import Price, PriceBook, load_prices, no_price
 from mnemometer.llm._providers import PROVIDERS, no_endpoint, provider_of
@@ -62,7 +61,9 @@ from mnemometer.llm._settings import (
     resolve_settings,
 )
 from mnemometer.llm._tokens import ESTIMATE, TokenCounter, count_tokens, counter_for
-from mnemometer.llm._wire import OpenAIWire, Wire
+
+if TYPE_CHECKING:
+    from mnemometer.llm._wire import Wire
 
 T = TypeVar("T")
 
@@ -133,6 +134,10 @@ class LLMClient:
         elif not self.settings.base_url and (unknown := no_endpoint(model, "")):
             raise LLMError(unknown)  # antropic/claude-...: a misspelt provider
         else:
+            # Imported here: httpx (and the CLI it imports with rich and pygments) costs a
+            # run that never asks a model a tenth of a second or more.
+            from mnemometer.llm._wire import OpenAIWire
+
             self._wire = OpenAIWire(self.settings, self.backoff)
 
     @classmethod
@@ -272,6 +277,8 @@ class LLMClient:
 
     def models(self) -> list[str]:
         """Model ids the endpoint serves (``GET /models``)."""
+        from mnemometer.http import HttpError
+
         try:
             names = self._wire.models()
         except HttpError as e:
@@ -295,6 +302,8 @@ class LLMClient:
         if startup_wait is None:
             startup_wait = float(os.environ.get(ENV_PREFIX + "STARTUP_WAIT") or 20.0)
         give_up = time.monotonic() + startup_wait
+        from mnemometer.http import HttpError
+
         while True:
             try:
                 names = self._wire.models(probe=True)  # waiting for it is no verdict

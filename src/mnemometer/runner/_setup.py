@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import uuid
 from collections.abc import Callable
@@ -161,11 +162,13 @@ def with_llm(settings: RunSettings, header: RunHeader | None = None) -> RunSetti
     """
     if settings.llm is not None:
         return settings
+    recorded = _recorded_llm(header) if header is not None else {}
+    if not recorded.get("base_url") and not os.environ.get("MNEMOMETER_LLM_BASE_URL"):
+        return settings  # no base URL anywhere (find_settings' None): mnemometer.llm not imported
     from dataclasses import replace
 
-    from mnemometer.llm import find_settings
+    from mnemometer.llm._settings import find_settings
 
-    recorded = _recorded_llm(header) if header is not None else {}
     llm = find_settings(
         base_url=recorded.get("base_url"),
         model=recorded.get("model"),

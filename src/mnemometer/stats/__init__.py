@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mnemometer.stats._bootstrap import BootstrapResult, bootstrap_columns, paired_bootstrap
     from mnemometer.stats._clustered import (
-        MIN_CLUSTERS,
         ClusteredTest,
         cluster_robust_interval,
         cluster_robust_test,
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     )
     from mnemometer.stats._common import DEFAULT_RESAMPLES, DEFAULT_SEED
     from mnemometer.stats._intervals import (
+        MIN_CLUSTERS,
         Bounds,
         Interval,
         clip,
@@ -58,9 +58,9 @@ if TYPE_CHECKING:
 _WHERE = {
     "BootstrapResult": "mnemometer.stats._bootstrap",
     "ClusteredTest": "mnemometer.stats._clustered",
-    "MIN_CLUSTERS": "mnemometer.stats._clustered",
     "cluster_robust_test": "mnemometer.stats._clustered",
     "too_few_clusters": "mnemometer.stats._clustered",
+    "MIN_CLUSTERS": "mnemometer.stats._intervals",
     "Bounds": "mnemometer.stats._intervals",
     "DEFAULT_RESAMPLES": "mnemometer.stats._common",
     "DEFAULT_SEED": "mnemometer.stats._common",

@@ -30,10 +30,7 @@ import numpy as np
 
 from mnemometer.errors import MnemometerError
 from mnemometer.stats._common import as_deltas
-from mnemometer.stats._intervals import Bounds, Interval, _check_confidence, clip
-
-MIN_CLUSTERS = 5
-"""Fewer clusters than this support no claim: no interval and no test are reported."""
+from mnemometer.stats._intervals import MIN_CLUSTERS, Bounds, Interval, _check_confidence, clip
 
 METHOD = "cluster-robust CR2 (Bell-McCaffrey df)"
 

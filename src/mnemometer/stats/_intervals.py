@@ -11,11 +11,19 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Real
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mnemometer.errors import MnemometerError
 from mnemometer.stats._quantiles import norm_ppf, t_ppf
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MIN_CLUSTERS = 5
+"""Fewer clusters than this support no claim: no interval and no test are reported.
+
+Kept here, with no numpy, rather than beside the clustered inference that uses it: a
+summary over fewer clusters reads it and needs nothing else."""
 
 Bounds = tuple[float, float]
 """A feasible range ``(low, high)``; either end may be infinite."""
@@ -52,6 +60,8 @@ def clip(iv: Interval, bounds: Bounds | None) -> Interval:
     """``iv`` with both ends clipped to ``bounds`` (NaN ends stay NaN)."""
     if bounds is None:
         return iv
+    import numpy as np  # here, as in each function below: a run that computes no interval
+
     lo, hi = bounds
     return Interval(
         iv.method,
@@ -144,6 +154,8 @@ def mean_interval(
     Raises:
         MnemometerError: no values, non-finite values, or a bad confidence.
     """
+    import numpy as np
+
     _check_confidence(confidence)
     x = np.asarray(values, dtype=float).reshape(-1)
     if x.size == 0:

@@ -26,11 +26,11 @@ class Hit:
         """Accept a :class:`Hit` or a MemTest-style dict (``memory_id``, ``score``, ``content``)."""
         if isinstance(obj, Hit):
             return obj
-        if isinstance(obj, Mapping):
-            mid = obj.get("memory_id", obj.get("id"))
+        if type(obj) is dict or isinstance(obj, Mapping):  # a dict skips the ABC's check
+            mid = obj["memory_id"] if "memory_id" in obj else obj.get("id")
             if mid is None:
                 raise TypeError(f"search result has no 'memory_id': {dict(obj)!r:.120}")
-            text = obj.get("text", obj.get("content", "")) or ""
+            text = (obj["text"] if "text" in obj else obj.get("content", "")) or ""
             score = float(obj.get("score", 0.0) or 0.0)
             if not math.isfinite(score):
                 raise ValueError(f"search result score is not a finite number: {score!r}")

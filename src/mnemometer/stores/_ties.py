@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from mnemometer.errors import MnemometerError
 from mnemometer.stores._protocol import Hit
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: The default ``tie_seed`` of every built-in store.
 DEFAULT_TIE_SEED = 0
@@ -39,6 +40,8 @@ def tie_key(memory_id: str, seed: int = DEFAULT_TIE_SEED) -> int:
 
 def tie_keys(memory_ids: Iterable[str], seed: int = DEFAULT_TIE_SEED) -> np.ndarray:
     """:func:`tie_key` of each id, as a ``uint64`` array (for ``np.lexsort``)."""
+    import numpy as np  # here: a run whose store never sorts with numpy does not load it
+
     return np.fromiter((tie_key(m, seed) for m in memory_ids), dtype=np.uint64)
 
 

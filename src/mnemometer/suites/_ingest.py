@@ -20,8 +20,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from mnemometer.stores._protocol import IngestCost, IngestCosted, RetryCounted
 
 if TYPE_CHECKING:
@@ -124,6 +122,8 @@ class IngestTally:
             return out
         per = [c.seconds / max(len(c.memory_ids), 1) for c in self.costs for _ in c.memory_ids]
         if per:
+            import numpy as np  # here: only a store that reports its costs needs it
+
             out["seconds_p50"] = float(np.percentile(per, 50))
             out["seconds_p95"] = float(np.percentile(per, 95))
         out["llm_calls_per_memory"] = sum(c.llm_calls for c in self.costs) / n

@@ -265,7 +265,9 @@ class RetrievalSuite(BaseSuite):
             ctx.report("ingest", n - 1, len(dataset.conversations))
             store = ctx.isolated(_namespace(conv.id), lang=dataset.info.language)
             self._stores[conv.id] = store
-            turns = dataset.with_turn_memories(conv.id)
+            # The turns as memories (what ``with_turn_memories`` lists), without the deep
+            # copies of the conversation and its questions that view makes.
+            turns = dataset.model_copy(update={"memories": conv.memories()})
             self._known.update(m.id for m in turns.memories)
             lost: dict[str, str] = {}
             secs = store_dataset(store, turns, self.versions, failures=lost, ids=ids)["index"]

@@ -24,6 +24,10 @@ HEADLINE = HeadlineSpec(
 """MemTest's headline: a composite of six dimensions, not a mean over items."""
 
 
+NOT_MEASURED = "storage=none (no read-back, as MemTest's own runner)"
+"""Why storage has no score in a run with ``storage=none``."""
+
+
 class MemtestSummary(BaseScorer):
     """Every dimension's score, the overall weighted score, counts and notes.
 
@@ -48,7 +52,10 @@ class MemtestSummary(BaseScorer):
     ) -> Summary:
         """The summary (derived from the items alone: a report recomputes it exactly)."""
         del run_dir
-        return summarize(header, items, self.k, self.weights)
+        na: dict[str, str] = {}
+        if header.suite_options.get("storage") == "none":
+            na["storage"] = NOT_MEASURED
+        return summarize(header, items, self.k, self.weights, not_applicable=na)
 
 
 __all__ = [

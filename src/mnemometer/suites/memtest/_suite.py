@@ -53,8 +53,9 @@ from mnemometer.suites.memtest._storage import read_back_plan, storage_sample
 from mnemometer.suites.retrieval import index_dataset, store_dataset, timed_search
 
 DEFAULT_KS = (1, 5, 10, 20)
-STORAGE_MODES = ("read-back", "auto", "self-query", "list")
-"""``read-back``, and its deprecated names (suite version 1 scored ``list`` by ``list_ids``)."""
+STORAGE_MODES = ("read-back", "none", "auto", "self-query", "list")
+"""``read-back``; ``none`` (no read-back); the deprecated names of ``read-back`` (suite
+version 1 scored ``list`` by ``list_ids``)."""
 
 
 class MemtestSuite(BaseSuite):
@@ -64,9 +65,10 @@ class MemtestSuite(BaseSuite):
         top_k: hits asked for per query (default 20).
         k: the cut-off for dimension scores (recall@k, cluster recall@k, retention; default 10).
         storage: ``read-back`` (the only procedure: each version is searched by its content,
-            its text without names, and must come back in the top 5). ``auto``,
+            its text without names, and must come back in the top 5; ``auto``,
             ``self-query`` and ``list`` are deprecated names for it; a store's ``list_ids``
-            is reported as its claim only.
+            is reported as its claim only), or ``none``: no read-back, the storage
+            dimension not measured (MemTest's own runner reads nothing back).
         storage_limit: read back the versions of at most this many memories (a seeded
             random sample, reported with its interval; 0 = every memory).
         cluster_probes: at most this many clusters are probed (one member each).
@@ -100,7 +102,7 @@ class MemtestSuite(BaseSuite):
         if int(top_k) < 1 or not 1 <= int(k) <= int(top_k):
             raise MnemometerError(f"need 1 <= k <= top_k, got k={k}, top_k={top_k}")
         if storage not in STORAGE_MODES:
-            raise MnemometerError(f"storage must be read-back, got {storage!r}")
+            raise MnemometerError(f"storage must be read-back or none, got {storage!r}")
         if int(storage_limit) < 0 or int(cluster_probes) < 0 or int(horizon_days) < 0:
             raise MnemometerError("storage_limit, cluster_probes and horizon_days must be >= 0")
         w = dict(DEFAULT_WEIGHTS)
@@ -117,7 +119,8 @@ class MemtestSuite(BaseSuite):
         self.top_k = int(top_k)
         self.k = int(k)
         self.ks = sorted({x for x in DEFAULT_KS if x <= self.top_k} | {self.k, self.top_k})
-        self.storage = "read-back"  # the deprecated names measure the same thing
+        # The deprecated names measure the same thing as read-back.
+        self.storage = "none" if storage == "none" else "read-back"
         self.storage_limit = int(storage_limit)
         self.cluster_probes = int(cluster_probes)
         self.horizon_days = int(horizon_days)
@@ -132,7 +135,8 @@ class MemtestSuite(BaseSuite):
     def options(self) -> dict[str, Any]:
         """Resolved options, including the overall-score weights (recorded in the run log).
 
-        ``storage`` is always ``read-back``: its deprecated names measure the same thing.
+        ``storage`` is ``read-back`` or ``none``: the deprecated names measure the same
+        thing as ``read-back``.
         """
         return {
             "top_k": self.top_k,
@@ -170,7 +174,7 @@ class MemtestSuite(BaseSuite):
             items.append(Item(item_id, len(items), payload))
 
         n = len(dataset.memories)
-        sample = storage_sample(dataset, self.storage_limit)
+        sample = storage_sample(dataset, self.storage_limit) if self.storage != "none" else []
         for mid, style, probe, twins in read_back_plan(dataset, sample):
             add(f"storage/{mid}/{style}", ("storage", mid, style, probe, n, twins))
         for q in dataset.queries:
@@ -214,8 +218,9 @@ class MemtestSuite(BaseSuite):
                 # retrieval miss, not a loss.
                 self._gone |= missing - unread(dataset, search, only=missing)
             write_replay(ctx.run_dir, self._outcomes, self._gone)
-        # What the store says it keeps: reported beside what it reads back, never scored.
-        listable = isinstance(system, ListableStore)
+        # What the store says it keeps: reported beside what it reads back, never scored
+        # (so not asked when nothing is read back).
+        listable = isinstance(system, ListableStore) and self.storage != "none"
         self._listed = set(map(ids.dataset_id, system.list_ids())) if listable else None
         return timings
 
