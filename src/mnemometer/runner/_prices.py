@@ -43,15 +43,24 @@ def roles(header: RunHeader, llm_model: str | None) -> dict[str, str]:
     return out
 
 
-def cost_record(header: RunHeader, llm: Any, prices: str | Path | None = None) -> CostRecord:
+def cost_record(
+    header: RunHeader, llm: Any, prices: str | Path | None = None
+) -> CostRecord | None:
     """The header's ``cost``: the price map, the overrides, and each role's model priced.
+
+    ``None`` for a run that asks no model and names no ``--prices`` file: there is nothing
+    to price, and reading the price map (and importing the LLM client) would cost a run
+    that never asks a model (a re-scoring that adds a judge prices it then).
 
     Raises:
         MnemometerError: an unreadable or invalid ``--prices`` file.
     """
+    who = roles(header, llm.model if llm is not None else None)
+    if not who and prices is None:
+        return None
     from mnemometer.llm import load_prices
 
-    return _priced(load_prices(prices), roles(header, llm.model if llm is not None else None))
+    return _priced(load_prices(prices), who)
 
 
 def _priced(book: PriceBook, who: dict[str, str]) -> CostRecord:
