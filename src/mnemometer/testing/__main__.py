@@ -43,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="a further model id /v1/embeddings accepts (repeatable)",
     )
     p.add_argument("--log", default=None, help="append every exchange to this JSONL file")
+    p.add_argument(
+        "--latency", type=float, default=0.0, help="seconds each chat answer waits (a model's time)"
+    )
     args = p.parse_args(argv)
     common = {
         "default": args.reply if args.reply is not None else benchmark_reply,
@@ -52,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "embedding_dim": args.embedding_dim,
         "embedding_models": args.embedding_model,
         "log_path": args.log,
+        "latency": args.latency,
     }
     if args.mode == "extraction":
         srv = extraction_llm(**common).start()

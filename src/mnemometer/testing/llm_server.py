@@ -117,6 +117,8 @@ class FakeLLMServer:
         embedding_models: further model ids ``/v1/embeddings`` accepts (not listed as
             chat models), e.g. ``text-embedding-3-small``.
         log_path: append one JSON line per request (path, request, status, response).
+        latency: seconds every chat answer waits before it is sent, as a model's time
+            would (each request in its own thread: requests in flight wait together).
     """
 
     def __init__(
@@ -134,6 +136,7 @@ class FakeLLMServer:
         embeddings: str | Embed = "hash",
         embedding_models: Sequence[str] = (),
         log_path: str | Path | None = None,
+        latency: float = 0.0,
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
@@ -148,6 +151,7 @@ class FakeLLMServer:
         self.embedding_models = list(embedding_models)
         self._embed = self._embedder(embeddings)
         self.log_path = Path(log_path) if log_path else None
+        self.latency = float(latency)
         self.requests: list[dict[str, Any]] = []
         """Every decoded request body (chat and embeddings), in arrival order."""
         self.paths: list[str] = []
