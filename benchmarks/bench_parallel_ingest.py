@@ -4,9 +4,10 @@
         [--concurrency 2] [--latency 0.05] [--stores extract,langmem,graphiti]
 
 Each store runs a retrieval run over LoCoMo's first conversations (one store per
-conversation, ``--turns`` turns of each) twice in this process: ``--concurrency 1``, then
-``--concurrency N``, and the ratio of their ingest wall times (the run's ``index``
-timing) is printed. Every store call waits on a real HTTP server on 127.0.0.1, the test
+conversation, ``--turns`` turns of each) at ``--concurrency 1`` and ``--concurrency N`` in
+this process, after a warm-up run (a few turns: imports, the embedding model, first-call
+costs), in the order 1, N, N, 1, ... over ``--repeat`` pairs, and the ratio of the summed
+ingest wall times (the runs' ``index`` timing) is printed. Every store call waits on a real HTTP server on 127.0.0.1, the test
 LLM (:func:`mnemometer.testing._extraction.extraction_llm`) answering after
 ``--latency`` seconds, as a model would:
 
@@ -131,6 +132,7 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--latency", type=float, default=0.05, help="the LLM's seconds per answer")
     ap.add_argument("--stores", default="extract", help="extract, langmem, graphiti")
+    ap.add_argument("--repeat", type=int, default=1, help="pairs of runs (order 1,N,N,1,...)")
     ap.add_argument("--locomo-file", type=Path, default=LOCOMO)
     args = ap.parse_args()
     register_store("extract", ExtractStore)
@@ -152,28 +154,39 @@ def main() -> int:
             if module is not None and importlib.util.find_spec(module) is None:
                 print(f"skipped {store}: {module} is not installed", file=sys.stderr)
                 continue
-            runs = {}
-            for c in sorted({1, args.concurrency}):
+            mnemometer.run(  # the warm-up: first-call costs go here
+                "retrieval",
+                store,
+                dataset=_dataset(args.locomo_file, 1, 3),
+                out=Path(tmp) / f"{store}-warm",
+                settings=mnemometer.RunSettings(llm=llm),
+            )
+            pair = [1, args.concurrency]
+            order = [c for i in range(args.repeat) for c in (pair if i % 2 == 0 else pair[::-1])]
+            walls: dict[int, float] = {1: 0.0, args.concurrency: 0.0}
+            seen: list[tuple[dict, list]] = []
+            for n, c in enumerate(order):
                 res = mnemometer.run(
                     "retrieval",
                     store,
                     dataset=ds,
-                    out=Path(tmp) / f"{store}-c{c}",
+                    out=Path(tmp) / f"{store}-{n}-c{c}",
                     settings=mnemometer.RunSettings(concurrency=c, llm=llm, timeout=None),
                 )
                 row = res.summary.table("ingest").data[0]
-                runs[c] = (res.header.timings["index"], row, _measured(res.path))
+                wall = res.header.timings["index"]
+                walls[c] += wall
+                seen.append((row, _measured(res.path)))
                 print(
-                    f"| {store} | {c} | {runs[c][0]:.2f} | {row['seconds_per_memory']:.3f} "
+                    f"| {store} | {c} | {wall:.2f} | {row['seconds_per_memory']:.3f} "
                     f"| {row['llm_calls_per_memory']:.2f} | {row['tokens_per_memory']:.0f} |",
                     flush=True,
                 )
-            (w1, r1, m1), (wn, rn, mn) = runs[1], runs[args.concurrency]
-            same_items = m1 == mn
-            same_costs = all(
-                r1[k] == rn[k] for k in ("memories", "llm_calls_per_memory", "tokens_per_memory")
-            )
+            keys = ("memories", "llm_calls_per_memory", "tokens_per_memory")
+            same_items = all(m == seen[0][1] for _, m in seen)
+            same_costs = all(r[k] == seen[0][0][k] for r, _ in seen for k in keys)
             ok &= same_items and same_costs
+            w1, wn = walls[1], walls[args.concurrency]
             print(
                 f"{store}: concurrency {args.concurrency} ingests in {wn / w1:.2f}x the time of "
                 f"concurrency 1 ({w1 / wn:.2f}x faster); items identical: {same_items}; "
