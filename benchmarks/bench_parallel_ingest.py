@@ -15,7 +15,10 @@ LLM (:func:`mnemometer.testing._extraction.extraction_llm`) answering after
   per memory through :class:`mnemometer.llm.LLMClient`, then bm25 over the texts; it
   meters its own calls (``ingest_costs``), so the per-memory columns are checked too;
 - ``langmem``, ``graphiti``: the real systems (``[langmem]``, ``[graphiti]``), metered at
-  their relays; their own Python work holds the GIL, so they gain less than ``extract``.
+  their relays; their own Python work holds the GIL, so they gain less than ``extract``;
+- ``cognee``, in its own environment (``make cognee-env``; run this script with that
+  environment's python): every cognee call runs under one process-wide lock, so its fills
+  do not overlap (correct at any concurrency, not faster).
 
 Both runs must agree on every item (retrieved ids, scores, metrics) and on LLM calls and
 tokens per memory: the script exits 1 if they do not. Seconds per memory are each store's
@@ -44,7 +47,7 @@ from mnemometer.testing._extraction import extraction_llm
 
 REPO = Path(__file__).resolve().parents[1]
 LOCOMO = REPO.parent / "shared" / "seed-data" / "locomo" / "locomo10.json"
-MODULES = {"extract": None, "langmem": "langmem", "graphiti": "graphiti_core"}
+MODULES = {"extract": None, "langmem": "langmem", "graphiti": "graphiti_core", "cognee": "cognee"}
 
 
 class ExtractStore(BM25Store):
@@ -131,7 +134,7 @@ def main() -> int:
     ap.add_argument("--turns", type=int, default=120, help="turns of each conversation")
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--latency", type=float, default=0.05, help="the LLM's seconds per answer")
-    ap.add_argument("--stores", default="extract", help="extract, langmem, graphiti")
+    ap.add_argument("--stores", default="extract", help="extract, langmem, graphiti, cognee")
     ap.add_argument("--repeat", type=int, default=1, help="pairs of runs (order 1,N,N,1,...)")
     ap.add_argument("--locomo-file", type=Path, default=LOCOMO)
     args = ap.parse_args()
