@@ -12,7 +12,10 @@ that extracts one fact per text: their LLM calls, tokens and seconds per memory 
 real pipeline's cost, their recall measures plumbing, not a model's extraction quality.
 Stores whose extras are missing are left out and named on stderr.
 
-``--locomo N`` adds LoCoMo evidence retrieval on its first N conversations (the file from
+``--concurrency N`` fills N conversations' stores at once (the LLM-backed stores wait on
+their LLM most of the time); searches then run N at once too, so compare search latencies
+of rows measured at the same concurrency. ``--locomo N`` adds LoCoMo evidence retrieval on
+its first N conversations (the file from
 ``../shared/seed-data/locomo/``, or ``--locomo-file``): hit@5 is recall_any@5 over the
 questions with evidence, its interval cluster-robust by conversation (one conversation is
 one cluster: the interval is then the whole range), elsewhere Wilson. The install column
@@ -158,6 +161,13 @@ def main() -> None:
         default="bm25,dense,chroma,qdrant,lancedb,mem0,letta",
         help="stores that run LoCoMo (the LLM-backed ones take minutes per turn's worth)",
     )
+    ap.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        help="--concurrency of each run: conversations filled at once, and searches in "
+        "flight (search latencies are then measured under that load)",
+    )
     ap.add_argument("--letta-url", help="a Letta server (`mnemometer serve letta`)")
     args = ap.parse_args()
     wanted = set(args.stores.split(",")) if args.stores else None
@@ -172,7 +182,9 @@ def main() -> None:
     if importlib.util.find_spec("sentence_transformers") is not None:
         load_embedder().enable_cache()  # every MiniLM store embeds a text once per process
     with extraction_llm() as llm, tempfile.TemporaryDirectory() as tmp:
-        settings = mnemometer.RunSettings(llm=LLMSettings(base_url=llm.base_url, model=llm.model))
+        settings = mnemometer.RunSettings(
+            llm=LLMSettings(base_url=llm.base_url, model=llm.model), concurrency=args.concurrency
+        )
         for label, store, opts, module, uses_llm in STORES:
             if wanted is not None and store not in wanted:
                 continue

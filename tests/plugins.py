@@ -22,20 +22,24 @@ class SlowStore:
     """bm25 taking ``delay`` seconds a search: slow enough to be killed mid-run.
 
     ``calls`` names a file that gets one line per search (the query), so a test can tell
-    whether a resumed run asked a finished item again.
+    whether a resumed run asked a finished item again; ``store_delay`` seconds a store
+    call, so a kill can land while the store is filled.
     """
 
-    def __init__(self, delay=0.02, calls="", lang="auto"):
+    def __init__(self, delay=0.02, calls="", lang="auto", store_delay=0.0):
         from mnemometer.stores.bm25 import BM25Store
 
         self._inner = BM25Store(lang=lang)
         self.delay, self.calls = float(delay), calls
+        self.store_delay = float(store_delay)
         self._lock = threading.Lock()
 
     def reset(self):
         self._inner.reset()
 
     def store(self, text, metadata):
+        if self.store_delay:
+            time.sleep(self.store_delay)
         self._inner.store(text, metadata)
 
     def flush(self):

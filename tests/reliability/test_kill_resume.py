@@ -226,6 +226,16 @@ def test_retrieval_survives_sigkill(tmp_path: Path, kills: int, before_first: bo
     _check(tmp_path, cmd, _env(tmp_path), kills, before_first, seed=1)
 
 
+def test_parallel_ingest_of_conversations_survives_sigkill(tmp_path: Path) -> None:
+    """Killed while it fills two conversations' stores at once, then among the items."""
+    from benchmark_helpers import small_locomo
+
+    dataset = small_locomo(tmp_path / "locomo.json", conversations=3, questions=10)
+    cmd = [MNEMOMETER, "run", "retrieval", "-d", str(dataset), "-s", "slow", "-S", "delay=0.01"]
+    cmd += ["-S", "store_delay=0.001", "-c", "2", "--format", "none"]  # ~1,450 turns: ~0.8 s
+    _check(tmp_path, cmd, _env(tmp_path), 2, True, seed=3)
+
+
 @pytest.mark.parametrize(("kills", "before_first"), SLOW_KILLS)
 def test_memtest_survives_sigkill(tmp_path: Path, kills: int, before_first: bool) -> None:
     from mnemometer.datasets.generate import write_generated

@@ -97,6 +97,9 @@ def test_conversations_get_their_own_store_and_evidence_maps_to_turns(name, tmp_
     assert hit5 >= 0.5  # hits map back to evidence turns through provenance
     costs = (tmp_path / "run" / "ingest.jsonl").read_text().splitlines()
     assert len(costs) == 22  # one ingest call per turn, each metered
+    # Two conversations filled at once, each metered at its own relay: every chat request
+    # the server saw is counted once, at the memory that asked it (searches ask none).
+    assert sum(json.loads(c)["llm_calls"] for c in costs) == len(llm.chat_requests())
     if name == "graphiti":
         isolated = sorted(p.name for p in (tmp_path / "run" / "isolated").iterdir())
         assert len(isolated) == 4

@@ -67,3 +67,24 @@ def test_the_memtest_path_stores_each_version_once(tmp_path: Path, counting):
     versions = sum(len(m.texts()) for m in ds.memories)
     mnemometer.run("memtest", "counting", dataset=ds, out=tmp_path / "r")
     assert sum(counting.values()) == versions and len(counting) == len(ds.memories)
+
+
+def test_the_locomo_benchmark_path_stores_each_turn_once_in_parallel(tmp_path: Path, counting):
+    from benchmark_helpers import small_locomo
+
+    from mnemometer.llm import LLMSettings
+    from mnemometer.testing import FakeLLMServer
+
+    path = small_locomo(tmp_path / "locomo.json", conversations=3, questions=2)
+    turns = sum(len(c.memories()) for c in load_dataset(path).conversations)
+    with FakeLLMServer() as srv:
+        llm = LLMSettings(base_url=srv.base_url, model=srv.model)
+        r = mnemometer.run(
+            "locomo",
+            "counting",
+            suite_options={"dataset": str(path)},
+            out=tmp_path / "r",
+            settings=mnemometer.RunSettings(concurrency=2, llm=llm),
+        )
+    assert r.summary.counts["errors"] == 0
+    assert len(counting) == turns and set(counting.values()) == {1}

@@ -331,6 +331,18 @@ def test_request_log_in_memory_and_on_disk(tmp_path):
     assert srv.log[0]["request"]["messages"][0]["content"] == "a" and srv.log[1]["status"] == 200
 
 
+def test_latency_delays_each_chat_answer():
+    import time
+
+    with FakeLLMServer(default="hi", latency=0.2) as srv:
+        t0 = time.perf_counter()
+        reply = sdk(srv).chat.completions.create(
+            model=srv.model, messages=[{"role": "user", "content": "a"}]
+        )
+        took = time.perf_counter() - t0
+    assert reply.choices[0].message.content == "hi" and took >= 0.2
+
+
 def letta_request(block, user, *extra):
     system = (
         "<memory_blocks>\n<human>\n<description>\nabout the user\n</description>\n<value>\n"

@@ -262,7 +262,11 @@ def run_options(fn: Any) -> Any:
 
     options = [
         config_option(
-            RunSettings, "--concurrency", "-c", type=int, help="Items in flight at once."
+            RunSettings,
+            "--concurrency",
+            "-c",
+            type=int,
+            help="Items in flight at once; also conversations whose stores are filled at once.",
         ),
         config_option(
             RunSettings,

@@ -43,9 +43,7 @@ def roles(header: RunHeader, llm_model: str | None) -> dict[str, str]:
     return out
 
 
-def cost_record(
-    header: RunHeader, llm: Any, prices: str | Path | None = None
-) -> CostRecord | None:
+def cost_record(header: RunHeader, llm: Any, prices: str | Path | None = None) -> CostRecord | None:
     """The header's ``cost``: the price map, the overrides, and each role's model priced.
 
     ``None`` for a run that asks no model and names no ``--prices`` file: there is nothing

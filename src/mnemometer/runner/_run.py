@@ -365,6 +365,7 @@ def _execute(p: _Prepared, done: set[str], settings: RunSettings) -> RunResult:
         settings.progress,
         pending=frozenset(it.id for it in todo) if done else None,
         planned=frozenset(it.id for it in p.items),
+        concurrency=settings.concurrency,
     )
     executor = settings.executor or LocalExecutor()
     timeout = p.suite.item_timeout(settings.timeout)

@@ -40,7 +40,8 @@ class RunSettings:
     """How a run executes; none of it changes the measurements except ``seed``.
 
     Attributes:
-        concurrency: items in flight at once.
+        concurrency: items in flight at once; also the conversations a suite fills at
+            once in setup (one store each, see :class:`~mnemometer.suites.RunContext`).
         timeout: seconds allowed per item call; ``None`` for no limit.
         seed: seed for anything random in the run (recorded).
         fsync: fsync the log after every item (survives power loss, not only kills).

@@ -102,6 +102,8 @@ class RunContext:
             only finished items needed.
         planned: ids of every item of the run (its plan after ``--limit``/``--sample``);
             ``None`` when not known (a remote worker).
+        concurrency: the run's ``--concurrency``: items in flight at once, and how many
+            isolated systems a suite may fill at once in setup (one per conversation).
     """
 
     run_dir: Path
@@ -112,6 +114,7 @@ class RunContext:
     progress: Any = None
     pending: frozenset[str] | None = None
     planned: frozenset[str] | None = None
+    concurrency: int = 1
 
     def report(self, phase: str, done: int, total: int | None = None) -> None:
         """Tell the user how far a phase of setup has come (a no-op without a listener)."""

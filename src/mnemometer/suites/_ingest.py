@@ -11,19 +11,30 @@ for the others the tally knows the wall time and the number of memories. It reco
 counts, notes that say which memories failed and which queries need them, and one row of
 figures in ``ingest.json``; the summary (:class:`mnemometer.scoring.summaries.RetrievalSummary`)
 shows them as a table.
+
+:func:`fill_each` fills the stores of several conversations at once (``--concurrency``).
+Each store meters its own calls (its own LLM relay, or a process-wide lock around a shared
+one: cognee), so the figures per memory stay exact when fills overlap; their seconds are
+each store's own (what a memory waited), and the run's ``index`` timing the wall time.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mnemometer.stores._protocol import IngestCost, IngestCosted, RetryCounted
 
 if TYPE_CHECKING:
     from mnemometer.suites._store_ids import StoreIds
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
@@ -183,3 +194,75 @@ class IngestTally:
                 "empty; check the LLM it was given"
             )
         return out
+
+
+def fill_each(
+    fill: Callable[[T], R],
+    conversations: Sequence[T],
+    concurrency: int,
+    on_done: Callable[[int], None] | None = None,
+) -> list[R]:
+    """``fill`` for each conversation, at most ``concurrency`` at once; results in order.
+
+    Each conversation has a store of its own, so their fills share no state and may
+    overlap: a store that waits on an LLM while it stores (Graphiti, LangMem) waits for
+    several conversations at once. With ``concurrency`` 1 (or one conversation) they run
+    one after another in this thread, as before. Otherwise each runs in a worker thread,
+    in a copy of this thread's context (the run's watch on its endpoints sees every
+    attempt). The first fill that raises stops the rest from starting and is raised here
+    once the running ones end; Ctrl-C raises at once (the workers are daemons: a fill
+    left running dies with the process, and a resume fills every conversation again).
+    ``on_done`` gets the number of fills finished so far, after each.
+    """
+    items = list(conversations)
+    if concurrency <= 1 or len(items) <= 1:
+        out = []
+        for n, conv in enumerate(items, 1):
+            out.append(fill(conv))
+            if on_done is not None:
+                on_done(n)
+        return out
+    results: list[Any] = [None] * len(items)
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    state = {"next": 0, "done": 0}
+
+    def work() -> None:
+        while True:
+            with lock:
+                i = state["next"]
+                if errors or i >= len(items):
+                    return
+                state["next"] = i + 1
+            try:
+                results[i] = fill(items[i])
+            except BaseException as e:  # noqa: BLE001 - raised in the calling thread
+                with lock:
+                    errors.append(e)
+                return
+            with lock:
+                state["done"] += 1
+                if on_done is not None:
+                    on_done(state["done"])
+
+    workers = [
+        threading.Thread(
+            target=contextvars.copy_context().run,
+            args=(work,),
+            daemon=True,
+            name=f"mnemometer-ingest-{n}",
+        )
+        for n in range(min(concurrency, len(items)))
+    ]
+    for w in workers:
+        w.start()
+    try:
+        for w in workers:
+            w.join()
+    except BaseException:
+        with lock:  # Ctrl-C: take no new conversation; the running ones are abandoned
+            state["next"] = len(items)
+        raise
+    if errors:
+        raise errors[0]
+    return results

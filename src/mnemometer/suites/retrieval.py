@@ -31,7 +31,7 @@ from mnemometer.stores._protocol import (
 )
 from mnemometer.suites._base import TOP_K, BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites._index_file import index_key, load_index, save_index
-from mnemometer.suites._ingest import IngestTally
+from mnemometer.suites._ingest import IngestTally, fill_each
 from mnemometer.suites._store_ids import StoreIds, run_ids
 from mnemometer.systems import close
 
@@ -236,9 +236,10 @@ class RetrievalSuite(BaseSuite):
 
         A conversation dataset (LoCoMo, LongMemEval) asks each question against its own
         conversation only: one isolated store per conversation, built from the run's system
-        spec, so no conversation's turns can answer another's questions. A memory whose
-        store call fails is recorded and the run goes on; the queries that need it are
-        asked all the same, and say so (``extra.unstored``, the ingest notes).
+        spec, so no conversation's turns can answer another's questions; ``--concurrency``
+        conversations are filled at once (:func:`~mnemometer.suites._ingest.fill_each`).
+        A memory whose store call fails is recorded and the run goes on; the queries that
+        need it are asked all the same, and say so (``extra.unstored``, the ingest notes).
         """
         self._abstains = bool(getattr(system, "abstains", False))
         self._ranking = Ranking(self.ks, self.top_k, ["abstains"] if self._abstains else [])
@@ -248,8 +249,8 @@ class RetrievalSuite(BaseSuite):
         # A conversation's turns go to its own store only: a turn-memory view
         # (``Dataset.with_turn_memories``) also lists them as memories, and storing them in
         # the run's store too stored every turn twice (and, across conversations, in one).
-        convs = {c.id for c in dataset.conversations}
-        own = [m for m in dataset.memories if m.metadata.get("conversation") not in convs]
+        conv_ids = {c.id for c in dataset.conversations}
+        own = [m for m in dataset.memories if m.metadata.get("conversation") not in conv_ids]
         main = (
             dataset
             if len(own) == len(dataset.memories)
@@ -261,19 +262,30 @@ class RetrievalSuite(BaseSuite):
             failed.update(IngestTally.recorded_failures(ctx.run_dir / INGEST_FILE))
         if main.memories or not dataset.conversations:
             tally.add(system, len(main.memories), timings.get("index", 0.0), failed)
-        for n, conv in enumerate(dataset.conversations, 1):
-            ctx.report("ingest", n - 1, len(dataset.conversations))
-            store = ctx.isolated(_namespace(conv.id), lang=dataset.info.language)
-            self._stores[conv.id] = store
+        convs = dataset.conversations
+        for conv in convs:  # made in this thread, in order: no two race to load a model
+            self._stores[conv.id] = ctx.isolated(_namespace(conv.id), lang=dataset.info.language)
+
+        def fill(conv: Any) -> tuple[Dataset, float, dict[str, str]]:
             # The turns as memories (what ``with_turn_memories`` lists), without the deep
             # copies of the conversation and its questions that view makes.
             turns = dataset.model_copy(update={"memories": conv.memories()})
-            self._known.update(m.id for m in turns.memories)
             lost: dict[str, str] = {}
-            secs = store_dataset(store, turns, self.versions, failures=lost, ids=ids)["index"]
-            tally.add(store, len(turns.memories), secs, lost)
+            store = self._stores[conv.id]
+            secs = store_dataset(store, turns, self.versions, failures=lost, ids=ids)
+            return turns, secs["index"], lost
+
+        t_fill = time.perf_counter()
+        ctx.report("ingest", 0, len(convs))
+        filled = fill_each(
+            fill, convs, ctx.concurrency, lambda n: ctx.report("ingest", n, len(convs))
+        )
+        for conv, (turns, secs, lost) in zip(convs, filled, strict=True):  # in file order
+            self._known.update(m.id for m in turns.memories)
+            tally.add(self._stores[conv.id], len(turns.memories), secs, lost)
             failed.update(lost)
-            timings["index"] += secs
+        if convs:  # wall time: conversations filled at once overlap
+            timings["index"] = timings.get("index", 0.0) + time.perf_counter() - t_fill
         self._unstored = set(tally.failed_ids())
         tally.affected = [
             q.id for q in dataset.queries if any(m in self._unstored for m in q.relevant_ids)

@@ -54,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--llm-model anthropic/MODEL --llm-base-url http://127.0.0.1:PORT",
     )
     p.add_argument("--api-key", default=None, help="refuse requests without this key")
+    p.add_argument(
+        "--latency", type=float, default=0.0, help="seconds each chat answer waits (a model's time)"
+    )
     args = p.parse_args(argv)
     common = {
         "default": args.reply if args.reply is not None else benchmark_reply,
@@ -64,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "embedding_models": args.embedding_model,
         "log_path": args.log,
         "api_key": args.api_key,
+        "latency": args.latency,
     }
     server = AnthropicServer if args.protocol == "anthropic" else FakeLLMServer
     if args.mode == "extraction":

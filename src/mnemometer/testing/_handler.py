@@ -93,6 +93,8 @@ class Handler(BaseHTTPRequestHandler):
             self._error(404, f"The model `{model}` does not exist", "model_not_found")
             return
         if path.endswith("/chat/completions"):
+            if srv.latency:
+                time.sleep(srv.latency)  # a model's time; requests in flight wait together
             try:
                 out = srv.answer_chat(body)
             except Exception as e:  # a rule that raises is the server's 500, as in real life

@@ -121,6 +121,8 @@ class FakeLLMServer:
             messages and the reply), ``none`` (no ``usage`` field, as some servers), or a
             callable ``(request body, reply message) -> usage dict or None`` (an endpoint
             that misreports, for the cost summary's checks).
+        latency: seconds every chat answer waits before it is sent, as a model's time
+            would (each request in its own thread: requests in flight wait together).
     """
 
     def __init__(
@@ -139,6 +141,7 @@ class FakeLLMServer:
         embedding_models: Sequence[str] = (),
         log_path: str | Path | None = None,
         usage: str | Callable[[dict[str, Any], dict[str, Any]], dict[str, Any] | None] = "words",
+        latency: float = 0.0,
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
@@ -156,6 +159,7 @@ class FakeLLMServer:
         if not callable(usage) and usage not in ("words", "none"):
             raise ValueError(f"usage must be 'words', 'none' or a callable, got {usage!r}")
         self.usage = usage
+        self.latency = float(latency)
         self.requests: list[dict[str, Any]] = []
         """Every decoded request body (chat and embeddings), in arrival order."""
         self.paths: list[str] = []
