@@ -111,6 +111,8 @@ def consent_note(resume: int, suite: Any) -> str | None:
     origins = options.get("origins")
     if not user_only_options(suite) or not isinstance(origins, dict):
         return None
+    if all(origin == "default" for origin in origins.values()):
+        return None  # nothing given, nothing kept: a suite that runs no commands
     shown = [
         f"{k}={_value(options[k])} ({origin})" if k in options else f"{k} ({origin})"
         for k, origin in origins.items()

@@ -92,7 +92,7 @@ def origins_of(
 
     ``suite`` names the ones ``suite.toml`` also sets (its ``pass_env``, its ``[sandbox]``
     ``network`` and ``agent_home``): recorded as ``suite.toml``, or ``command line and
-    suite.toml`` when both give one. A resume passes the header's record back unchanged.
+    suite.toml`` when both give one. A resume passes its caller's, never the header's record.
     """
     out = {}
     for k, v in set_.items():
