@@ -90,7 +90,7 @@ def resume_options(
     given = dict(given or {})
     origins = given.pop("origins", None)
     if other := sorted(given.keys() - flags.keys()):
-        takes = ", ".join(sorted(flags)) or "none"
+        takes = ", ".join(sorted(flags)) or f"suite {getattr(suite, 'name', '?')!r} has none"
         raise MnemometerError(
             f"suite option {other[0]!r} does not apply to a resume: the run's directory holds "
             f"its configuration (a resume takes again only what the user alone gives: {takes})"
