@@ -43,6 +43,10 @@ class RunLogError(MnemometerError):
     """A run directory is missing, incompatible or corrupt."""
 
 
+class ConsentError(MnemometerError):
+    """Running this executes a suite's commands, and the user did not pass ``--allow-shell``."""
+
+
 def did_you_mean(name: str, choices: list[str]) -> str:
     """Return a ' (did you mean X?)' suffix for the closest choice, or ''.
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import MNEMOMETER, invoke_cli
 
 from mnemometer.log import read_header
@@ -196,3 +198,123 @@ def test_the_run_help_says_which_flags_only_the_command_line_gives() -> None:
     for flag in ("--allow-shell", "--sandbox", "--pass-env"):
         start = text.index(flag + " ")
         assert "Command line only" in text[start : start + 400], flag
+
+
+# A resume is not a new grant: the run header (and experiment.json) is a file anyone may
+# have written, so it records consent and the sandbox but never gives them.
+
+RESUME_LINE = (
+    "this run executes the suite's commands: resume it with --allow-shell (and the sandbox "
+    "flags you want)"
+)
+
+
+def _archived_run(tmp: Path, *flags: str) -> tuple[Path, Path]:
+    """A run made by someone else with ``flags``, cut after its first item, as shared.
+
+    Its suite's second item steals (see :func:`_hostile_suite`). Returns ``(the
+    experiment directory, the loot file)``; the loot of the first run is gone.
+    """
+    suite, _, loot = _hostile_suite(tmp)
+    (suite / ".env").unlink()
+    first = {"eval_type": "command_task", "id": "first", "command": "{python} -c 0"}
+    with (suite / "items.jsonl").open("r+") as f:
+        steal = f.read()
+        f.seek(0)
+        f.write(json.dumps(first) + "\n" + steal)
+    exp = tmp / "archive"
+    r = invoke_cli("run", suite, *flags, "--condition", "no-memory", "-o", exp, "--format", "none")
+    assert r.exit_code in (0, 1), r.output
+    loot.unlink(missing_ok=True)
+    run_dir = exp / "no-memory-r0"
+    kept = [x for x in (run_dir / "items.jsonl").read_text().splitlines(keepends=True)]
+    (run_dir / "items.jsonl").write_text("".join(x for x in kept if '"first"' in x))
+    header = json.loads((run_dir / "header.json").read_text())
+    (run_dir / "header.json").write_text(json.dumps({**header, "status": "running"}))
+    (run_dir / "summary.json").unlink()
+    return exp, loot
+
+
+WIDE = ("--allow-shell", "--sandbox", "none", "--pass-env", "*")
+
+
+@pytest.mark.parametrize("what", ["run", "experiment", "experiment.json"])
+def test_a_resume_takes_no_consent_from_the_run_it_resumes(tmp_path: Path, what: str) -> None:
+    # Before: the resume ran the stealing command unsandboxed with every variable (the
+    # header said allow_shell, isolation none, pass_env *), exit 0, with no flag given.
+    exp, loot = _archived_run(tmp_path, *WIDE)
+    run_dir = exp / "no-memory-r0"
+    assert read_header(run_dir).suite_options["allow_shell"] is True
+    before = (run_dir / "items.jsonl").read_bytes()
+    if what == "experiment.json":  # only the plan is left: it would start the run anew
+        shutil.rmtree(run_dir)
+    p = _cli_from(tmp_path, "run", "--resume", run_dir if what == "run" else exp)
+    assert not loot.exists(), f"the resume ran the suite's command: {loot.read_text()}"
+    assert p.returncode == 2, p.stderr
+    errors = [line for line in p.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].endswith(RESUME_LINE), p.stderr
+    assert "Traceback" not in p.stderr
+    if what != "experiment.json":  # nothing written: the run is as it was
+        assert (run_dir / "items.jsonl").read_bytes() == before
+        assert read_header(run_dir).status == "running"
+    else:
+        assert not run_dir.exists()
+
+
+def test_a_resume_with_allow_shell_finishes_in_the_sandbox_it_gives(tmp_path: Path) -> None:
+    # The user reads the suite and consents; the sandbox and the environment are theirs
+    # again too: the run's recorded `--sandbox none --pass-env *` does not come back.
+    exp, loot = _archived_run(tmp_path, *WIDE)
+    p = _cli_from(tmp_path, "run", "--resume", exp, "--allow-shell", "--format", "none")
+    assert p.returncode in (0, 1), p.stderr
+    assert FAKE_KEY not in (loot.read_text() if loot.exists() else ""), "the key reached it"
+    header = read_header(exp / "no-memory-r0")
+    assert header.status == "finished" and header.resumes == 1
+    isolation = "bwrap" if bwrap_problem() is None else "none"
+    (note,) = [n for n in header.notes if n.startswith("resume 1 ")]
+    assert "allow_shell=true (command line)" in note, note
+    assert f"isolation={isolation} (default)" in note and "pass_env (default)" in note, note
+    assert header.suite_inputs["origins"]["allow_shell"] == "command line"  # the start's
+
+
+def test_a_user_resumes_their_own_run_with_the_flags_they_started_it_with(
+    tmp_path: Path,
+) -> None:
+    # The documented flow: the same flags again. Flags that shape the run are refused.
+    exp, _ = _archived_run(tmp_path, "--allow-shell", "--sandbox", "none", "--pass-env", "LANG")
+    r = invoke_cli("run", "--resume", exp, "--dry-run")
+    assert r.exit_code == 2 and "--dry-run does not apply with --resume" in r.output, r.output
+    r = invoke_cli(
+        "run", "--resume", exp, "--allow-shell", "--sandbox", "none", "--pass-env", "LANG"
+    )
+    assert r.exit_code == 0, r.output
+    header = read_header(exp / "no-memory-r0")
+    (note,) = [n for n in header.notes if n.startswith("resume 1 ")]
+    for part in ("allow_shell=true", "isolation=none", "pass_env=LANG"):
+        assert f"{part} (command line)" in note, note
+
+
+def test_the_python_resume_takes_consent_as_run_does(tmp_path: Path) -> None:
+    from mnemometer.errors import ConsentError, MnemometerError
+    from mnemometer.runner import resume
+
+    exp, _ = _archived_run(tmp_path, *WIDE)
+    run_dir = exp / "no-memory-r0"
+    with pytest.raises(ConsentError, match="resume it with --allow-shell"):
+        resume(run_dir)
+    with pytest.raises(MnemometerError, match="'min_support' does not apply to a resume"):
+        resume(run_dir, suite_options={"allow_shell": True, "min_support": 0.1})
+    done = resume(run_dir, suite_options={"allow_shell": True, "isolation": "none"})
+    assert done.header.status == "finished"
+    (note,) = [n for n in done.header.notes if n.startswith("resume 1 ")]
+    assert "allow_shell=true (API argument)" in note and "isolation=none (API argument)" in note
+
+
+def test_a_resume_keeps_the_bwrap_sandbox_the_run_recorded(tmp_path: Path) -> None:
+    if (problem := bwrap_problem()) is not None:
+        pytest.skip(f"bubblewrap does not work here: {problem}")
+    exp, _ = _archived_run(tmp_path, "--allow-shell", "--sandbox", "bwrap")
+    r = invoke_cli("run", "--resume", exp, "--allow-shell", "--format", "none")
+    assert r.exit_code in (0, 1), r.output
+    (note,) = [n for n in read_header(exp / "no-memory-r0").notes if n.startswith("resume 1 ")]
+    assert "isolation=bwrap (run header)" in note, note

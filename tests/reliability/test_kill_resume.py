@@ -116,6 +116,7 @@ def _kill_repeatedly(
     """
     log = tmp / "stderr.txt"
     resume = [MNEMOMETER, "run", "--resume", str(out), "--format", "none"]
+    resume += [a for a in cmd if a == "--allow-shell"]  # consent is the resuming user's
     kills = 0
     proc = _start(cmd, env, log)
     snap: dict[Path, tuple[int, set[str]]] = {}

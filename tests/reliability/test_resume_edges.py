@@ -41,7 +41,7 @@ def test_a_sequence_cut_between_its_steps_is_run_again(tmp_path: Path) -> None:
     _running(run_dir)
     (run_dir / "summary.json").unlink()
     assert [r.step for r in read_items(run_dir)] == [None]  # the cut sequence is not read
-    resume_experiment(tmp_path / "exp")
+    resume_experiment(tmp_path / "exp", suite_options=SHELL)  # consent is given again
     assert _view(run_dir) == full
 
 
@@ -57,7 +57,7 @@ def test_a_retried_failure_leaves_no_stale_error_behind(tmp_path: Path) -> None:
     kept = [x for x in lines if not x.get("step")] + [failure]
     (run_dir / "items.jsonl").write_text("".join(json.dumps(x) + "\n" for x in kept))
     _running(run_dir)
-    resume_experiment(tmp_path / "exp")
+    resume_experiment(tmp_path / "exp", suite_options=SHELL)  # consent is given again
     assert _view(run_dir) == full
     assert read_header(run_dir).status == "finished"
     # The file says what the numbers say: the stale failure line is gone from it too.

@@ -341,13 +341,42 @@ def _refuse_with_resume(kw: dict[str, Any]) -> None:
 def _resume(kw: dict[str, Any], settings: RunSettings) -> Any:
     from mnemometer.runner import resume
 
-    return resume(kw["resume"], settings=settings, allow_llm_change=kw["allow_llm_change"])
+    return resume(
+        kw["resume"],
+        settings=settings,
+        allow_llm_change=kw["allow_llm_change"],
+        suite_options=_consent(kw),
+    )
 
 
 def _resume_experiment(kw: dict[str, Any], settings: RunSettings) -> Any:
     from mnemometer.runner import resume_experiment
 
-    return resume_experiment(kw["resume"], settings=settings, on_run=_on_run(kw))
+    return resume_experiment(
+        kw["resume"], settings=settings, on_run=_on_run(kw), suite_options=_consent(kw)
+    )
+
+
+def _consent(kw: dict[str, Any]) -> dict[str, Any]:
+    """What a resume takes from this command line: consent and the sandbox, nothing else.
+
+    The run directory holds the rest of its configuration; its own record of
+    ``--allow-shell`` and the sandbox flags is not the user's word (anyone may have made
+    it), so they are given again here, and recorded as from the command line.
+    """
+    declared = suite_flags() if run_cmd.suite_flags_loaded else {}
+    given: dict[str, Any] = {}
+    for key, (flag, _) in declared.items():
+        value = kw.get(key)
+        if value is None or value is False or value == ():
+            continue
+        if not flag.user_only:
+            raise MnemometerError(
+                f"{flag.flag} does not apply with --resume: the run's directory holds its "
+                "configuration"
+            )
+        given[flag.option] = list(value) if flag.multiple else value
+    return {**given, "origins": dict.fromkeys(given, "command line")}
 
 
 def _row(result: Any) -> dict[str, Any]:

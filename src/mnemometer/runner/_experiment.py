@@ -25,8 +25,9 @@ from pydantic import Field
 
 from mnemometer import _env
 from mnemometer._jsonl import json_document
+from mnemometer._registry import SUITES
 from mnemometer.config import StrictModel, validate
-from mnemometer.errors import MnemometerError, RunLogError
+from mnemometer.errors import ConsentError, MnemometerError, RunLogError
 from mnemometer.log._lock import LOCK_FILE, DirLock, out_dir
 from mnemometer.log._reader import read_header
 from mnemometer.log._schema import HEADER_FILE, SUMMARY_FILE
@@ -39,7 +40,14 @@ from mnemometer.runner._remote import (
     run_files,
     write_shipped,
 )
-from mnemometer.runner._run import RunResult, RunSettings, execute_run_unit, resume, run
+from mnemometer.runner._run import (
+    RESUME_WITH_SHELL,
+    RunResult,
+    RunSettings,
+    execute_run_unit,
+    resume,
+    run,
+)
 from mnemometer.runner._setup import (
     check_llm,
     check_scorable,
@@ -50,6 +58,7 @@ from mnemometer.runner._setup import (
 )
 from mnemometer.scoring.aggregate import run_summary
 from mnemometer.suites import create_suite
+from mnemometer.suites._base import resume_options, user_given
 from mnemometer.systems import SystemSpec, without_redacted
 
 EXPERIMENT_FILE = "experiment.json"
@@ -237,11 +246,20 @@ def complete_experiments(
 
 
 def resume_experiment(
-    out: str | Path, *, settings: RunSettings | None = None, on_run: OnRun | None = None
+    out: str | Path,
+    *,
+    settings: RunSettings | None = None,
+    on_run: OnRun | None = None,
+    suite_options: dict[str, Any] | None = None,
 ) -> ExperimentResult:
     """Finish an interrupted experiment: resume unfinished runs, start missing ones.
 
+    Consent to run the suite's code and the sandbox come from ``suite_options`` again,
+    never from ``experiment.json`` or a run header (see :func:`~mnemometer.runner.resume`).
+
     Raises:
+        ConsentError: the suite executes commands and ``suite_options`` does not say
+            ``allow_shell``; nothing ran.
         RunLogError: not an experiment directory.
     """
     out = Path(out)
@@ -249,7 +267,14 @@ def resume_experiment(
     specs = [_spec(e) for e in plan.systems]
     check_remote(settings, specs, [plan.dataset, *plan.suite_options.values()])
     with DirLock(out):
-        return _complete(out, read_experiment(out), settings, on_run)
+        plan = read_experiment(out)
+        options = resume_options(SUITES.load(plan.suite), plan.suite_options, suite_options)
+        try:  # the first run left to do refuses before anything of it runs
+            return _complete(
+                out, plan.model_copy(update={"suite_options": options}), settings, on_run
+            )
+        except ConsentError:
+            raise ConsentError(f"{out}: {RESUME_WITH_SHELL}") from None
 
 
 def is_experiment(path: str | Path) -> bool:
@@ -324,7 +349,8 @@ def _complete(
                 if header.status == "finished" and (run_dir / SUMMARY_FILE).is_file():
                     result = RunResult(run_dir, header, run_summary(run_dir))
                 else:  # unfinished, or killed while its summary was written
-                    result = resume(run_dir, settings=settings)
+                    given = user_given(SUITES.load(plan.suite), plan.suite_options)
+                    result = resume(run_dir, settings=settings, suite_options=given)
             else:
                 if run_dir.exists():  # created, then killed before its header was written
                     shutil.rmtree(run_dir)

@@ -14,7 +14,7 @@ from mnemometer import _env, _gc, outage, scoring
 from mnemometer._registry import SUITES
 from mnemometer.datasets._models import Dataset
 from mnemometer.envfile import quiet_libraries
-from mnemometer.errors import MnemometerError, RunLogError
+from mnemometer.errors import ConsentError, MnemometerError, RunLogError
 from mnemometer.log._lock import DirLock
 from mnemometer.log._reader import read_header, read_items, upgrade
 from mnemometer.log._schema import (
@@ -55,8 +55,21 @@ from mnemometer.runner._setup import (
 )
 from mnemometer.runner._stop import STOPPED, Recorder, item_watched, setup_watched, stop_note
 from mnemometer.suites import _index_file, create_suite
-from mnemometer.suites._base import Item, RunContext, Suite
+from mnemometer.suites._base import (
+    Item,
+    RunContext,
+    Suite,
+    consent_note,
+    resume_options,
+    user_given,
+)
 from mnemometer.systems import SystemSpec, close
+
+RESUME_WITH_SHELL = (
+    "this run executes the suite's commands: resume it with --allow-shell (and the sandbox "
+    "flags you want)"
+)
+"""Why a resume without consent stops (the run header's own consent is not the user's)."""
 
 
 @dataclass
@@ -68,6 +81,8 @@ class _Prepared:
     system: Any
     dataset: Dataset
     items: list[Item]
+    options: dict[str, Any] | None = None
+    """What built the suite on resume (consent from the resuming caller, not the header)."""
 
 
 def run(
@@ -168,8 +183,9 @@ def resume(
     system: Any = None,
     dataset: Dataset | None = None,
     allow_llm_change: bool = False,
+    suite_options: dict[str, Any] | None = None,
 ) -> RunResult:
-    """Continue an interrupted run: its configuration comes from its header.
+    """Continue an interrupted run: its configuration comes from its header, consent does not.
 
     Finished items are kept; the rest run. A run of an in-process system or dataset resumes
     when the same object is passed again (``system=``, ``dataset=``; checked by hash). The
@@ -177,9 +193,19 @@ def resume(
     LLM flags, and one that names another model or endpoint is refused unless
     ``allow_llm_change`` (then the run's notes say both were asked).
 
+    A run directory may come from anyone (a shared archive, a downloaded run), so consent
+    to run the suite's code, the sandbox and what environment passes in (the suite's
+    user-only options: ``allow_shell``, ``isolation``, ``pass_env``, ...) are never taken
+    from its header: pass them again in ``suite_options``, as :func:`run` takes them. A
+    recorded ``isolation = "bwrap"`` is kept (it only narrows). The header's notes say
+    where this resume took each.
+
     Raises:
+        ConsentError: the run executes its suite's commands and ``suite_options`` does not
+            say ``allow_shell``; nothing ran.
         RunLogError: not a run directory, its inputs changed since it started, or another
             LLM was asked for without ``allow_llm_change``.
+        MnemometerError: ``suite_options`` names an option that is not a user-only one.
     """
     quiet_libraries()
     settings = (settings or RunSettings()).checked()
@@ -194,7 +220,7 @@ def resume(
 
         return resume_scoring(path, settings)
     with DirLock(path):
-        return _resume_locked(path, settings, system, dataset, allow_llm_change)
+        return _resume_locked(path, settings, system, dataset, allow_llm_change, suite_options)
 
 
 class _OnWorker(LocalExecutor):
@@ -211,7 +237,8 @@ def execute_run_unit(unit: RunUnit) -> ShippedRun:
         run_dir = scratch / unit.name
         if unit.existing is not None:
             write_files(run_dir, unit.existing)
-            resume(run_dir, settings=settings)
+            given = user_given(SUITES.load(unit.suite), unit.suite_options)
+            resume(run_dir, settings=settings, suite_options=given)
         else:
             run(
                 unit.suite,
@@ -236,11 +263,17 @@ def _resume_locked(
     system: Any,
     dataset: Dataset | None,
     allow_llm_change: bool = False,
+    given: dict[str, Any] | None = None,
 ) -> RunResult:
     header = read_header(path)  # as it is now that we hold the lock
     asked = settings.llm
     settings = with_llm(settings, header)
-    the_suite = create_suite(header.suite, {**header.suite_options, **header.suite_inputs})
+    recorded = {**header.suite_options, **header.suite_inputs}
+    options = resume_options(SUITES.load(header.suite), recorded, given)
+    try:  # consent is the resuming user's: a suite refuses its commands without it
+        the_suite = create_suite(header.suite, options)
+    except ConsentError:
+        raise ConsentError(f"{path}: {RESUME_WITH_SHELL}") from None
     changed = _llm_change(path, header, asked, the_suite, settings.llm, allow_llm_change)
     upgrade(path)  # new lines are appended in the current schema: the old ones must match
     spec = SystemSpec.from_ref(header.system, header.notes)
@@ -268,15 +301,17 @@ def _resume_locked(
     update["executor"] = executor
     if header.scoring is None:  # a run from before scoring was a stage: its suite's own
         update["scoring"] = scoring_of(the_suite, settings.llm)
+    notes = [n for n in (consent_note(header.resumes + 1, the_suite), changed) if n]
+    if notes:  # where this resume took consent; an allowed change of LLM
+        update["notes"] = [*header.notes, *notes]
     if changed:  # allowed: the header now names what asks from here on, the notes both
-        update["notes"] = [*header.notes, changed]
         update["scoring"] = scoring_of(the_suite, settings.llm)
         if header.llm is not None and settings.llm is not None:
             update["llm"] = settings.llm.redacted()
     header = header.model_copy(update=update)
     write_header(path, header)
     items = _planned(the_suite, ds, header.limit, header.sample, header.seed)
-    prepared = _Prepared(path, header, the_suite, spec, live, ds, items)
+    prepared = _Prepared(path, header, the_suite, spec, live, ds, items, options)
     return _execute(prepared, done, settings)
 
 
@@ -446,7 +481,7 @@ def _item_work(p: _Prepared, settings: RunSettings) -> ItemWork:
     own = p.suite.dataset() is not None
     return ItemWork(
         p.suite.name,
-        {**p.header.suite_options, **p.header.suite_inputs},
+        p.options if p.options is not None else {**p.header.suite_options, **p.header.suite_inputs},
         p.spec,
         None if own else p.dataset,
         p.header.repeat,

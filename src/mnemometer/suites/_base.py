@@ -41,7 +41,11 @@ class Flag:
             (or the API), never from ``MNEMOMETER_RUN_*``, a ``.env`` file or a file such
             as a sweep. For consent to run code, the sandbox, and what reaches it (a
             suite directory may hold a ``.env``). A suite with such flags takes an
-            ``origins`` option (option → ``command line``/``default``) to record.
+            ``origins`` option (option → ``command line``/``default``) to record. A
+            resume takes them from its own caller again, never from the run header.
+        narrows: values of a user-only option that only narrow what a run may do
+            (``--sandbox bwrap``): a resume keeps them from the run header unless its
+            caller gives another.
     """
 
     flag: str
@@ -50,11 +54,76 @@ class Flag:
     type: str = "str"
     multiple: bool = False
     user_only: bool = False
+    narrows: tuple[Any, ...] = ()
 
 
 def user_only_options(suite: Any) -> dict[str, str]:
     """Option → flag of ``suite``'s (a suite class or object) :attr:`Flag.user_only` flags."""
     return {f.option: f.flag for f in getattr(suite, "flags", ()) if f.user_only}
+
+
+def user_given(suite: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """The options of ``options`` only the user gives (and their ``origins``), for a resume."""
+    keep = {*user_only_options(suite), "origins"}
+    return {k: v for k, v in options.items() if k in keep}
+
+
+def resume_options(
+    suite: Any, recorded: dict[str, Any], given: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The options a resumed run's ``suite`` (a class) gets: the recorded ones, consent aside.
+
+    A run header or ``experiment.json`` is a file anyone may have written (a shared
+    archive, a downloaded run), so the :attr:`Flag.user_only` options (consent to run
+    code, the sandbox, what environment passes in) come from ``given``, the resuming
+    caller's, as :func:`mnemometer.run` takes them; a recorded value a flag
+    :attr:`~Flag.narrows` with is kept unless given. ``origins`` says where each came
+    from: as ``given`` says (the command line), else ``API argument``; ``run header`` for
+    a kept one.
+
+    Raises:
+        MnemometerError: ``given`` names an option that is not a user-only one.
+    """
+    from mnemometer.errors import MnemometerError
+
+    flags = {f.option: f for f in getattr(suite, "flags", ()) if f.user_only}
+    given = dict(given or {})
+    origins = given.pop("origins", None)
+    if other := sorted(given.keys() - flags.keys()):
+        takes = ", ".join(sorted(flags)) or f"suite {getattr(suite, 'name', '?')!r} has none"
+        raise MnemometerError(
+            f"suite option {other[0]!r} does not apply to a resume: the run's directory holds "
+            f"its configuration (a resume takes again only what the user alone gives: {takes})"
+        )
+    options = {k: v for k, v in recorded.items() if k not in flags and k != "origins"}
+    if not flags:
+        return options
+    origins = dict(origins) if origins is not None else dict.fromkeys(given, "API argument")
+    for key, f in flags.items():
+        if key not in given and recorded.get(key) in f.narrows:
+            given[key], origins[key] = recorded[key], "run header"
+    return {**options, **given, "origins": origins}
+
+
+def consent_note(resume: int, suite: Any) -> str | None:
+    """The run header's note of where resume number ``resume`` took each user-only option."""
+    options = {**suite.options(), **suite.inputs()}
+    origins = options.get("origins")
+    if not user_only_options(suite) or not isinstance(origins, dict):
+        return None
+    if all(origin == "default" for origin in origins.values()):
+        return None  # nothing given, nothing kept: a suite that runs no commands
+    shown = [
+        f"{k}={_value(options[k])} ({origin})" if k in options else f"{k} ({origin})"
+        for k, origin in origins.items()
+    ]
+    return f"resume {resume} took consent and the sandbox from its caller: {', '.join(shown)}"
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    return ",".join(map(str, v)) if isinstance(v, list | tuple) else str(v)
 
 
 TOP_K = Flag("--top-k", "top_k", "Hits to ask for per query (default 20).", "int")

@@ -3,7 +3,9 @@
 ``--allow-shell`` (consent to run the suite's code), ``--sandbox``, ``--pass-env`` and
 the other sandbox flags are :attr:`~mnemometer.suites.Flag.user_only`: a suite directory
 may hold a ``.env`` the command line loads, so they are taken from the command line (or
-the API) only, and the run header records where each came from.
+the API) only, and the run header records where each came from. A resume takes them from
+its own command line again (a run header is a file anyone may have written), save a
+recorded ``--sandbox bwrap``, which only narrows.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ FLAGS: tuple[Flag, ...] = (
         "Command line only.",
         "choice:auto,bwrap,none",
         user_only=True,
+        narrows=("bwrap",),  # a resume keeps a recorded bwrap: it only narrows
     ),
     Flag(
         "--agent-home",
@@ -89,7 +92,7 @@ def origins_of(
 
     ``suite`` names the ones ``suite.toml`` also sets (its ``pass_env``, its ``[sandbox]``
     ``network`` and ``agent_home``): recorded as ``suite.toml``, or ``command line and
-    suite.toml`` when both give one. A resume passes the header's record back unchanged.
+    suite.toml`` when both give one. A resume passes its caller's, never the header's record.
     """
     out = {}
     for k, v in set_.items():

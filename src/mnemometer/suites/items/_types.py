@@ -16,7 +16,7 @@ from pydantic import Field
 
 from mnemometer._registry import Registry
 from mnemometer.config import StrictModel
-from mnemometer.errors import MnemometerError
+from mnemometer.errors import ConsentError, MnemometerError
 
 METADATA_FIELDS = ("reasoning_mode", "memory_capability", "difficulty")
 """Item metadata that becomes a comparison breakdown (``field:value``)."""
@@ -189,7 +189,7 @@ def shell_gate(
         ``(items that may run, ids skipped)``.
 
     Raises:
-        MnemometerError: naming the items, their types and the flags.
+        ConsentError: naming the items, their types and the flags.
     """
     shell = [it for it in items if runs_shell(it)]
     if not shell or allow_shell or dry_run:
@@ -198,7 +198,7 @@ def shell_gate(
         return [it for it in items if not runs_shell(it)], [it.id for it in shell]
     kinds = ", ".join(sorted({it.eval_type for it in shell}))
     shown = ", ".join(it.id for it in shell[:3]) + (" ..." if len(shell) > 3 else "")
-    raise MnemometerError(
+    raise ConsentError(
         f"{where}: {len(shell)} item(s) of type {kinds} run suite-provided commands "
         f"({shown}); suites are code: read them, then pass --allow-shell to run them, "
         "--dry-run to validate without executing anything, or --skip-unsupported to run "
