@@ -40,8 +40,8 @@ from mnemometer.runner._remote import (
     run_files,
     write_shipped,
 )
+from mnemometer.runner._resume import RESUME_WITH_SHELL
 from mnemometer.runner._run import (
-    RESUME_WITH_SHELL,
     RunResult,
     RunSettings,
     execute_run_unit,

@@ -34,16 +34,20 @@ from mnemometer.runner._remote import (
     run_files,
     write_files,
 )
+from mnemometer.runner._resume import (
+    RESUME_WITH_SHELL,
+    dataset_to_resume,
+    llm_change,
+    registered,
+)
 from mnemometer.runner._setup import (
     RunResult,
     RunSettings,
     _aborted_start,
     _check_kind,
     _dataset_for,
-    _dataset_to_resume,
     _new_run_dir,
     _planned,
-    _registered,
     _system_arg,
     _workdir,
     check_llm,
@@ -64,12 +68,6 @@ from mnemometer.suites._base import (
     user_given,
 )
 from mnemometer.systems import SystemSpec, close
-
-RESUME_WITH_SHELL = (
-    "this run executes the suite's commands: resume it with --allow-shell (and the sandbox "
-    "flags you want)"
-)
-"""Why a resume without consent stops (the run header's own consent is not the user's)."""
 
 
 @dataclass
@@ -274,18 +272,18 @@ def _resume_locked(
         the_suite = create_suite(header.suite, options)
     except ConsentError:
         raise ConsentError(f"{path}: {RESUME_WITH_SHELL}") from None
-    changed = _llm_change(path, header, asked, the_suite, settings.llm, allow_llm_change)
+    changed = llm_change(path, header, asked, the_suite, settings.llm, allow_llm_change)
     upgrade(path)  # new lines are appended in the current schema: the old ones must match
     spec = SystemSpec.from_ref(header.system, header.notes)
     if system is not None:
         spec = spec.with_instance(system)
-    elif header.system.implementation and not _registered(spec):
+    elif header.system.implementation and not registered(spec):
         raise RunLogError(
             f"{path}: the system was passed as an object ({header.system.implementation}); "
             "resume with the same object: resume(run_dir, system=obj)"
         )
     check_llm(the_suite, settings.llm)
-    ds = _dataset_to_resume(path, header, the_suite, dataset)
+    ds = dataset_to_resume(path, header, the_suite, dataset)
     _preflight(settings.executor, the_suite, spec, header.dataset.path)
     live = spec.create(_workdir(path, spec), lang=ds.info.language, llm=settings.llm)
     from mnemometer.runner._score import rescore_unscored
@@ -313,44 +311,6 @@ def _resume_locked(
     items = _planned(the_suite, ds, header.limit, header.sample, header.seed)
     prepared = _Prepared(path, header, the_suite, spec, live, ds, items, options)
     return _execute(prepared, done, settings)
-
-
-def _llm_change(
-    path: Path,
-    header: RunHeader,
-    asked: Any,
-    suite: Suite,
-    llm: Any,
-    allow: bool,
-) -> str | None:
-    """The note of an allowed change of LLM on resume; ``None`` when nothing changed.
-
-    Raises:
-        RunLogError: the resume names another model or endpoint than the run recorded (for
-            its reader, ``header.llm``, or its judges' scorers) without ``allow``.
-    """
-    if asked is None:
-        return None  # the run's own, recorded
-    was = header.llm or {}
-    differs = []
-    if was and (asked.base_url, asked.model) != (was.get("base_url"), was.get("model")):
-        differs.append(f"the reader {was.get('model')} at {was.get('base_url')}")
-    now = scoring_of(suite, llm)
-    if header.scoring is not None and now is not None:
-        before = [s.args for s in header.scoring.scorers if s.name == "judge"]
-        after = [s.args for s in now.scorers if s.name == "judge"]
-        if before != after:
-            differs += [f"judge {b['judge']} ({b['model']} at {b['base_url']})" for b in before]
-    if not differs:
-        return None
-    what = ", ".join(dict.fromkeys(differs))
-    if not allow:
-        raise RunLogError(
-            f"{path}: this run asked {what}; the resume asks {asked.model} at "
-            f"{asked.base_url}. Resume without --llm-* flags to keep the run's own, or pass "
-            "--allow-llm-change to mix them (recorded in the run)"
-        )
-    return f"resumed asking {asked.model} at {asked.base_url} where it had asked {what}"
 
 
 def resummarize(run_dir: str | Path) -> Summary:

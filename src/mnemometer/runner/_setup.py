@@ -15,7 +15,7 @@ from mnemometer import _env
 from mnemometer._gc import paused
 from mnemometer.datasets._io import BUILTIN, load_dataset
 from mnemometer.datasets._models import Dataset
-from mnemometer.errors import DatasetError, MnemometerError, RunLogError
+from mnemometer.errors import DatasetError, MnemometerError
 from mnemometer.log._lock import LOCK_FILE, DirectoryLocked, holder, out_dir
 from mnemometer.log._schema import (
     HEADER_FILE,
@@ -413,37 +413,6 @@ def _dataset_for(suite: Suite, dataset: str | Path | Dataset | None) -> tuple[Da
         return dataset, None
     s = str(dataset)
     return load_dataset(dataset), s if s in BUILTIN else str(Path(s).resolve())
-
-
-def _dataset_to_resume(
-    path: Path, header: RunHeader, suite: Suite, dataset: Dataset | None
-) -> Dataset:
-    ds = suite.dataset()
-    if ds is None and dataset is not None:
-        ds = dataset
-    if ds is not None and not ds.info.content_hash:
-        # A suite's own dataset (LongMemEval's streamed index) is hashed here, as at start.
-        ds.with_hash()
-    if ds is None:
-        if header.dataset.path is None:
-            raise RunLogError(
-                f"{path}: the dataset was passed in memory; resume with the same dataset: "
-                "resume(run_dir, dataset=ds)"
-            )
-        ds = load_dataset(header.dataset.path)
-    # Runs that recorded no hash (LongMemEval's before it was hashed) cannot be checked.
-    if header.dataset.content_hash and ds.info.content_hash != header.dataset.content_hash:
-        where = header.dataset.path or "the suite's items"
-        raise RunLogError(
-            f"{path}: {where} changed since the run started (content hash differs); start a new run"
-        )
-    return ds
-
-
-def _registered(spec: SystemSpec) -> bool:
-    from mnemometer._registry import AGENTS, STORES
-
-    return spec.name in (STORES if spec.kind == "store" else AGENTS).names()
 
 
 def _workdir(run_dir: Path, spec: SystemSpec) -> Path:
