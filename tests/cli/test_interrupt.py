@@ -19,7 +19,8 @@ from mnemometer.log import read_header, read_items
 
 def test_ctrl_c_names_the_run_and_its_resume_and_the_header_says_interrupted(tmp_path: Path):
     site = plugins.install(tmp_path / "site")
-    env = {**os.environ, "PYTHONPATH": str(site)}
+    # A hang is shown, not just timed out: SIGABRT makes faulthandler print every thread.
+    env = {**os.environ, "PYTHONPATH": str(site), "PYTHONFAULTHANDLER": "1"}
     fifo = tmp_path / "ready"
     os.mkfifo(fifo)
     out = tmp_path / "r"
@@ -33,7 +34,11 @@ def test_ctrl_c_names_the_run_and_its_resume_and_the_header_says_interrupted(tmp
     )
     assert _said(fifo, proc) == "searching\n"  # the third search began: two items are logged
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        raise AssertionError(f"no exit 60 s after Ctrl-C:\n{proc.communicate()[1]}") from None
     assert proc.returncode == 130, err
     assert (
         f"interrupted: run directory {out}; continue it with `mnemometer run --resume {out}`" in err
