@@ -350,6 +350,7 @@ def test_doctor_says_whether_shell_items_would_be_isolated(monkeypatch):
     line = next(x for x in r.output.splitlines() if "suite.sandbox" in x)
     if works:
         assert line.startswith("ok ") and "network off, agent home: codex" in line
+        assert line.endswith("run with --agent-home codex to grant it"), line  # asked, not given
     monkeypatch.setattr(_sandbox.shutil, "which", lambda name: None)
     bwrap_problem.cache_clear()
     try:

@@ -143,25 +143,17 @@ def covers(user: str, asked: str) -> bool:
     return user.endswith("*") and not any(c in prefix for c in "*?[") and asked.startswith(prefix)
 
 
-def check_requests(
+def requests(
     manifest: Any,
-    where: str,
-    pass_env: list[str] | tuple[str, ...],
-    isolation: str,
-    agent_home: str | None,
-    sandbox_network: bool,
-) -> None:
-    """Refuse the run unless the user granted what ``suite.toml`` asks for its commands.
+    pass_env: list[str] | tuple[str, ...] = (),
+    isolation: str = "auto",
+    agent_home: str | None = None,
+    sandbox_network: bool = False,
+) -> str | None:
+    """What ``suite.toml`` asks for its commands that these grants leave out, and the flags.
 
-    The manifest's ``pass_env`` (each name or pattern covered by one of the user's, see
-    :func:`covers`), ``[sandbox] network = true`` (``--sandbox-network``, or ``--sandbox
-    none``, which keeps the host's network anyway) and ``agent_home`` (``--agent-home``
-    naming it; another value replaces it) are requests: a suite directory is not the user.
-    Called only when commands will run.
-
-    Raises:
-        ConsentError: one line naming ``where`` (the manifest), what it asks for and the
-            flags that grant it.
+    ``"to receive X and the network: run with --pass-env X --sandbox-network"``, or
+    ``None`` when everything asked for is granted (see :func:`check_requests`).
     """
     granted = (*MINIMAL_ENV, *pass_env)  # the minimal environment is every command's
     asked = [p for p in manifest.pass_env if not any(covers(u, p) for u in granted)]
@@ -176,8 +168,31 @@ def check_requests(
         what.append(f"{home}'s bootstrap files in their HOME ({files})")
         flags.append(f"--agent-home {home}")
     if not what:
-        return
+        return None
     listed = what[0] if len(what) == 1 else f"{', '.join(what[:-1])} and {what[-1]}"
-    raise ConsentError(
-        f"{where} asks for its commands to receive {listed}: run with {' '.join(flags)} to grant it"
-    )
+    return f"to receive {listed}: run with {' '.join(flags)}"
+
+
+def check_requests(
+    manifest: Any,
+    where: str,
+    pass_env: list[str] | tuple[str, ...],
+    isolation: str,
+    agent_home: str | None,
+    sandbox_network: bool,
+) -> None:
+    """Refuse the run unless the user granted what ``suite.toml`` asks for its commands.
+
+    The manifest's ``pass_env`` (each name or pattern covered by one of the user's, see
+    :func:`covers`; the minimal environment needs no grant), ``[sandbox] network = true``
+    (``--sandbox-network``, or ``--sandbox none``, which keeps the host's network anyway)
+    and ``agent_home`` (``--agent-home`` naming it; another value replaces it) are
+    requests: a suite directory is not the user. Called only when commands will run.
+
+    Raises:
+        ConsentError: one line naming ``where`` (the manifest), what it asks for and the
+            flags that grant it.
+    """
+    left = requests(manifest, pass_env, isolation, agent_home, sandbox_network)
+    if left is not None:
+        raise ConsentError(f"{where} asks for its commands {left} to grant it")
