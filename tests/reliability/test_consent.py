@@ -21,11 +21,12 @@ from pathlib import Path
 import pytest
 from conftest import MNEMOMETER, invoke_cli
 
-from mnemometer.log import read_header
+from mnemometer.log import read_header, read_log
 from mnemometer.sandbox import bwrap_problem
 
 FAKE_KEY = "sk-fake-consent-0a1b2c3d4e5f"
 SECRET = "fake-ssh-key-consent-canary"
+CANARY = "fake-canary-request-91e4"
 DOTENV = "MNEMOMETER_RUN_ALLOW_SHELL=1\nMNEMOMETER_RUN_SANDBOX=none\nMNEMOMETER_RUN_PASS_ENV=*\n"
 GRANTS = ("MNEMOMETER_RUN_ALLOW_SHELL", "MNEMOMETER_RUN_SANDBOX", "MNEMOMETER_RUN_PASS_ENV")
 
@@ -62,6 +63,7 @@ def _cli_from(cwd: Path, *args: object) -> subprocess.CompletedProcess[str]:
     """The command line as the user runs it: the ``.env`` of ``cwd`` loads, a key is set."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOMETER_")}
     env["OPENAI_API_KEY"] = FAKE_KEY
+    env["CANARY_VAR"] = CANARY
     return subprocess.run(
         [MNEMOMETER, *map(str, args)],
         cwd=cwd,
@@ -150,9 +152,9 @@ def test_the_header_records_where_each_grant_came_from(tmp_path: Path) -> None:
     assert origins["pass_env"] == "default"
 
 
-def test_the_header_names_what_the_suite_toml_set_too(tmp_path: Path) -> None:
-    # suite.toml may list pass_env and a [sandbox] table (the suite's documented needs);
-    # the header says so, rather than "default", so a reader sees who widened the box.
+def test_the_header_names_what_the_suite_toml_asked_for_too(tmp_path: Path) -> None:
+    # suite.toml may list pass_env and a [sandbox] table (the suite's documented needs):
+    # requests, which the command line grants; the header says who asked and who granted.
     suite, _, _ = _hostile_suite(tmp_path)
     (suite / ".env").unlink()
     (suite / "suite.toml").write_text(
@@ -161,13 +163,25 @@ def test_the_header_names_what_the_suite_toml_set_too(tmp_path: Path) -> None:
     (suite / "items.jsonl").write_text(
         json.dumps({"eval_type": "command_task", "id": "ok", "command": "{python} -c 0"}) + "\n"
     )
-    out = tmp_path / "cli"
+    # LANG is in every command's minimal environment and --sandbox none keeps the
+    # network: what is left to grant is codex's credentials.
     flags = ["--allow-shell", "--sandbox", "none", "--pass-env", "LC_ALL"]
-    r = invoke_cli("run", suite, *flags, "--condition", "no-memory", "-o", out)
+    r = invoke_cli("run", suite, *flags, "--condition", "no-memory", "-o", tmp_path / "no")
+    assert r.exit_code == 2, r.output
+    assert r.output.strip().endswith(
+        f"{suite / 'suite.toml'} asks for its commands to receive codex's bootstrap files in "
+        "their HOME (auth.json, installation_id, version.json): run with --agent-home codex "
+        "to grant it"
+    ), r.output
+    assert not (tmp_path / "no").exists()
+    out = tmp_path / "cli"
+    r = invoke_cli(
+        "run", suite, *flags, "--agent-home", "codex", "--condition", "no-memory", "-o", out
+    )
     assert r.exit_code == 0, r.output
     origins = read_header(out / "no-memory-r0").suite_inputs["origins"]
-    assert origins["pass_env"] == "command line and suite.toml"
-    assert origins["sandbox_network"] == origins["agent_home"] == "suite.toml"
+    assert origins["pass_env"] == origins["agent_home"] == "command line, requested by suite.toml"
+    assert origins["sandbox_network"] == "command line (--sandbox none), requested by suite.toml"
     assert origins["allow_shell"] == origins["isolation"] == "command line"
     out = tmp_path / "replaced"
     r = invoke_cli(
@@ -175,6 +189,125 @@ def test_the_header_names_what_the_suite_toml_set_too(tmp_path: Path) -> None:
     )
     assert r.exit_code == 0, r.output  # the flag replaces the suite's agent_home
     assert read_header(out / "no-memory-r0").suite_inputs["origins"]["agent_home"] == "command line"
+
+
+# A suite's own suite.toml asks; it never grants (issue 30 §1). Before: with --allow-shell
+# alone, `pass_env = ["*"]` handed the command every variable of the caller and
+# `network = true` the network.
+
+GREEDY = 'name = "greedy"\npass_env = ["*"]\n[sandbox]\nnetwork = true\n'
+
+
+def _greedy_suite(tmp: Path, port: int) -> tuple[Path, Path]:
+    """A suite whose ``suite.toml`` asks for every variable and the network.
+
+    Its command writes what it got (``OPENAI_API_KEY``, ``CANARY_VAR``, whether it reached
+    the host's 127.0.0.1:``port``) to ``got.txt`` in its workspace and to a file outside it
+    (which bubblewrap prevents). Returns ``(suite, loot)``.
+    """
+    suite, _, loot = _hostile_suite(tmp)
+    (suite / ".env").unlink()
+    (suite / "suite.toml").write_text(GREEDY)
+    steal = (
+        "import os, socket; s = socket.socket(); s.settimeout(5); "
+        f"net = 'net' if s.connect_ex(('127.0.0.1', {port})) == 0 else 'no-net'; "
+        "got = ' '.join([str(os.environ.get('OPENAI_API_KEY')), "
+        "str(os.environ.get('CANARY_VAR')), net]); open('got.txt', 'w').write(got); "
+        f"os.access(os.path.dirname({str(loot)!r}), os.W_OK) and "
+        f"open({str(loot)!r}, 'w').write(got)"
+    )
+    item = {
+        "eval_type": "command_task",
+        "id": "setup",
+        "command": "{python} -c " + json.dumps(steal),
+    }
+    (suite / "items.jsonl").write_text(json.dumps(item) + "\n")
+    return suite, loot
+
+
+@pytest.fixture
+def listener():
+    """A TCP server on the host's 127.0.0.1 (reachable only with the network)."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(8)
+    yield s.getsockname()[1]
+    s.close()
+
+
+def test_a_suite_toml_cannot_widen_the_sandbox_for_itself(tmp_path: Path, listener: int) -> None:
+    from mnemometer.errors import ConsentError
+    from mnemometer.workflows import run_suite
+
+    suite, loot = _greedy_suite(tmp_path, listener)
+    out = tmp_path / "run"
+    p = _cli_from(suite, "run", ".", "--allow-shell", "--condition", "no-memory", "-o", out)
+    assert not loot.exists(), f"the suite's command ran and got: {loot.read_text()}"
+    assert p.returncode == 2, p.stderr
+    errors = [line for line in p.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: {suite / 'suite.toml'} asks for its commands to receive * and the network: "
+        "run with --pass-env '*' --sandbox-network to grant it"
+    ], p.stderr
+    assert "Traceback" not in p.stderr and not out.exists()
+    # A narrower grant is not the one asked for; the API refuses as the command line does.
+    narrow = ["--allow-shell", "--pass-env", "OPENAI_*", "--condition", "no-memory"]
+    p = _cli_from(suite, "run", ".", *narrow, "-o", out)
+    assert p.returncode == 2 and "run with --pass-env '*' --sandbox-network" in p.stderr
+    with pytest.raises(ConsentError, match="asks for its commands to receive"):
+        run_suite(suite, conditions=["no-memory"], out=out, suite_options={"allow_shell": True})
+    assert not loot.exists() and not out.exists()
+    # A dry run executes nothing: nothing to grant.
+    r = invoke_cli("run", suite, "--dry-run", "--condition", "no-memory", "-o", tmp_path / "dry")
+    assert r.exit_code == 0, r.output
+
+
+def test_the_user_grants_what_the_suite_toml_asks(tmp_path: Path, listener: int) -> None:
+    suite, loot = _greedy_suite(tmp_path, listener)
+    out = tmp_path / "run"
+    grant = ["--allow-shell", "--pass-env", "*", "--sandbox-network"]
+    p = _cli_from(suite, "run", ".", *grant, "--condition", "no-memory", "-o", out)
+    assert p.returncode in (0, 1), p.stderr
+    (res,) = read_log(out / "no-memory-r0").items
+    got = (Path(res.extra["build_dir"]) / "workspace" / "got.txt").read_text()
+    assert got == f"{FAKE_KEY} {CANARY} net"  # what the user granted, and only then
+    origins = read_header(out / "no-memory-r0").suite_inputs["origins"]
+    assert (
+        origins["pass_env"]
+        == origins["sandbox_network"]
+        == ("command line, requested by suite.toml")
+    )
+
+
+@pytest.mark.parametrize(
+    ("asked", "given", "ok"),
+    [
+        ("OPENAI_API_KEY", "OPENAI_API_KEY", True),
+        ("OPENAI_API_KEY", "OPENAI_*", True),
+        ("OPENAI_*", "OPENAI_*", True),
+        ("OPENAI_*", "*", True),
+        ("OPENAI_*", "OPENAI_API_KEY", False),
+        ("OPENAI_*", "OPENAI_?*", False),
+        ("*", "A*", False),
+        ("LC_ALL", "", True),  # the minimal environment every command has
+    ],
+)
+def test_which_pass_env_grants_cover_a_request(asked: str, given: str, ok: bool) -> None:
+    from types import SimpleNamespace
+
+    from mnemometer.errors import ConsentError
+    from mnemometer.suites.items._flags import check_requests
+
+    sandbox = SimpleNamespace(network=False, agent_home="none")
+    manifest = SimpleNamespace(pass_env=[asked], sandbox=sandbox)
+    grants = [given] if given else []
+    if ok:
+        check_requests(manifest, "suite.toml", grants, "auto", None, False)
+    else:
+        with pytest.raises(ConsentError, match="to receive"):
+            check_requests(manifest, "suite.toml", grants, "auto", None, False)
 
 
 def test_a_sweep_file_cannot_grant_the_shell(tmp_path: Path) -> None:
@@ -209,7 +342,7 @@ RESUME_LINE = (
 )
 
 
-def _archived_run(tmp: Path, *flags: str) -> tuple[Path, Path]:
+def _archived_run(tmp: Path, *flags: str, manifest: str = "") -> tuple[Path, Path]:
     """A run made by someone else with ``flags``, cut after its first item, as shared.
 
     Its suite's second item steals (see :func:`_hostile_suite`). Returns ``(the
@@ -217,6 +350,8 @@ def _archived_run(tmp: Path, *flags: str) -> tuple[Path, Path]:
     """
     suite, _, loot = _hostile_suite(tmp)
     (suite / ".env").unlink()
+    if manifest:
+        (suite / "suite.toml").write_text(manifest)
     first = {"eval_type": "command_task", "id": "first", "command": "{python} -c 0"}
     with (suite / "items.jsonl").open("r+") as f:
         steal = f.read()
@@ -308,6 +443,35 @@ def test_the_python_resume_takes_consent_as_run_does(tmp_path: Path) -> None:
     assert done.header.status == "finished"
     (note,) = [n for n in done.header.notes if n.startswith("resume 1 ")]
     assert "allow_shell=true (API argument)" in note and "isolation=none (API argument)" in note
+
+
+@pytest.mark.parametrize("what", ["run", "experiment"])
+def test_a_resume_grants_what_the_suite_toml_asks_only_from_its_command_line(
+    tmp_path: Path, what: str
+) -> None:
+    # The run started with the key granted; a resume with --allow-shell alone does not
+    # grant it again (the header is no grant), nor does the suite.toml that asks.
+    asks = 'name = "innocent"\npass_env = ["OPENAI_API_KEY"]\n'
+    granted = ("--allow-shell", "--sandbox", "none", "--pass-env", "OPENAI_API_KEY")
+    exp, loot = _archived_run(tmp_path, *granted, manifest=asks)
+    run_dir = exp / "no-memory-r0"
+    before = (run_dir / "items.jsonl").read_bytes()
+    target = run_dir if what == "run" else exp
+    p = _cli_from(tmp_path, "run", "--resume", target, "--allow-shell", "--sandbox", "none")
+    assert not loot.exists(), f"the resume ran the suite's command: {loot.read_text()}"
+    assert p.returncode == 2, p.stderr
+    errors = [line for line in p.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].endswith(
+        "suite.toml asks for its commands to receive OPENAI_API_KEY: run with --pass-env "
+        "OPENAI_API_KEY to grant it"
+    ), p.stderr
+    assert (run_dir / "items.jsonl").read_bytes() == before
+    assert read_header(run_dir).status == "running"
+    p = _cli_from(tmp_path, "run", "--resume", target, *granted, "--format", "none")
+    assert p.returncode in (0, 1), p.stderr
+    assert loot.read_text().startswith(FAKE_KEY)  # granted again, by the resuming user
+    (note,) = [n for n in read_header(run_dir).notes if n.startswith("resume 1 ")]
+    assert "pass_env=OPENAI_API_KEY (command line, requested by suite.toml)" in note, note
 
 
 def test_a_resume_keeps_the_bwrap_sandbox_the_run_recorded(tmp_path: Path) -> None:

@@ -176,24 +176,23 @@ def test_the_child_gets_a_minimal_env_plus_allow_listed_names(tmp_path, monkeypa
     }
     (suite / "items.jsonl").write_text(json.dumps(item) + "\n")
     out = tmp_path / "run"
-    r = cli(
-        "run",
-        str(suite),
-        "--allow-shell",
-        "--condition",
-        "no-memory",
-        "-o",
-        str(out),
-        "--pass-env",
-        "OPENAI_API_KEY",
-        "--sandbox",  # the environment layer alone: bubblewrap's private HOME is its own test
-        "none",
-    )
+    # The environment layer alone (--sandbox none): bubblewrap's private HOME is its own test.
+    flags = ["--allow-shell", "--condition", "no-memory", "--sandbox", "none"]
+    r = cli("run", str(suite), *flags, "-o", str(out), "--pass-env", "OPENAI_API_KEY")
+    # suite.toml's pass_env asks; only the user's --pass-env grants (issue 30 §1).
+    assert r.exit_code == 2, r.output
+    assert r.output.strip().endswith(
+        f"{suite / 'suite.toml'} asks for its commands to receive AGENT_REGION: "
+        "run with --pass-env AGENT_REGION to grant it"
+    ), r.output
+    assert not out.exists() and not (suite / "env.json").exists()
+    granted = ["--pass-env", "OPENAI_API_KEY", "--pass-env", "AGENT_REGION"]
+    r = cli("run", str(suite), *flags, "-o", str(out), *granted)
     assert r.exit_code == 0, r.output
     (res,) = read_log(out / "no-memory-r0").items
     env = json.loads((Path(res.extra["build_dir"]) / "workspace" / "env.json").read_text())
     assert env["OPENAI_API_KEY"] == "agent-key-5e0a"  # the user allow-listed it
-    assert env["AGENT_REGION"] == "eu-west"  # the suite allow-listed it
+    assert env["AGENT_REGION"] == "eu-west"  # the suite asked, the user granted
     assert "DATABASE_PASSWORD" not in env and "AWS_SECRET_ACCESS_KEY" not in env
     assert env["PATH"] == os.environ["PATH"]
     # every command gets a private HOME (the agent-home allow-list), never the parent's

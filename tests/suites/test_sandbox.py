@@ -1,5 +1,5 @@
 """Agent and shell commands isolated as Memory Layer ran them: bubblewrap, a private HOME
-from an allow-list, no network unless the suite allows it, the agent CLI wrappers' artifacts
+from an allow-list, no network unless the user grants it, the agent CLI wrappers' artifacts
 (with a scripted fake Codex and Claude Code), and a fresh PostgreSQL + pgvector per run."""
 
 from __future__ import annotations
@@ -102,9 +102,9 @@ def listener():
 
 
 def _run(suite: Path, out: Path, **options):
-    run = run_suite(
-        suite, conditions=["no-memory"], out=out, suite_options={"allow_shell": True, **options}
-    )
+    """Run ``suite`` granting what its suite.toml asks (codex's home; the network if given)."""
+    grant = {"allow_shell": True, "agent_home": "codex"}
+    run = run_suite(suite, conditions=["no-memory"], out=out, suite_options={**grant, **options})
     return run.runs[0].path
 
 
@@ -145,9 +145,10 @@ def test_bwrap_isolates_agents_home_files_and_network(tmp_path, monkeypatch, lis
 @needs_bwrap
 def test_wrappers_write_the_seed_artifacts_inside_the_sandbox(tmp_path, monkeypatch, listener):
     monkeypatch.setenv("CODEX_HOME", str(host_codex_home(tmp_path)))
-    run_dir = _run(agent_suite(tmp_path, listener, tmp_path, network=True), tmp_path / "out")
+    suite = agent_suite(tmp_path, listener, tmp_path, network=True)
+    run_dir = _run(suite, tmp_path / "out", sandbox_network=True)
     codex, claude = _report(run_dir, "codex"), _report(run_dir, "claude")
-    assert codex["connects"][f"127.0.0.1:{listener}"] == "ok"  # the suite allowed it
+    assert codex["connects"][f"127.0.0.1:{listener}"] == "ok"  # the suite asked, the user granted
     build = Path(codex["_build"])
     events = [json.loads(x) for x in (build / "codex-events.jsonl").read_text().splitlines()]
     turns = [e["usage"] for e in events if e["type"] == "turn.completed"]
@@ -349,6 +350,7 @@ def test_doctor_says_whether_shell_items_would_be_isolated(monkeypatch):
     line = next(x for x in r.output.splitlines() if "suite.sandbox" in x)
     if works:
         assert line.startswith("ok ") and "network off, agent home: codex" in line
+        assert line.endswith("run with --agent-home codex to grant it"), line  # asked, not given
     monkeypatch.setattr(_sandbox.shutil, "which", lambda name: None)
     bwrap_problem.cache_clear()
     try:

@@ -40,7 +40,7 @@ from mnemometer.runner._remote import (
     run_files,
     write_shipped,
 )
-from mnemometer.runner._resume import RESUME_WITH_SHELL
+from mnemometer.runner._resume import refused
 from mnemometer.runner._run import (
     RunResult,
     RunSettings,
@@ -273,8 +273,8 @@ def resume_experiment(
             return _complete(
                 out, plan.model_copy(update={"suite_options": options}), settings, on_run
             )
-        except ConsentError:
-            raise ConsentError(f"{out}: {RESUME_WITH_SHELL}") from None
+        except ConsentError as e:
+            raise ConsentError(f"{out}: {refused(e, options)}") from None
 
 
 def is_experiment(path: str | Path) -> bool:

@@ -25,6 +25,11 @@ RESUME_WITH_SHELL = (
 """Why a resume without consent stops (the run header's own consent is not the user's)."""
 
 
+def refused(error: Exception, options: dict[str, Any]) -> str:
+    """Why a resume stopped: no consent, or what ``suite.toml`` asks that was not granted."""
+    return str(error) if options.get("allow_shell") else RESUME_WITH_SHELL
+
+
 def llm_change(
     path: Path,
     header: RunHeader,

@@ -35,9 +35,9 @@ from mnemometer.runner._remote import (
     write_files,
 )
 from mnemometer.runner._resume import (
-    RESUME_WITH_SHELL,
     dataset_to_resume,
     llm_change,
+    refused,
     registered,
 )
 from mnemometer.runner._setup import (
@@ -270,8 +270,8 @@ def _resume_locked(
     options = resume_options(SUITES.load(header.suite), recorded, given)
     try:  # consent is the resuming user's: a suite refuses its commands without it
         the_suite = create_suite(header.suite, options)
-    except ConsentError:
-        raise ConsentError(f"{path}: {RESUME_WITH_SHELL}") from None
+    except ConsentError as e:  # with consent given, what suite.toml asks is left
+        raise ConsentError(f"{path}: {refused(e, options)}") from None
     changed = llm_change(path, header, asked, the_suite, settings.llm, allow_llm_change)
     upgrade(path)  # new lines are appended in the current schema: the old ones must match
     spec = SystemSpec.from_ref(header.system, header.notes)

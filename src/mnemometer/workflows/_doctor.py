@@ -14,6 +14,7 @@ from mnemometer.comparison._claims import claim_warnings
 from mnemometer.errors import MnemometerError
 from mnemometer.runner._conditions import load_conditions, resolve, system_for
 from mnemometer.sandbox import bwrap_problem
+from mnemometer.suites.items._flags import requests
 from mnemometer.suites.items._manifest import LoadedSuite, find_manifest, inside, load_suite
 from mnemometer.suites.items._types import runs_shell
 from mnemometer.suites.tasks._checks import build_checks
@@ -280,17 +281,19 @@ def _runnable_checks(s: LoadedSuite) -> list[Check]:
 
 
 def _sandbox_check(s: LoadedSuite) -> Check:
-    """Whether shell items would run in the bubblewrap sandbox here, and how."""
+    """Whether shell items would run in the bubblewrap sandbox here, and what to grant them."""
     spec = s.manifest.sandbox
     problem = bwrap_problem()
     if problem is not None:
         return Check("suite.sandbox", "warn", f"{problem}: shell items would run unisolated")
     net = "network on" if spec.network else "network off"
+    asks = requests(s.manifest)
     return Check(
         "suite.sandbox",
         "ok",
-        f"shell items run under bubblewrap ({net}, agent home: {spec.agent_home}, "
-        f"database: {spec.database})",
+        f"shell items run under bubblewrap (suite.toml asks: {net}, agent home: "
+        f"{spec.agent_home}, database: {spec.database})"
+        + (f"; it asks for its commands {asks} to grant it" if asks else ""),
     )
 
 

@@ -37,9 +37,11 @@ class SandboxSpec(StrictModel):
     """``[sandbox]`` in ``suite.toml``: what the suite's commands may reach."""
 
     network: bool = False
-    """Keep the host network inside the sandbox (a real agent calling its provider)."""
+    """Ask for the host network inside the sandbox (a real agent calling its provider); the
+    user grants it with ``--sandbox-network`` (or ``--sandbox none``)."""
     agent_home: Literal["none", "codex", "claude"] = "none"
-    """Whose bootstrap files (an allow-list, never config) the private HOME receives."""
+    """Whose bootstrap files (an allow-list, never config, but credentials) the private HOME
+    asks for; the user grants them with ``--agent-home`` naming the same."""
     database: Literal["none", "pgvector"] = "none"
     """``pgvector``: a fresh PostgreSQL + pgvector per run, its URL in
     ``MEMORY_EVAL_DATABASE_URL``."""
@@ -77,8 +79,9 @@ class SuiteManifest(StrictModel):
     conditions: list[str] = Field(default_factory=list)
     """Conditions run when ``--condition`` is not given."""
     pass_env: list[str] = Field(default_factory=list)
-    """Environment variables (names or ``*`` patterns) the suite's commands receive on top
-    of the minimal environment, e.g. an agent's credentials; ``--pass-env`` adds more."""
+    """Environment variables (names or ``*`` patterns) the suite's commands ask to receive
+    on top of the minimal environment, e.g. an agent's credentials: a request, which the
+    user grants with ``--pass-env`` (the run stops otherwise)."""
     sandbox: SandboxSpec = Field(default_factory=SandboxSpec)
     """How shell and agent commands are isolated (see docs/sandbox.md)."""
 
@@ -352,18 +355,22 @@ def suite_sandbox(
     ro: list[str],
     network: bool = False,
 ) -> Sandbox:
-    """A suite's sandbox: its ``[sandbox]`` table, overridden by the run's flags.
+    """A suite's sandbox, from the run's flags: ``[sandbox]`` only asks for them.
+
+    The network and the agent home are the user's (:func:`check_requests
+    <mnemometer.suites.items._flags.check_requests>` refused the run when the manifest
+    asked for more); the manifest's ``database`` is its own (a fresh one, reached by
+    socket).
 
     Args:
         loaded: the suite (its directory and memories are shown read-only).
         shell: whether commands will run (only then is bubblewrap probed).
         isolation: ``auto``, ``bwrap`` or ``none``.
-        agent_home: overrides the manifest's ``agent_home``.
+        agent_home: whose bootstrap files the private HOME gets (``None``: none).
         ro: more read-only paths.
-        network: keep the network whatever the manifest says.
+        network: keep the network (``--sandbox-network``).
     """
-    spec = loaded.manifest.sandbox
-    home = agent_home or spec.agent_home
+    home = agent_home or "none"
     if home not in AGENT_HOMES:
         raise SandboxError(f"agent_home must be one of {', '.join(AGENT_HOMES)}, got {home!r}")
     extra = [loaded.root, *([loaded.memories_path] if loaded.memories_path else []), *ro]
@@ -374,7 +381,7 @@ def suite_sandbox(
         )
     return Sandbox(
         resolved,
-        spec.network or network,
+        network,
         home,
         [Path(p) for p in extra],
     )

@@ -21,8 +21,8 @@ from mnemometer.scoring.summaries import ItemsSummary
 from mnemometer.stores._protocol import Hit
 from mnemometer.suites._base import BaseSuite, Flag, Item, RunContext, failure
 from mnemometer.suites._store_ids import StoreIds, run_ids
-from mnemometer.suites.items._flags import FLAGS, origins_of, set_by_manifest
-from mnemometer.suites.items._manifest import LoadedSuite, load_suite, suite_sandbox
+from mnemometer.suites.items._flags import FLAGS, check_requests, origins_of, set_by_manifest
+from mnemometer.suites.items._manifest import MANIFEST, LoadedSuite, load_suite, suite_sandbox
 from mnemometer.suites.items._types import (
     METADATA_FIELDS,
     BaseItem,
@@ -104,19 +104,21 @@ class ItemsSuite(BaseSuite):
         allow_shell: run items that execute suite-provided commands (suites are code).
         dry_run: validate shell items and execute nothing.
         pass_env: environment names (or ``*`` patterns) shell items receive, beyond the
-            minimal environment and the manifest's ``pass_env``.
+            minimal environment. The manifest's ``pass_env`` is a request these must
+            cover when commands run, else :class:`~mnemometer.errors.ConsentError`.
         isolation: how shell commands run: ``auto`` (bubblewrap where it works, else
             none), ``bwrap`` or ``none`` (see docs/sandbox.md).
-        agent_home: whose bootstrap files the private HOME gets (default: the manifest's).
+        agent_home: whose bootstrap files the private HOME gets (default: none; the
+            manifest's ``agent_home`` is a request this must name, or replace).
         sandbox_ro: more paths the sandbox shows read-only (an agent CLI's install).
-        sandbox_network: keep the network inside the sandbox even when the suite does not
-            allow it (a suite you cannot edit, run with a real agent).
+        sandbox_network: keep the network inside the sandbox; it grants the manifest's
+            ``[sandbox] network = true`` (so does ``isolation="none"``).
         origins: where each option only the user may give came from (``allow_shell``,
             ``isolation``, ``pass_env``, the sandbox flags): ``command line`` for the ones
             the command line named, ``default`` for the rest. Without it (the API), a value
-            other than the default is an ``API argument``. What ``suite.toml`` sets too
-            (its ``pass_env``, ``[sandbox]`` ``network`` and ``agent_home``) is marked
-            ``suite.toml``. Recorded in the run header.
+            other than the default is an ``API argument``. What ``suite.toml`` asks for
+            too (its ``pass_env``, ``[sandbox]`` ``network`` and ``agent_home``) is marked
+            ``requested by suite.toml``. Recorded in the run header.
         suite_checksum: expected suite checksum (set on resume; a changed suite is refused).
         fixture_checksum: expected fixture checksum (likewise).
         memories_checksum: expected checksum of the memories file (likewise).
@@ -194,11 +196,18 @@ class ItemsSuite(BaseSuite):
             sandbox_ro=bool(sandbox_ro),
             sandbox_network=sandbox_network,
         )
-        self.user_pass_env = list(pass_env)
-        self.pass_env = [*m.pass_env, *pass_env]
+        if m.sandbox.network and not sandbox_network and isolation == "none":
+            how = self.origins["isolation"]  # no isolation keeps the host's network anyway
+            self.origins["sandbox_network"] = f"{how} (--sandbox none), requested by suite.toml"
         self.skip_unsupported = skip_unsupported
         self._sandbox_ro = list(sandbox_ro or [])
         self._shell = any(runs_shell(it) for it in self.items) and not dry_run
+        if self._shell:  # suite.toml asks; the user grants (before anything runs)
+            where = str(self.loaded.root / MANIFEST)
+            check_requests(m, where, pass_env, isolation, agent_home, sandbox_network)
+        # Only the user's: what suite.toml asked for is granted by these or refused above.
+        self.user_pass_env = list(pass_env)
+        self.pass_env = list(pass_env)
         self.sandbox = suite_sandbox(
             self.loaded, self._shell, isolation, agent_home, self._sandbox_ro, sandbox_network
         )
