@@ -428,12 +428,14 @@ def for_suite(suite: str, given: str | dict[str, Any] | None, roots: list[Path])
             )
     elif not spec.verbatim:
         differ = [k for k, t in spec.texts.items() if not t.verbatim]
-        warnings.warn(
-            f"protocol {name!r}: {', '.join(differ)} differ from the text pinned at upstream's "
-            f"commit (your copy is another version); the run records the protocol's hash as "
-            f"{spec.sha256[:12]}, not {get_protocol(name).sha256[:12]}",
-            stacklevel=3,
-        )
+        with warnings.catch_warnings():  # every run says so, not only a process's first
+            warnings.simplefilter("always")
+            warnings.warn(
+                f"protocol {name!r}: {', '.join(differ)} differ from the text pinned at upstream's "
+                f"commit (your copy is another version); the run records the protocol's hash as "
+                f"{spec.sha256[:12]}, not {get_protocol(name).sha256[:12]}",
+                stacklevel=3,
+            )
     return spec
 
 
