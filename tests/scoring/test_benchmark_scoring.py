@@ -16,6 +16,7 @@ from mnemometer.datasets._models import Conversation, Session, Turn
 from mnemometer.errors import DatasetError, MnemometerError
 from mnemometer.scoring import judges as J
 from mnemometer.scoring import qa
+from mnemometer.scoring.agreement import cohen_kappa, raw_agreement
 from mnemometer.suites.benchmarks import _pipeline as P
 
 # (prediction, gold, category, official score, why it is tricky)
@@ -82,7 +83,7 @@ def test_bleu1_matches_nltk():
 
 def test_kappa_of_a_judge_that_never_says_correct_is_exactly_zero():
     """No agreement beyond chance is 0.0, never -8e-17 (printed "-0.000" in the agreement table)."""
-    k = J.cohen_kappa([True] * 14 + [False] * 6, [False] * 20)
+    k = cohen_kappa([True] * 14 + [False] * 6, [False] * 20)
     assert k == 0.0 and math.copysign(1.0, k) == 1.0
     assert f"{k:.3f}" == "0.000"
 
@@ -93,14 +94,14 @@ def test_kappa_matches_sklearn():
         n = rng.randint(5, 60)
         a = [rng.random() < 0.6 for _ in range(n)]
         b = [x if rng.random() < 0.7 else not x for x in a]
-        ours = J.cohen_kappa(a, b)
+        ours = cohen_kappa(a, b)
         theirs = cohen_kappa_score(a, b)
         if ours is None:
             assert math.isnan(theirs)
         else:
             assert ours == pytest.approx(theirs)
-    assert J.cohen_kappa([True] * 4, [True] * 4) is None  # undefined: one label throughout
-    assert J.raw_agreement([True, False], [True, True]) == 0.5
+    assert cohen_kappa([True] * 4, [True] * 4) is None  # undefined: one label throughout
+    assert raw_agreement([True, False], [True, True]) == 0.5
 
 
 def test_judges_are_pinned_by_a_hash_of_their_full_text():

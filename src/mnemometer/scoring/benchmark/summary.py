@@ -18,10 +18,10 @@ from typing import Any
 from mnemometer import stats
 from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
 from mnemometer.scoring.aggregate import distribution, mean_metrics, percentile
+from mnemometer.scoring.agreement import cohen_kappa, raw_agreement
 from mnemometer.scoring.benchmark.probes import false_positives
 from mnemometer.scoring.benchmark.rules import rule_sensitivity
 from mnemometer.scoring.intervals import interval
-from mnemometer.scoring.judges import cohen_kappa, raw_agreement
 from mnemometer.scoring.summaries import ingest_table
 
 PERCENTILES = (50, 95, 99)
