@@ -82,6 +82,11 @@ def cluster():
     sys.path[:0] = plug
     refresh()
     args = {"num_cpus": 1, "include_dashboard": False, "node_ip_address": "127.0.0.1"}
+    # A head with its own temp_dir still writes the cluster's address into Ray's default
+    # temp folder (/tmp/ray), which only a default start creates: a fresh machine has none.
+    from ray._common.utils import get_default_ray_temp_dir
+
+    Path(get_default_ray_temp_dir()).mkdir(parents=True, exist_ok=True)
     c = Cluster(initialize_head=True, head_node_args={**args, "temp_dir": str(base / "t")})
     try:
         c.add_node(num_cpus=1, node_ip_address="127.0.0.1")
