@@ -9,12 +9,13 @@ item's ``success``.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from mnemometer.log._schema import ItemResult, Metric, RunHeader, Summary, Table
 from mnemometer.scoring._scorer import BaseScorer
-from mnemometer.scoring.aggregate import group_means, latency_metrics, mean_metrics
+from mnemometer.scoring.aggregate import group_means, latency_metrics, mean_metrics, percentile
 from mnemometer.scoring.retrieval import duplicates_note, hit_success
 
 INGEST_FILE = "ingest.json"
@@ -93,6 +94,47 @@ def _read_ingest(run_dir: Path | None) -> dict[str, Any] | None:
     if run_dir is None or not (run_dir / INGEST_FILE).is_file():
         return None
     return json.loads((run_dir / INGEST_FILE).read_text("utf-8"))
+
+
+def ingest_figures(
+    memories: int,
+    seconds: float,
+    each: Sequence[float] = (),
+    llm: tuple[int, int, int, float] | None = None,
+    **more: Any,
+) -> dict[str, Any]:
+    """The raw values of the ``ingest`` table's row.
+
+    Args:
+        memories: memories stored.
+        seconds: storing's seconds in all.
+        each: seconds per memory, one value a memory (for p50 and p95; none: not known).
+        llm: LLM calls, prompt tokens, completion tokens and LLM seconds, in all, for a
+            store that meters its calls (``None``: not metered).
+        **more: further fields (``failed``, ``retries``, ``extracted``).
+    """
+    n = max(memories, 1)
+    row: dict[str, Any] = {
+        "memories": memories,
+        "failed": None,
+        "seconds_per_memory": seconds / n,
+        "seconds_p50": percentile(each, 50),
+        "seconds_p95": percentile(each, 95),
+        "llm_calls_per_memory": None,
+        "tokens_per_memory": None,
+        "llm_seconds_per_memory": None,
+        "extracted": None,
+        "prompt_tokens": None,
+        "completion_tokens": None,
+        **more,
+    }
+    if llm is not None:
+        calls, prompt, completion, llm_seconds = llm
+        row["llm_calls_per_memory"] = calls / n
+        row["prompt_tokens"], row["completion_tokens"] = prompt, completion
+        row["tokens_per_memory"] = (prompt + completion) / n
+        row["llm_seconds_per_memory"] = llm_seconds / n
+    return row
 
 
 def ingest_table(r: dict[str, Any]) -> Table:

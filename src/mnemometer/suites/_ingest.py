@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mnemometer.scoring.summaries import ingest_figures
 from mnemometer.stores._protocol import IngestCost, IngestCosted, RetryCounted
 
 if TYPE_CHECKING:
@@ -114,37 +115,27 @@ class IngestTally:
 
     def row(self) -> dict[str, Any]:
         """The raw values of the ``ingest`` table's one row."""
-        n = max(self.memories, 1)
-        out: dict[str, Any] = {
-            "memories": self.memories,
-            "failed": self.failed if self.counted else None,
-            "retries": self.retries,
-            "seconds_per_memory": self.seconds / n,
-            "seconds_p50": None,
-            "seconds_p95": None,
-            "llm_calls_per_memory": None,
-            "tokens_per_memory": None,
-            "llm_seconds_per_memory": None,
-            "extracted": None,
-            "prompt_tokens": None,
-            "completion_tokens": None,
-        }
+        failed = self.failed if self.counted else None
         if not self.metered:
-            return out
-        per = [c.seconds / max(len(c.memory_ids), 1) for c in self.costs for _ in c.memory_ids]
-        if per:
-            import numpy as np  # here: only a store that reports its costs needs it
-
-            out["seconds_p50"] = float(np.percentile(per, 50))
-            out["seconds_p95"] = float(np.percentile(per, 95))
-        out["llm_calls_per_memory"] = sum(c.llm_calls for c in self.costs) / n
-        out["prompt_tokens"] = sum(c.prompt_tokens for c in self.costs)
-        out["completion_tokens"] = sum(c.completion_tokens for c in self.costs)
-        out["tokens_per_memory"] = (out["prompt_tokens"] + out["completion_tokens"]) / n
-        out["llm_seconds_per_memory"] = sum(c.llm_seconds for c in self.costs) / n
+            return ingest_figures(self.memories, self.seconds, failed=failed, retries=self.retries)
+        each = [c.seconds / max(len(c.memory_ids), 1) for c in self.costs for _ in c.memory_ids]
+        llm = (
+            sum(c.llm_calls for c in self.costs),
+            sum(c.prompt_tokens for c in self.costs),
+            sum(c.completion_tokens for c in self.costs),
+            sum(c.llm_seconds for c in self.costs),
+        )
         known = [c.extracted for c in self.costs if c.extracted is not None]
-        out["extracted"] = sum(known) if known else None
-        return out
+        extracted = sum(known) if known else None
+        return ingest_figures(
+            self.memories,
+            self.seconds,
+            each,
+            llm,
+            failed=failed,
+            retries=self.retries,
+            extracted=extracted,
+        )
 
     def counts(self) -> dict[str, int]:
         """``memories_stored`` (those that did not fail), and what is known of the rest.

@@ -17,12 +17,12 @@ from typing import Any
 
 from mnemometer import stats
 from mnemometer.log._schema import Interval, ItemResult, Metric, RunHeader, Summary, Table
-from mnemometer.scoring.aggregate import distribution, mean_metrics, percentile
+from mnemometer.scoring.aggregate import distribution, mean_metrics
 from mnemometer.scoring.agreement import cohen_kappa, raw_agreement
 from mnemometer.scoring.benchmark.probes import false_positives
 from mnemometer.scoring.benchmark.rules import rule_sensitivity
 from mnemometer.scoring.intervals import interval
-from mnemometer.scoring.summaries import ingest_table
+from mnemometer.scoring.summaries import ingest_figures, ingest_table
 
 PERCENTILES = (50, 95, 99)
 PHASES = ("ingest", "search", "answer", "judge")
@@ -405,26 +405,15 @@ def ingest_row(rows: list[ItemResult]) -> dict[str, Any] | None:
     n = sum(int(e["ingest_memories"]) for e in per.values())
     each = [e["ingest_ms"] / 1000.0 / int(e["ingest_memories"]) for e in per.values()]
     metered = [e["ingest_llm"] for e in per.values() if e.get("ingest_llm") is not None]
-    row: dict[str, Any] = {
-        "memories": n,
-        "failed": None,
-        "seconds_per_memory": sum(e["ingest_ms"] for e in per.values()) / 1000.0 / n,
-        "seconds_p50": percentile(each, 50),
-        "seconds_p95": percentile(each, 95),
-        "llm_calls_per_memory": None,
-        "tokens_per_memory": None,
-        "llm_seconds_per_memory": None,
-        "extracted": None,
-        "prompt_tokens": None,
-        "completion_tokens": None,
-    }
+    llm = None
     if metered:
-        row["prompt_tokens"] = sum(int(m["prompt_tokens"]) for m in metered)
-        row["completion_tokens"] = sum(int(m["completion_tokens"]) for m in metered)
-        row["llm_calls_per_memory"] = sum(int(m["calls"]) for m in metered) / n
-        row["tokens_per_memory"] = (row["prompt_tokens"] + row["completion_tokens"]) / n
-        row["llm_seconds_per_memory"] = sum(float(m["seconds"]) for m in metered) / n
-    return row
+        llm = (
+            sum(int(m["calls"]) for m in metered),
+            sum(int(m["prompt_tokens"]) for m in metered),
+            sum(int(m["completion_tokens"]) for m in metered),
+            sum(float(m["seconds"]) for m in metered),
+        )
+    return ingest_figures(n, sum(e["ingest_ms"] for e in per.values()) / 1000.0, each, llm)
 
 
 def answer_lengths(rows: list[ItemResult]) -> list[Metric]:
