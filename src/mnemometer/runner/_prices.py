@@ -111,7 +111,10 @@ def repriced(
     who |= {r: m for r, m in judging.items() if r.startswith("judge:")}
     if pinned is None or prices is not None:
         return _priced(load_prices(prices), who), []
-    same = pinned.overrides is not None and _sha256(pinned.overrides) == pinned.overrides_sha256
+    same = (
+        pinned.overrides is not None
+        and price_file_sha256(pinned.overrides) == pinned.overrides_sha256
+    )
     new = {r: m for r, m in who.items() if m not in pinned.models}
     book = load_prices(pinned.overrides if same else None)
     fresh = _priced(book, new).models
@@ -130,6 +133,7 @@ def repriced(
     return pinned.model_copy(update={"roles": who, "models": models}), notes
 
 
-def _sha256(path: str) -> str | None:
+def price_file_sha256(path: str | Path) -> str | None:
+    """SHA-256 of a ``--prices`` file as it is now (``None``: no such file)."""
     p = Path(path)
     return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None

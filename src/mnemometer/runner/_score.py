@@ -35,7 +35,7 @@ from mnemometer.log._schema import (
     ScoringRecord,
 )
 from mnemometer.log._writer import ItemWriter, write_header, write_summary
-from mnemometer.runner._prices import repriced
+from mnemometer.runner._prices import price_file_sha256, repriced
 from mnemometer.runner._setup import RunResult, RunSettings, scoring_of
 from mnemometer.scoring import judges as J
 from mnemometer.scoring._scorer import apply, build, summarize
@@ -245,7 +245,7 @@ def _headline(spec: HeadlineSpec, metric: str) -> HeadlineSpec:
 def _digest(scoring: ScoringRecord, prices: str | Path | None = None) -> str:
     doc = json.dumps(scoring.model_dump(mode="json"), sort_keys=True)
     if prices is not None:  # another price file, another run directory
-        doc += hashlib.sha256(Path(prices).read_bytes()).hexdigest()
+        doc += str(price_file_sha256(prices))
     return hashlib.sha256(doc.encode()).hexdigest()[:8]
 
 
@@ -253,8 +253,7 @@ def _other_prices(have: RunHeader, prices: str | Path | None) -> bool:
     """Whether ``--prices`` names a file other than the one ``have`` was priced with."""
     if prices is None:
         return False
-    sha = hashlib.sha256(Path(prices).read_bytes()).hexdigest()
-    return have.cost is None or have.cost.overrides_sha256 != sha
+    return have.cost is None or have.cost.overrides_sha256 != price_file_sha256(prices)
 
 
 def _start(
