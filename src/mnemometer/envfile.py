@@ -97,6 +97,11 @@ _FROM_FILE: dict[str, Path] = {}
 """Variable → the ``.env`` file that set it (this process)."""
 
 
+def dotenv_of(name: str) -> Path | None:
+    """The ``.env`` file that set the variable ``name`` (or the alias it was filled from)."""
+    return _FROM_FILE.get(name)
+
+
 def where_set(name: str) -> str:
     """Where the variable ``name`` came from, for a message: a ``.env`` file or not."""
     found = _FROM_FILE.get(name)
@@ -121,6 +126,8 @@ def apply_aliases(environ: MutableMapping[str, str] | None = None) -> dict[str, 
         if alias is not None:
             env[canonical] = env[alias]
             used[canonical] = alias
+            if env is os.environ and alias in _FROM_FILE:
+                _FROM_FILE[canonical] = _FROM_FILE[alias]
     return used
 
 

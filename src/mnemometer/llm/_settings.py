@@ -168,6 +168,8 @@ def find_settings(
     key = pick(api_key, "api_key") or None
     if api_key is None and provider_of(name) is not None and _openai_key(key):
         key = None  # never send OpenAI's key to another provider: LiteLLM reads its own
+    if base_url is None and api_key is None and key:
+        _check_key_destination(str(url or ""))
     return LLMSettings(
         base_url=str(url or "").rstrip("/"),
         model=name,
@@ -176,6 +178,43 @@ def find_settings(
         max_retries=number(max_retries, "max_retries", int, 3),
         cache_dir=Path(cache) if cache else None,
     )
+
+
+def _check_key_destination(url: str) -> None:
+    """Refuse to send the environment's API key to an endpoint a ``.env`` file chose.
+
+    The command line loads the nearest ``.env``, which may sit in a directory someone else
+    wrote (a cloned suite, a shared folder): its ``MNEMOMETER_LLM_BASE_URL`` would receive
+    the key the user keeps in their own environment. A key and an endpoint from the same
+    file, or a loopback endpoint, are the user's own choice.
+    """
+    from mnemometer.envfile import dotenv_of
+
+    source = dotenv_of(ENV_PREFIX + "BASE_URL")
+    if source is None or not url or _is_loopback(url):
+        return
+    if dotenv_of(ENV_PREFIX + "API_KEY") == source:
+        return
+    raise LLMError(
+        f"the LLM endpoint {url} comes from {source}, but the API key comes from your "
+        "environment: mnemometer does not send your key to an endpoint a .env file chose. "
+        "Pass --llm-base-url, set MNEMOMETER_LLM_BASE_URL yourself, or put the key in that "
+        "file too"
+    )
+
+
+def _is_loopback(url: str) -> bool:
+    """True when ``url``'s host is this machine (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url if "//" in url else "//" + url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _openai_key(key: str | None) -> bool:
