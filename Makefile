@@ -19,7 +19,7 @@ LLAMA_WHEEL = $(wildcard $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl)
 # Browser tests drive Debian's Chromium through playwright (never a downloaded browser).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test test-live test-all letta-env cognee-env test-cognee peers-env bench clean chromium bubblewrap screenshot
+.PHONY: demo test test-live test-all letta-env cognee-env test-cognee plugins-env test-plugins claims peers-env bench clean chromium bubblewrap screenshot
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -126,11 +126,41 @@ cognee-env: | $(BIN)/python
 test-cognee: cognee-env
 	$(COGNEE_VENV)/bin/python -m pytest -q -m "slow or live" tests/live/test_cognee_live.py
 
+# The third-party memory systems of docs/claims.md, each through its plug-in under
+# examples/plugins/ (registered by the `mnemometer.stores` entry point, as a third party's
+# would be). They cannot share the test environment (genome-memory pins
+# sentence-transformers<6): a venv of their own under ~/.cache/mnemometer, filled from the
+# plug-ins' own pins (torch held by constraints.txt) and refilled when a plug-in's
+# pyproject changes; this checkout is linked into it (editable, no deps) on every run.
+PLUGINS_VENV ?= $(HOME)/.cache/mnemometer/plugins/venv
+PLUGIN_DIRS := $(sort $(wildcard examples/plugins/*/pyproject.toml))
+PLUGINS_KEY = $$(cat constraints.txt $(PLUGIN_DIRS) | sha256sum | cut -c1-16)
+plugins-env: | $(BIN)/python
+	@if [ ! -x $(PLUGINS_VENV)/bin/python ]; then \
+	  echo "building the plug-ins' environment in $(PLUGINS_VENV) (once per machine: minutes)"; \
+	  $(PYTHON) -m venv $(PLUGINS_VENV) && $(PLUGINS_VENV)/bin/python -m pip install -q --upgrade pip; \
+	fi
+	@if [ "$$(cat $(PLUGINS_VENV)/.mnemometer-complete 2>/dev/null)" != "$(PLUGINS_KEY)" ]; then \
+	  $(PLUGINS_VENV)/bin/python -m pip install -q -c constraints.txt ".[embeddings]" --group dev \
+	    $(foreach d,$(PLUGIN_DIRS),-e $(dir $(d))) && \
+	  echo "$(PLUGINS_KEY)" > $(PLUGINS_VENV)/.mnemometer-complete; \
+	fi
+	$(PLUGINS_VENV)/bin/python -m pip install -q --no-deps -e .
+
+test-plugins: plugins-env
+	$(PLUGINS_VENV)/bin/python -m pytest -q -m "slow or live" tests/claims/
+
+# docs/claims.md's table: each plug-in's system on LoCoMo conv-26 under its claim's rule.
+claims: plugins-env
+	$(PLUGINS_VENV)/bin/python scripts/claims.py --write
+
 # The marked groups (real servers, models, browsers, clusters); CI runs them too.
 test-live: $(VENV)/.live letta-env chromium bubblewrap
 	$(BIN)/python -m pytest -q -m "slow or live"
 	@if [ "$(COGNEE_TESTS)" != 0 ]; then $(MAKE) test-cognee; \
 	  else echo "cognee's tests left out (COGNEE_TESTS=0): make test-cognee runs them"; fi
+	@if [ "$(PLUGIN_TESTS)" != 0 ]; then $(MAKE) test-plugins; \
+	  else echo "the plug-ins' tests left out (PLUGIN_TESTS=0): make test-plugins runs them"; fi
 
 test-all: test test-live
 

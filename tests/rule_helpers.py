@@ -87,6 +87,7 @@ TABLE = """
 rule               A        B        C        D        E          (k = 1 2 5 [10])
 turn-any           0 0 1    0 0 0    - - -    0 1 1    1 1 1
 turn-all           0 0 0    0 0 0    - - -    0 1 1    0 1 1
+turn-fraction      0 0 .5 1 0 0 0 1  - - - -  - - - -  .5 1 1 1
 raw-any            0 0 1    0 0 0    0 0 0    0 1 1    1 1 1
 raw-strict         0 0 0    0 0 0    0 0 0    0 1 1    0 1 1
 sess-any           0 1 1    0 0 0    0 0 0    0 1 1    1 1 1
@@ -100,6 +101,9 @@ rule gives the question no value. Worked out from the peers' code:
 
 * turn-any / turn-all (LongMemEval's recall_any / recall_all): evidence turns among the top
   k ids; a question without evidence (C) has no value.
+* turn-fraction (genome-memory ``len(top k & ev) / len(ev)``, categories 1-4): A finds
+  D1:2 of its two evidence turns by k=5 and D3:1 by k=10, B its one at k=10 (seventh),
+  E D3:1 at k=1 and both at k=2; D is category 5.
 * raw-any / raw-strict (infolang-bench ``cumulative_scores`` over raw ids): the same hits,
   but C's empty evidence scores 0.0 (its ``if evidence: ... else: out[...] = 0.0``).
 * sess-any / sess-strict (session-expanded keys: a hit stands for its whole session). A's

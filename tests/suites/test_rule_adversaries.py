@@ -21,7 +21,7 @@ from mnemometer.testing._bench import benchmark_reply
 
 QUESTIONS = 120
 SESSION_RULES = ("sess-any", "sess-strict", "session-hit", "distinct-session")
-TURN_RULES = ("turn-any", "turn-all", "raw-any", "raw-strict")
+TURN_RULES = ("turn-any", "turn-all", "turn-fraction", "raw-any", "raw-strict")
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def test_a_random_store_sits_at_the_random_baseline_under_every_rule(tables):
             continue
         assert abs(row["value"] - row["random"]["value"]) <= 0.08, rule
         compared += 1
-    assert compared == 8
+    assert compared == 9
     for rule in TURN_RULES:
         assert rows[rule]["value"] <= 0.03 and rows[rule]["random"]["value"] <= 0.03, rule
     for rule in SESSION_RULES:  # chance alone scores this under a session rule

@@ -85,7 +85,7 @@ def evidence_sessions(record: Record) -> set[str] | None:
 
 
 class Rule(BaseScorer):
-    """One retrieval rule: ``rule:<name>`` at each of ``ks`` (1 or 0 per question).
+    """One retrieval rule: ``rule:<name>`` at each of ``ks`` (per question 1 or 0, or a share).
 
     Subclasses give :meth:`value` (an ok record) and :meth:`applies` (whether a question
     belongs to the rule's questions at all: a failed one then scores 0).
@@ -102,6 +102,8 @@ class Rule(BaseScorer):
     default_ks: ClassVar[tuple[int, ...]] = (5,)
     texts_needed: ClassVar[bool] = False
     """Reads the hits' texts (so a random ranking, which has none, is not scored)."""
+    binary: ClassVar[bool] = True
+    """Each question scores 0 or 1 (its interval treats the values so)."""
 
     def __init__(self, ks: Sequence[int] | None = None) -> None:
         self.ks = [int(k) for k in (self.default_ks if ks is None else ks)]
@@ -141,7 +143,7 @@ class Rule(BaseScorer):
         return bool(record.get("expected"))
 
     def value(self, record: Record, k: int) -> float | None:
-        """1.0 or 0.0 for an ok record at cut-off ``k``; ``None``: not scored."""
+        """The question's value for an ok record at cut-off ``k``; ``None``: not scored."""
         raise NotImplementedError
 
 
@@ -177,6 +179,39 @@ class TurnAll(TurnAny):
     label: ClassVar[str] = "every evidence turn in the top k"
     whose: ClassVar[str] = "mnemometer; LongMemEval recall_all"
     every: ClassVar[bool] = True
+
+
+class TurnFraction(Rule):
+    """The share of the evidence turns among the top k hits (``turn-fraction``).
+
+    genome-memory's LoCoMo "gold-evidence hit-rate@k" (its "hit@10 0.732 (dense)" in
+    ``genome/memory/rerank.py`` and ``Memory.search``'s docstring, PyPI 1.2.1):
+    NORTHTEKDevs/genome ``benchmarks/retrieval_improve.py: main`` at
+    9358910aaf7ec8336e12a63a7b17a7269554e330 (the same lines in ``retrieval_quality.py``,
+    ``retrieval_improve2.py`` and ``retrieval_hyde.py``) keeps the questions of categories
+    1-4 (its ``HEADLINE``) whose evidence is not empty, and scores each
+    ``len({dia_id of the top k} & ev) / len(ev)``; the number is the mean. Not 0/1: of two
+    evidence turns, one found scores 0.5.
+    """
+
+    name: ClassVar[str] = "turn-fraction"
+    label: ClassVar[str] = "the share of evidence turns in the top k; category 5 left out"
+    whose: ClassVar[str] = "genome-memory's evidence hit-rate@k"
+    default_ks: ClassVar[tuple[int, ...]] = (10,)
+    binary: ClassVar[bool] = False
+
+    def applies(self, record: Record) -> bool:
+        """Questions with evidence, but LoCoMo's category 5."""
+        return bool(record.get("expected")) and (
+            (record.get("groups") or {}).get("category") != "adversarial"
+        )
+
+    def value(self, record: Record, k: int) -> float | None:
+        """The share of the evidence turns among the top k hits."""
+        if not self.applies(record):
+            return None
+        ev = set(record["expected"])
+        return len(ev & set(_ids(record)[:k])) / len(ev)
 
 
 class _Cumulative(Rule):
@@ -390,6 +425,7 @@ class AnswerInContext(Rule):
 RULES: tuple[type[Rule], ...] = (
     TurnAny,
     TurnAll,
+    TurnFraction,
     RawAny,
     RawStrict,
     SessAny,
@@ -439,6 +475,7 @@ __all__ = [
     "SessionHit",
     "TurnAll",
     "TurnAny",
+    "TurnFraction",
     "default_rules",
     "evidence_sessions",
     "random_record",

@@ -16,7 +16,7 @@ from mnemometer.stores._protocol import (
     Store,
     capabilities,
 )
-from mnemometer.stores._ties import DEFAULT_TIE_SEED, tie_key
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, rank_rows, tie_key
 
 # In-process registration (notebooks, tests); plug-ins use entry points.
 register_store = STORES.register
@@ -38,7 +38,9 @@ __all__ = [
     "RetryCounted",
     "Store",
     "capabilities",
+    "check_seed",
     "create_store",
+    "rank_rows",
     "store_names",
     "tie_key",
 ]

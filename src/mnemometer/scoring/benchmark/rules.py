@@ -94,7 +94,7 @@ def rule_sensitivity(
                         rand.append(rv)
             if not vals:
                 continue
-            iv = interval(vals, cl, binary=True)
+            iv = interval(vals, cl, binary=rule.binary)
             row = {
                 "rule": rule.name,
                 "label": rule.label,
