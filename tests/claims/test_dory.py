@@ -17,15 +17,11 @@ import re
 
 import pytest
 from conftest import invoke_cli, seed_file
+from plugin_helpers import locomo_run
 
-import mnemometer
-from mnemometer.llm import resolve_settings
 from mnemometer.log import read_log
-from mnemometer.runner import RunSettings
 from mnemometer.stores import create_store
-from mnemometer.systems import SystemSpec
-from mnemometer.testing import FakeLLMServer, check_store
-from mnemometer.testing._bench import benchmark_reply
+from mnemometer.testing import check_store
 
 pytestmark = [
     pytest.mark.slow,
@@ -89,25 +85,10 @@ def test_hits_are_dorys_own_context_in_its_order(tmp_path) -> None:
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
-def _run(tmp_path, name: str, **store_options):
-    with FakeLLMServer(default=benchmark_reply) as srv:
-        return mnemometer.run(
-            "locomo",
-            SystemSpec.store("dory", **store_options),
-            suite_options={
-                "dataset": str(seed_file("locomo", "locomo10.json")),
-                "questions": QUESTIONS,
-            },
-            out=tmp_path / name,
-            settings=RunSettings(llm=resolve_settings(srv.base_url, srv.model)),
-        )
-
-
 def test_small_locomo_run_scores_every_question_and_shows_the_saturation(tmp_path) -> None:
-    res = _run(tmp_path, "linked")
+    res, table = locomo_run("dory", tmp_path / "linked", QUESTIONS)
     rows = read_log(res.path).items
     assert len(rows) == QUESTIONS and all(r.status == "ok" for r in rows)
-    table = {d["rule"]: d for d in res.summary.sections["rules"]["rules"]}
     with_evidence = sum(1 for r in rows if r.expected)
     assert table["turn-any"]["n"] == with_evidence
     assert all(d["random"] is not None for d in table.values() if d["rule"] != "answer-in-context")
@@ -116,6 +97,5 @@ def test_small_locomo_run_scores_every_question_and_shows_the_saturation(tmp_pat
     capped = sum(1 for s in top5 if len(s) == 5 and min(s) == 1.0)
     assert capped > QUESTIONS / 2, top5
     # The same store without links ranks the FTS5 seeds alone, and finds more evidence.
-    unlinked = _run(tmp_path, "unlinked", auto_link=False)
-    plain = {d["rule"]: d for d in unlinked.summary.sections["rules"]["rules"]}
+    _, plain = locomo_run("dory", tmp_path / "unlinked", QUESTIONS, auto_link=False)
     assert plain["turn-any"]["value"] > table["turn-any"]["value"]

@@ -17,16 +17,12 @@ import re
 
 import pytest
 from conftest import invoke_cli, seed_file
+from plugin_helpers import locomo_run
 
-import mnemometer
 from mnemometer.errors import MnemometerError
-from mnemometer.llm import resolve_settings
 from mnemometer.log import read_log
-from mnemometer.runner import RunSettings
 from mnemometer.stores import create_store
-from mnemometer.systems import SystemSpec
-from mnemometer.testing import FakeLLMServer, check_store
-from mnemometer.testing._bench import benchmark_reply
+from mnemometer.testing import check_store
 
 pytestmark = [
     pytest.mark.slow,
@@ -122,20 +118,9 @@ def test_hits_are_engrams_documents_in_its_order(store) -> None:
 
 
 def test_small_locomo_run_scores_every_question_above_random(tmp_path) -> None:
-    with FakeLLMServer(default=benchmark_reply) as srv:
-        res = mnemometer.run(
-            "locomo",
-            SystemSpec.store("engram"),
-            suite_options={
-                "dataset": str(seed_file("locomo", "locomo10.json")),
-                "questions": QUESTIONS,
-            },
-            out=tmp_path / "run",
-            settings=RunSettings(llm=resolve_settings(srv.base_url, srv.model)),
-        )
+    res, table = locomo_run("engram", tmp_path / "run", QUESTIONS)
     rows = read_log(res.path).items
     assert len(rows) == QUESTIONS and all(r.status == "ok" for r in rows)
-    table = {d["rule"]: d for d in res.summary.sections["rules"]["rules"]}
     assert table["turn-any"]["n"] == sum(1 for r in rows if r.expected)
     assert "distinct-session" in table and table["distinct-session"]["random"] is not None
     assert table["turn-any"]["value"] > table["turn-any"]["random"]["value"]

@@ -19,15 +19,11 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from conftest import seed_file
+from plugin_helpers import locomo_run
 
-import mnemometer
 from mnemometer.errors import MnemometerError
-from mnemometer.llm import resolve_settings
-from mnemometer.runner import RunSettings
 from mnemometer.stores import create_store, store_names
-from mnemometer.testing import FakeLLMServer, check_store
-from mnemometer.testing._bench import benchmark_reply
+from mnemometer.testing import check_store
 
 pytestmark = [
     pytest.mark.slow,
@@ -99,21 +95,9 @@ def test_a_bad_option_names_the_fix() -> None:
 
 
 def test_locomo_conv_26_is_scored_under_every_rule(tmp_path) -> None:
-    with FakeLLMServer(default=benchmark_reply) as srv:
-        res = mnemometer.run(
-            "locomo",
-            "genome",
-            suite_options={
-                "dataset": str(seed_file("locomo", "locomo10.json")),
-                "questions": QUESTIONS,
-            },
-            limit=1,
-            out=tmp_path / "run",
-            settings=RunSettings(llm=resolve_settings(srv.base_url, srv.model)),
-        )
+    res, rules = locomo_run("genome", tmp_path / "run", QUESTIONS)
     s = res.summary
     assert s.counts["errors"] == 0
-    rules = {d["rule"]: d for d in s.sections["rules"]["rules"]}
     assert {"turn-any", "distinct-session", "answer-in-context"} <= set(rules)
     turn = rules["turn-any"]
     assert turn["n"] >= QUESTIONS - 2  # every question with evidence (conv-26 lacks few)
