@@ -1,7 +1,8 @@
-"""A small LoCoMo run of a plug-in's store, as the tests of ``tests/claims/`` make it."""
+"""conv-26 for the plug-ins' tests (``tests/claims/``): its turns, and a small LoCoMo run."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,17 @@ from mnemometer.runner import RunResult, RunSettings
 from mnemometer.systems import SystemSpec
 from mnemometer.testing import FakeLLMServer
 from mnemometer.testing._bench import benchmark_reply
+
+
+def conv26() -> tuple[list[tuple[str, dict]], list[dict]]:
+    """conv-26's turns as (text, metadata) and its questions, read from the seed file."""
+    conv = json.loads(seed_file("locomo", "locomo10.json").read_text("utf-8"))[0]
+    turns, n = [], 1
+    while f"session_{n}" in conv["conversation"]:
+        for t in conv["conversation"][f"session_{n}"]:
+            turns.append((f"{t['speaker']}: {t['text']}", {"memory_id": t["dia_id"]}))
+        n += 1
+    return turns, conv["qa"]
 
 
 def locomo_run(

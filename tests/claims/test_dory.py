@@ -12,12 +12,11 @@ worse on evidence turns than the same store without links.
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 
 import pytest
-from conftest import invoke_cli, seed_file
-from plugin_helpers import locomo_run
+from conftest import invoke_cli
+from plugin_helpers import conv26, locomo_run
 
 from mnemometer.log import read_log
 from mnemometer.stores import create_store
@@ -32,17 +31,6 @@ pytestmark = [
 ]
 
 QUESTIONS = 40
-
-
-def _conv26() -> tuple[list[tuple[str, dict]], list[dict]]:
-    """conv-26's turns as (text, metadata) and its questions, read from the seed file."""
-    conv = json.loads(seed_file("locomo", "locomo10.json").read_text("utf-8"))[0]
-    turns, n = [], 1
-    while f"session_{n}" in conv["conversation"]:
-        for t in conv["conversation"][f"session_{n}"]:
-            turns.append((f"{t['speaker']}: {t['text']}", {"memory_id": t["dia_id"]}))
-        n += 1
-    return turns, conv["qa"]
 
 
 def test_found_through_the_entry_point(tmp_path) -> None:
@@ -73,7 +61,7 @@ def test_bad_metadata_names_the_fix(tmp_path) -> None:
 
 def test_hits_are_dorys_own_context_in_its_order(tmp_path) -> None:
     store = create_store("dory", workdir=tmp_path)
-    turns, qa = _conv26()
+    turns, qa = conv26()
     store.store_many(turns)
     store.flush()
     for q in qa[:8]:

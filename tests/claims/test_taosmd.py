@@ -13,13 +13,12 @@ random ranking under the claim's rule (``sess-any``) and the neutral one (``turn
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 
 import numpy as np
 import pytest
-from conftest import invoke_cli, seed_file
-from plugin_helpers import locomo_run
+from conftest import invoke_cli
+from plugin_helpers import conv26, locomo_run
 
 from mnemometer.embeddings import load_embedder
 from mnemometer.errors import MnemometerError
@@ -36,17 +35,6 @@ pytestmark = [
 ]
 
 QUESTIONS = 40
-
-
-def _conv26() -> tuple[list[tuple[str, dict]], list[dict]]:
-    """conv-26's turns as (text, metadata) and its questions, read from the seed file."""
-    conv = json.loads(seed_file("locomo", "locomo10.json").read_text("utf-8"))[0]
-    turns, n = [], 1
-    while f"session_{n}" in conv["conversation"]:
-        for t in conv["conversation"][f"session_{n}"]:
-            turns.append((f"{t['speaker']}: {t['text']}", {"memory_id": t["dia_id"]}))
-        n += 1
-    return turns, conv["qa"]
 
 
 def test_found_through_the_entry_point(tmp_path) -> None:
@@ -83,7 +71,7 @@ def test_bad_options_name_the_fix(tmp_path) -> None:
 
 def test_packaged_minilm_offline_and_taosmds_own_ranking(tmp_path) -> None:
     store = create_store("taosmd", workdir=tmp_path)
-    turns, qa = _conv26()
+    turns, qa = conv26()
     store.store_many(turns[:120])
     vmem = store._vmem
     # taosmd's own embedder (its ONNX session, its pooling) gives the packaged MiniLM's vectors.
