@@ -89,13 +89,13 @@ class GenomeStore:
 
     def resolved_options(self) -> dict[str, Any]:
         """Options as resolved (the model directory loaded), for the run log."""
-        import genome
+        from importlib.metadata import version
 
         return {
             "model": self.model,
             "mode": self.mode,
             "dated": self.dated,
-            "genome_version": getattr(genome, "__version__", "1.2.1"),
+            "genome_version": version("genome-memory"),  # what is installed, never a guess
         }
 
     def reset(self) -> None:
