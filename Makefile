@@ -3,11 +3,13 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Extras the fast group exercises for real (heavy backends run embedded, offline). The
-# live group adds what only it needs (LIVE_EXTRAS: llama.cpp, compiled once per machine,
-# and Ray), so `make test` on a fresh machine never compiles llama.cpp.
-TEST_EXTRAS ?= embeddings,mem0,vector,letta,analysis,report,graphiti,langmem,cost,providers
-LIVE_EXTRAS ?= local-llm,distributed
+# Extras the fast group exercises for real (MiniLM through sentence-transformers, the HTML
+# report, pandas). The live group adds the rest (LIVE_EXTRAS: the embedded vector engines,
+# mem0, Letta's client, Graphiti, LangMem, LiteLLM, llama.cpp compiled once per machine,
+# Ray) and runs the tests that need them (marked `extras`, tests/conftest.py EXTRA_TESTS),
+# so a fresh machine's `make test` installs 2 GB less and never compiles llama.cpp.
+TEST_EXTRAS ?= embeddings,analysis,report
+LIVE_EXTRAS ?= mem0,vector,letta,graphiti,langmem,cost,providers,local-llm,distributed
 # llama.cpp compiles from source. Its default build targets the building CPU
 # (-march=native) and crashed with a general protection fault on an AMX machine here, so
 # we build it portable (AVX2) once per machine and keep the wheel outside pip's cache,
@@ -51,7 +53,13 @@ $(VENV)/.test: pyproject.toml constraints.txt | $(BIN)/python
 # The live group's own extras, on top of the fast group's (llama.cpp's wheel first: pip
 # then finds it installed and only adds its server's dependencies).
 $(VENV)/.live: pyproject.toml constraints.txt $(VENV)/.test | $(VENV)/.llama
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[$(TEST_EXTRAS),$(LIVE_EXTRAS)]" --group dev
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[$(TEST_EXTRAS),$(LIVE_EXTRAS)]" \
+	  --group dev --group browser
+	@touch $@ $(VENV)/.browser
+
+# playwright, for the browser tests and the README's screenshot.
+$(VENV)/.browser: pyproject.toml constraints.txt $(VENV)/.test
+	$(BIN)/python -m pip install -q -c constraints.txt --group browser
 	@touch $@
 
 demo: $(VENV)/.demo
@@ -97,7 +105,7 @@ peers-env:
 # The fast loop: everything but the slow and live-server groups, with its slowest tests
 # named (a test over a few seconds belongs in SLOW_TESTS in tests/conftest.py).
 test: $(VENV)/.test bubblewrap peers-env
-	$(BIN)/python -m pytest -q --durations=15
+	$(BIN)/python -m pytest -q --durations=15 --strict-installs
 
 # The Letta server stack the live tests start (`mnemometer serve letta`): its own venv,
 # PostgreSQL + pgvector and a migrated database under ~/.cache/mnemometer, never in .venv.
@@ -156,7 +164,7 @@ claims: plugins-env
 
 # The marked groups (real servers, models, browsers, clusters); CI runs them too.
 test-live: $(VENV)/.live letta-env chromium bubblewrap
-	$(BIN)/python -m pytest -q -m "slow or live"
+	$(BIN)/python -m pytest -q -m "slow or live or extras"
 	@if [ "$(COGNEE_TESTS)" != 0 ]; then $(MAKE) test-cognee; \
 	  else echo "cognee's tests left out (COGNEE_TESTS=0): make test-cognee runs them"; fi
 	@if [ "$(PLUGIN_TESTS)" != 0 ]; then $(MAKE) test-plugins; \
@@ -165,7 +173,7 @@ test-live: $(VENV)/.live letta-env chromium bubblewrap
 test-all: test test-live
 
 # The README's screenshot: the demo's bm25 run as its HTML report, in headless Chromium.
-screenshot: $(VENV)/.test chromium
+screenshot: $(VENV)/.browser chromium
 	@bash scripts/demo.sh $(BIN) >/dev/null
 	$(BIN)/mnemometer report runs/demo/demo-en-bm25 -o runs/demo/demo-en-bm25.html
 	$(BIN)/python scripts/screenshot.py runs/demo/demo-en-bm25.html docs/images/report.png

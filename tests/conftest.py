@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -153,12 +154,114 @@ SLOW_TESTS = (
 )
 
 
+# Tests that need an extra the fast loop does not install (Makefile TEST_EXTRAS: the fast
+# group's venv has the embeddings, report and analysis extras; mem0, the vector engines,
+# Letta's client, Graphiti, LangMem and LiteLLM are LIVE_EXTRAS). They are marked ``extras``
+# and run with the live group (`make test-live`, which CI runs); `make test` passes
+# --strict-installs, so a test that skips there for a missing module fails instead,
+# naming this list.
+EXTRA_TESTS = (
+    "tests/agents/test_letta.py::",
+    "tests/llm_/test_prices.py::test_prices_come_from_the_installed_map_with_its_hash",
+    "tests/llm_/test_tokens.py::",
+    "tests/reliability/test_secrets.py::test_a_mem0_key_lands_in_no_file",
+    "tests/report/test_leaderboard_costs.py::test_a_figure_a_run_lacks_shows_a_dash_not_zero",
+    "tests/report/test_leaderboard_costs.py::test_a_repeat_without_a_price_leaves_the_cell_without_dollars",
+    "tests/report/test_leaderboard_costs.py::test_each_cell_carries_what_the_system_costs",
+    "tests/report/test_leaderboard_costs.py::test_the_html_table_sorts_by_value_with_an_inline_script",
+    "tests/runner/test_conditions.py::test_an_llm_in_the_run_settings_makes_graph_available",
+    "tests/stores/test_mem0_remote.py::",
+    "tests/stores/test_real_stores.py::test_mem0_bad_vector_store_option",
+    "tests/stores/test_real_stores.py::test_mem0_batched_ingest_keeps_every_memory_and_ranks_as_one_by_one",
+    "tests/stores/test_rerank.py::test_llm_verdicts_from_a_providers_model",
+    "tests/suites/test_cost.py::test_a_new_judge_priced_from_another_map_than_the_parents_says_so",
+    "tests/suites/test_cost.py::test_an_endpoint_that_under_reports_is_billed_what_was_counted",
+    "tests/suites/test_cost.py::test_an_honest_endpoint_is_billed_as_it_reported",
+    "tests/suites/test_cost.py::test_dollars_equal_billed_tokens_times_the_pinned_price_map",
+    "tests/suites/test_cost.py::test_re_scoring_keeps_the_pinned_prices_and_prices_a_new_judge",
+    "tests/suites/test_cost.py::test_the_reader_budget_counts_the_models_own_tokens",
+    "tests/suites/test_memoryagentbench.py::test_parquet_as_the_hub_ships_it",
+    "tests/test_llm_providers.py::test_a_bad_key_or_an_unknown_provider_is_one_line_and_exit_2",
+    "tests/test_llm_providers.py::test_a_dead_provider_stops_the_run_with_75_and_a_resume_finishes_it",
+    "tests/test_llm_providers.py::test_a_locomo_run_counts_the_same_tokens_through_either_protocol",
+    "tests/test_llm_providers.py::test_an_abandoned_items_call_is_cancelled_not_an_llm_error",
+    "tests/test_llm_providers.py::test_build_through_the_messages_api_makes_the_openai_paths_dataset",
+    "tests/test_llm_providers.py::test_chat_json_by_output_format_or_a_forced_tool",
+    "tests/test_llm_providers.py::test_chat_through_the_messages_api_counts_the_providers_tokens",
+    "tests/test_llm_providers.py::test_errors_are_the_openai_paths",
+    "tests/test_llm_providers.py::test_every_request_goes_through_our_http_layer",
+    "tests/test_llm_providers.py::test_no_key_anywhere_is_one_line_before_anything_is_sent",
+    "tests/test_llm_providers.py::test_openais_key_from_the_environment_is_never_sent_to_another_provider",
+    "tests/test_llm_providers.py::test_retries_go_through_the_http_layer",
+    "tests/test_llm_providers.py::test_the_cache_answers_a_second_time_and_keeps_no_key",
+    "tests/test_llm_providers.py::test_the_openai_protocol_through_litellm_hosted_vllm",
+    "tests/test_llm_providers.py::test_the_provider_names_are_litellms_own",
+    "tests/test_llm_providers.py::test_the_rag_agent_answers_through_the_messages_api",
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--strict-installs``: a skip for a module that is not installed fails the test."""
+    parser.addoption(
+        "--strict-installs",
+        action="store_true",
+        help="fail a test that skips because a module or extra is not installed "
+        "(make test: the fast group's venv holds everything its tests need)",
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the measured slowest tests ``slow`` (deselected by the fast loop's addopts)."""
+    """Mark the measured slowest tests ``slow`` and those needing a live extra ``extras``."""
     del config
     for item in items:
         if item.nodeid.startswith(SLOW_TESTS):
             item.add_marker(pytest.mark.slow)
+        if item.nodeid.startswith(EXTRA_TESTS):
+            item.add_marker(pytest.mark.extras)
+
+
+# What the skip helpers (importorskip, ``needs``, the extras' own checks) say when something
+# is not installed.
+_NOT_INSTALLED = re.compile(r"No module named|could not import|\bextra\b|mnemometer\[|optional dep")
+
+
+def _missing_install(
+    config: pytest.Config, report: pytest.CollectReport | pytest.TestReport
+) -> bool:
+    return (
+        report.skipped
+        and bool(config.getoption("--strict-installs"))
+        and bool(_NOT_INSTALLED.search(str(report.longrepr)))
+    )
+
+
+def _fail_missing(report: pytest.CollectReport | pytest.TestReport) -> None:
+    reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
+    report.outcome = "failed"
+    report.longrepr = (
+        f"{report.nodeid} skipped for a missing install ({reason}), and make test selects it: "
+        "add it to EXTRA_TESTS in tests/conftest.py (make test-live runs it with every extra)"
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Under ``--strict-installs``, a selected test skipped for a missing module fails."""
+    del call
+    report = yield
+    if _missing_install(item.config, report):
+        _fail_missing(report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    """The same for a module skipped whole, unless every test in it is in EXTRA_TESTS."""
+    report = yield
+    mine = collector.nodeid + "::"
+    if _missing_install(collector.config, report) and not mine.startswith(EXTRA_TESTS):
+        _fail_missing(report)
+    return report
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -13,13 +13,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from click.testing import CliRunner
+from conftest import needs
 
 from mnemometer.agents import create_agent_factory
 from mnemometer.cli.main import cli
 from mnemometer.errors import MnemometerError
 from mnemometer.stores import create_store
 
-pytest.importorskip("letta_client")
+pytestmark = needs("letta_client", extras="[letta]")
 
 
 class FakeLetta(BaseHTTPRequestHandler):

@@ -10,10 +10,11 @@ import math
 import os
 
 import pytest
+from conftest import needs
 
 from mnemometer.llm import ESTIMATE, _tokens, count_tokens, counter_for
 
-tiktoken = pytest.importorskip("tiktoken")
+pytestmark = needs("tiktoken", "litellm", extras="[cost]")
 
 TEXTS = [
     "What did Caroline research after the LGBTQ support group?",
@@ -42,6 +43,8 @@ def bundled():
 def test_counts_equal_tiktoken_for_the_models_encoding(model, bundled, monkeypatch):
     # tiktoken loads from its cache directory; pointed at the bundled files it never fetches.
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(bundled))
+    import tiktoken
+
     reference = tiktoken.encoding_for_model(model.split("/")[-1])
     counter = counter_for(model)
     assert counter.exact and counter.name == f"tiktoken:{reference.name}"
