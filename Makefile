@@ -23,12 +23,17 @@ CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: demo test test-live test-all letta-env cognee-env test-cognee plugins-env test-plugins claims peers-env bench clean chromium bubblewrap screenshot
 
+# Into .venv, under the pins. --no-compile: pip would byte-compile every file of torch and
+# transformers (half of a fresh install's time); Python compiles the modules a run imports,
+# once, as it first imports them.
+PIP := $(BIN)/python -m pip install -q --no-compile -c constraints.txt
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.core: pyproject.toml constraints.txt | $(BIN)/python
-	$(BIN)/python -m pip install -q -c constraints.txt -e .
+	$(PIP) -e .
 	@touch $@
 
 $(VENV)/.llama: | $(BIN)/python
@@ -43,23 +48,23 @@ $(VENV)/.llama: | $(BIN)/python
 
 # The demo writes an HTML report, so it installs the [report] extra too.
 $(VENV)/.demo: pyproject.toml constraints.txt | $(BIN)/python
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[report]"
+	$(PIP) -e ".[report]"
 	@touch $@ $(VENV)/.core
 
 $(VENV)/.test: pyproject.toml constraints.txt | $(BIN)/python
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".$(if $(TEST_EXTRAS),[$(TEST_EXTRAS)])" --group dev
+	$(PIP) -e ".$(if $(TEST_EXTRAS),[$(TEST_EXTRAS)])" --group dev
 	@touch $@ $(VENV)/.core $(VENV)/.demo
 
 # The live group's own extras, on top of the fast group's (llama.cpp's wheel first: pip
 # then finds it installed and only adds its server's dependencies).
 $(VENV)/.live: pyproject.toml constraints.txt $(VENV)/.test | $(VENV)/.llama
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[$(TEST_EXTRAS),$(LIVE_EXTRAS)]" \
+	$(PIP) -e ".[$(TEST_EXTRAS),$(LIVE_EXTRAS)]" \
 	  --group dev --group browser
 	@touch $@ $(VENV)/.browser
 
 # playwright, for the browser tests and the README's screenshot.
 $(VENV)/.browser: pyproject.toml constraints.txt $(VENV)/.test
-	$(BIN)/python -m pip install -q -c constraints.txt --group browser
+	$(PIP) --group browser
 	@touch $@
 
 demo: $(VENV)/.demo
