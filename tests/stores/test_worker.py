@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from mnemometer.errors import MnemometerError
+from mnemometer.stores._cognee_engine import BatchedEmbed
 from mnemometer.stores._worker import ProcessWorker
 
 
@@ -92,3 +93,16 @@ def test_the_child_exits_when_its_parent_is_killed() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert _gone(int(proc.stdout.split()[0]))
+
+
+def test_batched_embed_embeds_each_distinct_text_once() -> None:
+    seen: list[list[str]] = []
+
+    def encode(texts: list[str]) -> list[list[float]]:
+        seen.append(list(texts))
+        return [[float(len(t)), 1.0] for t in texts]
+
+    embed = BatchedEmbed(encode)
+    assert embed(["bb", "a", "bb"]) == [[2.0, 1.0], [1.0, 1.0], [2.0, 1.0]]
+    assert embed(["a", "ccc"]) == [[1.0, 1.0], [3.0, 1.0]]
+    assert seen == [["a", "bb"], ["ccc"]] and embed.model_calls == 2
