@@ -161,4 +161,6 @@ def _orphan_watch(parent: int) -> None:
     """Exit when the parent is gone (it was killed: nobody will ask for anything again)."""
     while os.getppid() == parent:
         time.sleep(1.0)
+    for child in multiprocessing.active_children():  # cognee's database processes
+        child.kill()
     os._exit(1)
