@@ -10,7 +10,8 @@ LongMemEval sample in tests/data and the built-in demo set). Stores that ask an 
 get :func:`mnemometer.testing` 's extraction stand-in, a deterministic server on 127.0.0.1
 that extracts one fact per text: their LLM calls, tokens and seconds per memory are the
 real pipeline's cost, their recall measures plumbing, not a model's extraction quality.
-Stores whose extras are missing are left out and named on stderr.
+Stores whose extras are missing are left out and named on stderr, where each run's wall
+times are written too (filling the stores, how much their fills overlapped, the whole run).
 
 ``--concurrency N`` fills N conversations' stores at once (the LLM-backed stores wait on
 their LLM most of the time); searches then run N at once too, so compare search latencies
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata as md
 import importlib.util
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -138,6 +140,17 @@ def _row(label: str, store: str, llm: str, dataset: str, res) -> str:
     )
 
 
+def _times(label: str, dataset: str, res) -> str:
+    """A run's wall times, for the prose: filling, how much fills overlapped, every timing."""
+    t = res.header.timings
+    costs = res.path / "ingest.jsonl"
+    line = f"{label} on {dataset}: fill {t.get('index', 0.0):.0f} s wall"
+    if costs.exists():  # each store's own seconds, summed: over the wall time, the overlap
+        own = sum(json.loads(c)["seconds"] for c in costs.read_text("utf-8").splitlines())
+        line += f", {own:.0f} s of store time ({own / max(t.get('index', 0.0), 1e-9):.2f}x)"
+    return line + "; timings: " + ", ".join(f"{k} {v:.0f} s" for k, v in t.items())
+
+
 def _locomo(path: Path, n: int):
     """LoCoMo's first ``n`` conversations and their questions, one memory per turn."""
     ds = mnemometer.load_dataset(path)
@@ -207,6 +220,7 @@ def main() -> None:
                     settings=settings,
                 )
                 print(_row(label, store, uses_llm, name, res), flush=True)
+                print(_times(label, name, res), file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

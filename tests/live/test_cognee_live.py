@@ -5,15 +5,20 @@ so these tests run in its own venv: ``make test-cognee`` builds it once per mach
 (``make cognee-env``) and runs this file there. Elsewhere they skip, naming that command.
 
 Checked: the conformance kit (no tie or duplicate warnings); what a memory costs (two LLM
-calls per document, with ``cognify`` batched or once per memory); a retrieval run on conversations, one store each, in both
-search modes, reporting the ingest table; a dataset and its permutations rank alike (the
-tie rule); nothing leaves loopback.
+calls per document, with ``cognify`` batched or once per memory); a retrieval run on
+conversations, one store each (each in a worker process of its own), in both search modes,
+reporting the ingest table; conversations filled two at once give the items and costs of
+one at a time, and the LLM calls the ledgers count are those the server saw; a killed
+worker is a clear error; a dataset and its permutations rank alike (the tie rule); nothing
+leaves loopback.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -24,6 +29,7 @@ from netguard import loopback_only
 import mnemometer
 from mnemometer import Dataset, Memory, Query
 from mnemometer.datasets._models import DatasetInfo
+from mnemometer.errors import MnemometerError
 from mnemometer.llm import LLMSettings
 from mnemometer.log import read_items
 from mnemometer.stores import create_store
@@ -64,6 +70,7 @@ def test_conformance_and_what_a_memory_costs(llm, tmp_path) -> None:
         rep = check_store(store)
         assert rep.ok and not rep.warnings, str(rep)
         assert {"ingest_costs", "list_ids"} <= set(rep.capabilities)
+        store.close()  # the next store is then alone here again, and runs in this process
         calls: dict[str, int] = {}
         for how in ("each", "batch"):
             store = _store(llm, tmp_path / how, cognify=how)
@@ -87,30 +94,93 @@ def test_conformance_and_what_a_memory_costs(llm, tmp_path) -> None:
     assert calls == {"each": 2 * len(TEXTS), "batch": 2 * len(TEXTS)}
 
 
-@pytest.mark.parametrize("mode", ["chunks", "graph_completion"])
-def test_a_run_over_conversations_reports_the_ingest_cost(llm, mode, tmp_path) -> None:
+def _two_conversations() -> Dataset:
+    """MINI's first two haystacks (14 turns) and their questions: two workers per run."""
+    ds = mnemometer.load_dataset(MINI)
+    keep = {c.id for c in ds.conversations[:2]}
+    return ds.model_copy(
+        update={
+            "conversations": ds.conversations[:2],
+            "queries": [q for q in ds.queries if q.conversation_id in keep],
+        }
+    )
+
+
+def _conversations(llm, tmp: Path, mode: str, concurrency: int):
+    """A retrieval run over two conversations, and the chat requests the server saw."""
+    asked = len(llm.chat_requests())
     with loopback_only() as attempts:
         res = mnemometer.run(
             "retrieval",
             mnemometer.SystemSpec.store("cognee", mode=mode),
-            dataset=str(MINI),
-            out=tmp_path / "run",
+            dataset=_two_conversations(),
+            out=tmp / f"{mode}-c{concurrency}",
             settings=mnemometer.RunSettings(
-                llm=LLMSettings(base_url=llm.base_url, model=llm.model)
+                llm=LLMSettings(base_url=llm.base_url, model=llm.model), concurrency=concurrency
             ),
         )
     assert attempts == []
+    return res, len(llm.chat_requests()) - asked
+
+
+@pytest.fixture(scope="module")
+def chunks_at_two(llm, tmp_path_factory):
+    return _conversations(llm, tmp_path_factory.mktemp("c2"), "chunks", 2)
+
+
+@pytest.mark.parametrize("mode", ["chunks", "graph_completion"])
+def test_a_run_over_conversations_reports_the_ingest_cost(
+    llm, mode, chunks_at_two, tmp_path
+) -> None:
+    res, asked = chunks_at_two if mode == "chunks" else _conversations(llm, tmp_path, mode, 2)
+    turns = sum(len(c.memories()) for c in _two_conversations().conversations)
     s = res.summary
     assert s.counts["errors"] == 0 and s.counts["ingest_failures"] == 0
-    assert s.counts["memories_stored"] == 22
+    assert s.counts["memories_stored"] == turns == 14
     row = s.table("ingest").data[0]
     assert row["llm_calls_per_memory"] >= 2 and row["tokens_per_memory"] > 0
     hit5 = next(m.value for m in s.overall if m.name == "hit" and m.k == 5)
     assert hit5 >= 0.5
-    assert len(list((tmp_path / "run" / "isolated").iterdir())) == 4
-    costs = (tmp_path / "run" / "ingest.jsonl").read_text().splitlines()
-    assert len(costs) == 4  # one cognify per conversation
-    assert sum(len(json.loads(c)["memory_ids"]) for c in costs) == 22
+    assert len(list((res.path / "isolated").iterdir())) == 2
+    costs = [json.loads(c) for c in (res.path / "ingest.jsonl").read_text().splitlines()]
+    assert len(costs) == 2  # one cognify per conversation, each in its worker process
+    ids = [m for c in costs for m in c["memory_ids"]]
+    assert len(ids) == len(set(ids)) == turns  # every turn stored once
+    assert sum(c["llm_calls"] for c in costs) == asked  # the ledgers count what was asked
+
+
+def test_conversations_filled_at_once_match_one_at_a_time(llm, chunks_at_two, tmp_path) -> None:
+    two, asked_two = chunks_at_two
+    one, asked_one = _conversations(llm, tmp_path, "chunks", 1)
+
+    def items(res) -> list:
+        # Scores to 6 places: a chunk's vector comes from the embedding requests cognee
+        # sent at once, padded together, which shifts its last bits from run to run.
+        return [
+            (r.item_id, [(h.id, round(h.score, 6)) for h in r.retrieved], r.error)
+            for r in read_items(res.path)
+        ]
+
+    assert items(two) == items(one)
+    assert asked_two == asked_one
+    keys = ("memories", "llm_calls_per_memory", "tokens_per_memory")
+    rows = [r.summary.table("ingest").data[0] for r in (one, two)]
+    assert [{k: r[k] for k in keys} for r in rows] == [{k: rows[0][k] for k in keys}] * 2
+
+
+def test_a_killed_worker_is_a_clear_error(llm, tmp_path) -> None:
+    store = _store(llm, tmp_path / "worker", process="worker")
+    try:
+        assert store.worker_pid not in (None, os.getpid())
+        store.reset()
+        store.store(TEXTS[0], {"memory_id": "m0"})
+        os.kill(store.worker_pid, signal.SIGKILL)
+        with pytest.raises(MnemometerError, match=r"cognee: its worker process .* died"):
+            store.flush()
+        with pytest.raises(MnemometerError, match="closed"):
+            store.search("Biscuit", 1)
+    finally:
+        store.close()
 
 
 def _ties() -> Dataset:

@@ -15,83 +15,40 @@ triplets of the graph and the chunks they come from, ranked by where the chunks 
 the answer itself, an LLM call, is the reader's job and not asked for).
 
 The LLM is the run's (``--llm-base-url``/``--llm-model``, or ``-S base_url=``); it and
-cognee's embedding endpoint are reached through one metering relay on 127.0.0.1 per
-process, which answers embeddings itself with the packaged MiniLM. cognee's configuration
-is process-wide, so stores take turns: one cognee call at a time in a process.
+cognee's embedding endpoint are reached through a metering relay on 127.0.0.1, which
+answers embeddings itself with the packaged MiniLM.
+
+cognee's configuration is process-wide, so one cognee works at a time in a process. A
+store that is alone in its process drives cognee there
+(:class:`~mnemometer.stores._cognee_engine.CogneeEngine`); a store made while another is
+open runs its cognee in a worker process of its own
+(:class:`~mnemometer.stores._worker.ProcessWorker`), so the stores of several
+conversations fill at once (``--concurrency``), each metered by its own relay.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
-import re
 import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mnemometer._registry import require
-from mnemometer.embeddings import (
-    DEFAULT_MODEL,
-    MINILM_REQUIRES,
-    load_embedder,
-    model_path,
-    offline_env,
-)
+from mnemometer.embeddings import DEFAULT_MODEL, MINILM_REQUIRES, model_path
 from mnemometer.envfile import quiet_libraries
 from mnemometer.errors import MissingExtraError, MnemometerError
-from mnemometer.stores._extracting import Ledger, LoopThread, llm_settings, reference_time
-from mnemometer.stores._llm_relay import LLMRelay
+from mnemometer.stores._extracting import llm_settings
 from mnemometer.stores._protocol import Hit, IngestCost
-from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed, rank_rows, ranked_search
+from mnemometer.stores._ties import DEFAULT_TIE_SEED, check_seed
 from mnemometer.stores._vector import data_dir
 
 _EXTRA = "cognee"
 _MODES = ("chunks", "graph_completion")
-_NODE = re.compile(r"__node_content_start__\n(.*?)\n__node_content_end__", re.S)
-_LOCK = threading.RLock()  # cognee's configuration is process-wide
-_SHARED: dict[str, Any] = {}
-
-
-def _process_parts(model: str) -> tuple[LLMRelay, LoopThread]:
-    """The relay and event loop every cognee store of this process shares (made once).
-
-    cognee reads its configuration from the environment on first use, so the environment
-    is set here, before cognee is imported.
-    """
-    with _LOCK:
-        if "relay" in _SHARED:
-            return _SHARED["relay"], _SHARED["loop"]
-        embedder = load_embedder(model)
-        relay = LLMRelay(
-            "http://127.0.0.1:9/v1",
-            embed=lambda texts: embedder.encode(texts, cache=False).tolist(),
-        )
-        offline_env()
-        os.environ.update(
-            {
-                "EMBEDDING_PROVIDER": "openai_compatible",
-                "EMBEDDING_ENDPOINT": relay.base_url,
-                "EMBEDDING_MODEL": "openai/mnemometer-minilm",
-                "EMBEDDING_DIMENSIONS": str(embedder.dim),
-                "EMBEDDING_API_KEY": "local",
-                "HUGGINGFACE_TOKENIZER": model_path(model),
-                "CACHING": "false",
-            }
-        )
-        # cognee logs every pipeline task at INFO and keeps a log file in ~/.cognee/logs
-        os.environ.setdefault("COGNEE_LOG_FILE", "false")
-        os.environ.setdefault("LOG_LEVEL", "ERROR")
-        try:  # litellm ships tiktoken's cl100k_base; without this it downloads it
-            import litellm
-
-            tokens = Path(litellm.__file__).parent / "litellm_core_utils" / "tokenizers"
-            os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(tokens))
-        except ImportError:
-            pass
-        _SHARED.update(relay=relay, loop=LoopThread("mnemometer-cognee"), model=embedder.path)
-        return relay, _SHARED["loop"]
+_ENGINE = "mnemometer.stores._cognee_engine:CogneeEngine"
+_HERE: weakref.WeakSet[CogneeStore] = weakref.WeakSet()  # open stores driving cognee here
+_HERE_LOCK = threading.Lock()
 
 
 class CogneeStore:
@@ -101,7 +58,7 @@ class CogneeStore:
         mode: ``chunks`` or ``graph_completion`` (see the module docstring).
         cognify: ``batch`` (once per flush: per conversation) or ``each`` (per memory).
         model: ``minilm`` (packaged) or the directory of a sentence-transformers model
-            (one per process: the first cognee store's).
+            (one per process: the first cognee store's there).
         base_url: OpenAI-compatible endpoint (default: the run's ``--llm-base-url``).
         llm_model: model name (default: the run's ``--llm-model``).
         api_key: the endpoint's key, if it wants one.
@@ -111,6 +68,8 @@ class CogneeStore:
         llm: the run's LLM settings (given by the runner).
         workdir: the run's store directory (given by the runner).
         tie_seed: seed of the hash that orders equal scores (see ``docs/stores.md``).
+        process: ``auto`` (in this process when no other cognee store is open here, else
+            in a worker process), ``here`` or ``worker``.
     """
 
     requires = (("cognee", "cognee"), *MINILM_REQUIRES)
@@ -131,31 +90,48 @@ class CogneeStore:
         llm: Any = None,
         workdir: Path | None = None,
         tie_seed: int = DEFAULT_TIE_SEED,
+        process: str = "auto",
     ) -> None:
-        quiet_libraries()  # before `require` imports cognee (and litellm, posthog with it)
+        quiet_libraries()
         self.tie_seed = check_seed(tie_seed)
         if mode not in _MODES:
             raise MnemometerError(f"cognee: mode must be one of {', '.join(_MODES)}, got {mode!r}")
         if cognify not in ("batch", "each"):
             raise MnemometerError(f"cognee: cognify must be batch or each, got {cognify!r}")
-        self.mode = mode
-        self.cognify = cognify
-        self.dated = bool(dated)
+        if process not in ("auto", "here", "worker"):
+            raise MnemometerError(f"cognee: process must be auto, here or worker, got {process!r}")
         if importlib.util.find_spec("cognee") is None:  # before the environment is set
             raise MissingExtraError("the cognee store", _EXTRA, "cognee")
-        self.settings = llm_settings(llm, base_url, llm_model, api_key, "the cognee store")
-        self.relay, self._loop = _process_parts(str(model))
-        self.model = _SHARED["model"]
-        self.cognee = require("cognee", _EXTRA, "the cognee store")
+        self.mode, self.cognify, self.dated = mode, cognify, bool(dated)
         self.retry_seconds = retry_seconds
-        if retry_seconds is not None:
-            _retry_floor(float(retry_seconds))
+        self.settings = llm_settings(llm, base_url, llm_model, api_key, "the cognee store")
+        self.model = model_path(str(model))
         self.dir = data_dir(workdir, "cognee", self)
-        self.dataset = "mnemometer"
-        self.ledger = Ledger(self.relay, "cognee", self.settings.base_url)
-        self._owners: dict[str, list[str]] = {}  # text hash -> memory ids
-        self._pending: list[tuple[str, str]] = []  # (memory id, text) not cognified yet
-        self._stored: dict[str, None] = {}
+        options = {
+            "directory": self.dir,
+            "settings": self.settings,
+            "mode": mode,
+            "cognify": cognify,
+            "model": str(model),
+            "dated": self.dated,
+            "retry_seconds": retry_seconds,
+            "tie_seed": self.tie_seed,
+        }
+        with _HERE_LOCK:
+            here = process == "here" or (process == "auto" and not _HERE)
+            if here:
+                _HERE.add(self)
+        self.process = "here" if here else "worker"
+        self._engine: Any = None
+        self._worker: Any = None
+        if here:
+            from mnemometer.stores._cognee_engine import CogneeEngine
+
+            self._engine = CogneeEngine(**options)
+        else:  # the child imports cognee and loads the model while this thread goes on
+            from mnemometer.stores._worker import ProcessWorker
+
+            self._worker = ProcessWorker(_ENGINE, options, "cognee")
 
     def resolved_options(self) -> dict[str, Any]:
         """The mode, model and endpoint actually used, for the run log."""
@@ -169,38 +145,26 @@ class CogneeStore:
             "tie_seed": self.tie_seed,
         }
 
-    def _call(self, make: Any) -> Any:
-        """Run one cognee coroutine with this store's directories and endpoint."""
-        with _LOCK:
-            self.relay.upstream = self.settings.base_url.rstrip("/")
-            cfg = self.cognee.config
-            cfg.system_root_directory(str(self.dir / "system"))
-            cfg.data_root_directory(str(self.dir / "data"))
-            cfg.set_llm_config(
-                {
-                    "llm_provider": "openai",
-                    "llm_model": f"openai/{self.settings.model}",
-                    "llm_endpoint": self.relay.base_url,
-                    "llm_api_key": self.settings.api_key or "local",
-                }
-            )
-            return self._loop.run(make())
+    @property
+    def worker_pid(self) -> int | None:
+        """The worker process's id (``None`` when cognee runs in this process)."""
+        return None if self._worker is None else self._worker.pid
+
+    def _do(self, method: str, *args: Any) -> Any:
+        if self._worker is not None:
+            return self._worker.call(method, *args)
+        return getattr(self._engine, method)(*args)
 
     def close(self) -> None:
-        """Nothing to release (the relay and loop serve the whole process)."""
+        """Stop the worker process, if any; another store may then drive cognee here."""
+        if self._worker is not None:
+            self._worker.close()
+        with _HERE_LOCK:
+            _HERE.discard(self)
 
     def reset(self) -> None:
         """Forget everything: cognee's own prune of this store's data and system."""
-        with _LOCK:
-            self._call(self._prune)
-            self._owners.clear()
-            self._pending.clear()
-            self._stored.clear()
-            self.ledger.clear()
-
-    async def _prune(self) -> None:
-        await self.cognee.prune.prune_data()
-        await self.cognee.prune.prune_system(metadata=True)
+        self._do("reset")
 
     def store(self, text: str, metadata: dict[str, Any]) -> None:
         """Add one memory (cognified on ``flush``, or at once with ``cognify=each``)."""
@@ -208,117 +172,20 @@ class CogneeStore:
 
     def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Add memories; with ``cognify=each`` each is cognified as it comes."""
-        for text, metadata in items:
-            if self.dated and metadata.get("timestamp"):
-                day = reference_time(metadata["timestamp"]).date().isoformat()
-                text = f"[{day}] {text}"
-            self._pending.append((str(metadata["memory_id"]), text))
-            if self.cognify == "each":
-                self.flush()
+        self._do("store_many", list(items))
 
     def flush(self) -> None:
         """Add and cognify everything pending, as one batch; a failure is recorded."""
-        with _LOCK:
-            batch, self._pending = self._pending, []
-            if not batch:
-                return
-            for mid, text in batch:
-                self._owners.setdefault(_hash(text), []).append(mid)
-            ids = [mid for mid, _ in batch]
-            ok, _ = self.ledger.run(ids, lambda: self._call(lambda: self._cognify(batch)))
-            if ok:
-                self._stored.update(dict.fromkeys(ids))
-
-    async def _cognify(self, batch: list[tuple[str, str]]) -> int:
-        before = await _edge_count()
-        await self.cognee.add([text for _, text in batch], dataset_name=self.dataset)
-        await self.cognee.cognify(datasets=[self.dataset])
-        return max(0, await _edge_count() - before)
+        self._do("flush")
 
     def ingest_costs(self) -> list[IngestCost]:
         """LLM calls, tokens, seconds and failures of every cognify since ``reset``."""
-        return self.ledger.costs()
+        return self._do("ingest_costs")
 
     def list_ids(self) -> list[str]:
         """Ids of the memories cognified without error."""
-        return list(self._stored)
+        return self._do("list_ids")
 
     def search(self, query: str, top_k: int) -> list[Hit]:
         """Chunks, or the chunks in the graph-completion context; each credits its memories."""
-        if self._pending:
-            self.flush()
-        if top_k <= 0 or not query.strip() or not self._stored:
-            return []
-        if self.mode == "chunks":
-
-            def rows(n: int) -> list[tuple[str, float, str]]:
-                found = self._call(lambda: self._search("CHUNKS", query, n, False))
-                out = []
-                for chunk in _results(found):
-                    text = str(chunk.get("text", ""))
-                    score = 1.0 - float(chunk.get("score") or 0.0)  # cognee gives a distance
-                    out.extend((mid, score, text) for mid in self._credit(chunk, text))
-                return out
-
-            return ranked_search(rows, top_k, self.tie_seed, limit=max(len(self._stored), 1))
-        found = self._call(lambda: self._search("GRAPH_COMPLETION", query, top_k * 4 + 8, True))
-        rows = []
-        for context in _results(found):
-            for rank, text in enumerate(_NODE.findall(str(context))):
-                for mid in self._owners.get(_hash(text), []):
-                    rows.append((mid, 1.0 / (rank + 1), text))
-        return rank_rows(rows, top_k, self.tie_seed)
-
-    def _credit(self, chunk: dict[str, Any], text: str) -> list[str]:
-        name = str(chunk.get("document_name") or "")
-        if name.startswith("text_") and name[5:] in self._owners:
-            return self._owners[name[5:]]
-        return self._owners.get(_hash(text), [])
-
-    async def _search(self, kind: str, query: str, n: int, context: bool) -> Any:
-        from cognee import SearchType
-
-        return await self.cognee.search(
-            query_text=query,
-            query_type=getattr(SearchType, kind),
-            datasets=[self.dataset],
-            top_k=n,
-            only_context=context,
-        )
-
-
-def _retry_floor(seconds: float) -> None:
-    """Set cognee's minimum retry time for LLM calls (a process-wide tenacity condition)."""
-    from cognee.infrastructure.llm import retry_config
-
-    for stop in getattr(retry_config.llm_retry_stop_condition, "stops", ()):
-        if hasattr(stop, "max_delay"):
-            stop.max_delay = seconds
-
-
-def _hash(text: str) -> str:
-    """The name cognee gives a text document: the MD5 of its text."""
-    return hashlib.md5(text.encode("utf-8")).hexdigest()
-
-
-def _results(found: Any) -> list[Any]:
-    """The search results, flattened over datasets."""
-    out: list[Any] = []
-    for entry in found or []:
-        result = entry.get("search_result") if isinstance(entry, dict) else entry
-        if isinstance(result, list):
-            out.extend(result)
-        elif result is not None:
-            out.append(result)
-    return out
-
-
-async def _edge_count() -> int:
-    from cognee.infrastructure.databases.graph import get_graph_engine
-
-    try:
-        engine = await get_graph_engine()
-        _, edges = await engine.get_graph_data()
-        return len(edges)
-    except Exception:  # noqa: BLE001 - an empty or new graph
-        return 0
+        return self._do("search", query, top_k)

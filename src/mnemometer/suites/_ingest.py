@@ -13,8 +13,8 @@ figures in ``ingest.json``; the summary (:class:`mnemometer.scoring.summaries.Re
 shows them as a table.
 
 :func:`fill_each` fills the stores of several conversations at once (``--concurrency``).
-Each store meters its own calls (its own LLM relay, or a process-wide lock around a shared
-one: cognee), so the figures per memory stay exact when fills overlap; their seconds are
+Each store meters its own calls (its own LLM relay; cognee's in the worker process that
+runs it), so the figures per memory stay exact when fills overlap; their seconds are
 each store's own (what a memory waited), and the run's ``index`` timing the wall time.
 """
 

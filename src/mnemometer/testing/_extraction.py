@@ -137,14 +137,11 @@ def _cognee_graph(body: dict[str, Any], schema: dict[str, Any]) -> str:
     nodes = [
         {"id": n, "name": n, "type": "Entity", "description": f"{n}, as in: {text}"} for n in names
     ]
-    edges = [
-        {
-            "source_node_id": names[0],
-            "target_node_id": names[1],
-            "relationship_name": "mentioned_with",
-        }
+    edges = [  # none for a text with one name ("Caroline: 😊"), which raised IndexError
+        {"source_node_id": a, "target_node_id": b, "relationship_name": "mentioned_with"}
+        for a, b in zip(names[:1], names[1:2], strict=False)
     ]
-    return json.dumps({"nodes": nodes, "edges": edges[: len(names) - 1]})
+    return json.dumps({"nodes": nodes, "edges": edges})
 
 
 def _cognee_summary(body: dict[str, Any], schema: dict[str, Any]) -> str:
