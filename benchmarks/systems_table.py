@@ -143,11 +143,12 @@ def _row(label: str, store: str, llm: str, dataset: str, res) -> str:
 def _times(label: str, dataset: str, res) -> str:
     """A run's wall times, for the prose: filling, how much fills overlapped, every timing."""
     t = res.header.timings
+    fill = t.get("index", 0.0)
     costs = res.path / "ingest.jsonl"
-    line = f"{label} on {dataset}: fill {t.get('index', 0.0):.0f} s wall"
+    line = f"{label} on {dataset}: fill {fill:.0f} s wall"
     if costs.exists():  # each store's own seconds, summed: over the wall time, the overlap
         own = sum(json.loads(c)["seconds"] for c in costs.read_text("utf-8").splitlines())
-        line += f", {own:.0f} s of store time ({own / max(t.get('index', 0.0), 1e-9):.2f}x)"
+        line += f", {own:.0f} s of store time ({own / max(fill, 1e-9):.2f}x)"
     return line + "; timings: " + ", ".join(f"{k} {v:.0f} s" for k, v in t.items())
 
 

@@ -187,10 +187,6 @@ class CogneeEngine:
         await self.cognee.prune.prune_data()
         await self.cognee.prune.prune_system(metadata=True)
 
-    def store(self, text: str, metadata: dict[str, Any]) -> None:
-        """Add one memory (cognified on ``flush``, or at once with ``cognify=each``)."""
-        self.store_many([(text, metadata)])
-
     def store_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Add memories; with ``cognify=each`` each is cognified as it comes."""
         for text, metadata in items:
